@@ -1,0 +1,121 @@
+/*
+ * params.h: the parameters of one grid point, as MODEL.md names them.
+ *
+ * A grid point is a plain struct. It is filled from defaults, then key by key from text
+ * (`params_set`, shared by the `aimsweep single` flags and the sweep files, so both accept
+ * exactly the same keys and values), then checked (`params_validate`). Its canonical text
+ * (`params_canonical`: fixed key order, normalised numbers) is what a task id hashes, so two
+ * spellings of one point ("0.050" and "5e-2") are the same task.
+ *
+ * Keys are snake_case (`init_scale`); `params_set` also accepts the dashed spelling of the
+ * command line (`init-scale`).
+ */
+#ifndef AIMSWEEP_PARAMS_H
+#define AIMSWEEP_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum decomp { DECOMP_DIRECT = 0, DECOMP_TIED = 1, DECOMP_UNTIED = 2 };
+
+enum act_kind { ACT_HERMITE = 0, ACT_RELU, ACT_TANH, ACT_ERF, ACT_SOFTMAX };
+
+#define ACT_MAX_DEGREE 8
+
+/* An output map Y(h). Hermite activations (h1..h6, hermite(...)) keep their coefficients in
+ * the probabilists' basis: sigma = sum_k c[k] He_k, degree = highest k with c[k] != 0. */
+struct act {
+    enum act_kind kind;
+    int degree;
+    double c[ACT_MAX_DEGREE + 1];
+    double beta; /* softmax inverse temperature */
+};
+
+enum teacher_kind { TEACHER_WISHART = 0, TEACHER_GOE, TEACHER_GOE_SHIFT };
+
+struct teacher_spec {
+    enum teacher_kind kind;
+    double arg; /* rho* for wishart, m for goe_shift, unused for goe */
+};
+
+/* Solvers, as a bit set. */
+enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
+#define SOLVER_COUNT 3
+
+/* Closures of the order-M moment ODE (MODEL.md §7). CLOSURE_AUTO picks the documented
+ * default for the decomposition (spectral for tied, free_cumulant for untied). */
+enum closure {
+    CLOSURE_AUTO = 0,
+    CLOSURE_FREE_CUMULANT,
+    CLOSURE_FREEZE,  /* naive: the length-(M+1) moment frozen at its tau = 0 value */
+    CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
+    CLOSURE_SPECTRAL /* tied only: MODEL.md §7b */
+};
+
+struct params {
+    enum decomp decomposition;
+    struct act activation;
+    int d;
+    double lr;
+    double init_scale;
+    int tokens;
+    struct teacher_spec teacher;
+    double width;
+    double weight_decay;
+    double tau_end;
+    int records;
+    int log_grid; /* records log-spaced in tau (1) or linear (0) */
+    uint64_t seed;
+    unsigned solvers;
+    double recovery_threshold;
+    int order_m;
+    enum closure closure;
+    int ode_noise; /* O(eta) SGD-noise correction in the ODE (MODEL.md §6) */
+};
+
+/* Defaults: a small point that runs in seconds. */
+void params_default(struct params *p);
+
+/* Sets one parameter from text. Returns 0, or -1 with a message in err (unknown key, bad
+ * value). The value of `solvers` is a comma-separated list ("sgd,flow"). */
+int params_set(struct params *p, const char *key, const char *value, char *err, size_t errlen);
+
+/* 1 if key names a parameter (snake_case or dashed), else 0. */
+int params_is_key(const char *key);
+
+/* The canonical names of all parameter keys, NULL-terminated, in canonical order. */
+extern const char *const params_keys[];
+
+/* Checks ranges and combinations. Returns 0, or -1 with a message in err. */
+int params_validate(const struct params *p, char *err, size_t errlen);
+
+/* Writes the value of one key in canonical text form. Returns the length written (as
+ * snprintf), or -1 for an unknown key. */
+int params_get(const struct params *p, const char *key, char *buf, size_t n);
+
+/* Canonical text "key=value;key=value;..." over every key in params_keys order. Returns the
+ * length (as snprintf). */
+int params_canonical(const struct params *p, char *buf, size_t n);
+
+/* 64-bit FNV-1a hash of the canonical text: the task id. The seed is part of the text. */
+uint64_t params_task_id(const struct params *p);
+
+/* Text names. */
+const char *params_decomp_name(enum decomp d);
+const char *params_closure_name(enum closure c);
+void params_act_name(const struct act *a, char *buf, size_t n);
+void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n);
+void params_solvers_name(unsigned solvers, char *buf, size_t n);
+
+/* Parsers used by params_set, exposed for tests. Return 0 or -1 with err. */
+int params_parse_act(const char *s, struct act *a, char *err, size_t errlen);
+int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_t errlen);
+
+/* Information exponent of an elementwise Hermite activation (lowest k >= 1 with c_k != 0),
+ * 0 when it has none or is not Hermite. */
+int params_info_exponent(const struct act *a);
+
+/* r = round(width * d), at least 1. */
+int params_rank(const struct params *p);
+
+#endif
