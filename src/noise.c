@@ -142,7 +142,7 @@ static void softmax_row_moments(const struct softmax_ctx *s, double *e_norm, dou
 {
     int T = s->T, n = s->g.n, npair = n * n;
     int idx[16] = {0};
-    double h[16], hs[16], D[16];
+    double h[16] = {0}, hs[16] = {0}, D[16] = {0};
     double acc = 0.0, accd = 0.0;
     for (;;) {
         double wt = 1.0;
@@ -174,7 +174,7 @@ static double softmax_f(const struct softmax_ctx *s, double u, double w)
 {
     int T = s->T, n = s->g.n, npair = n * n;
     int idx[16] = {0};
-    double h[16], hs[16], D[16];
+    double h[16] = {0}, hs[16] = {0}, D[16] = {0};
     double acc = 0.0;
     for (;;) {
         double wt = 1.0;

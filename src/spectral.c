@@ -33,7 +33,6 @@
  */
 #include "aimsweep/spectral.h"
 
-#include <cblas.h>
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
@@ -525,15 +524,18 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         x->mu.q = malloc(sizeof(double) * (size_t)n);
         if (!gram || !x->mu.s || !x->mu.q)
             goto oom;
-        if (r <= d) /* W0^T W0 / kappa, r x r: the nonzero spectrum of S0 */
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, r, d, 1.0 / m->kappa, m->W0, r,
-                        0.0, gram, r);
-        else
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, d, r, 1.0 / m->kappa, m->W0, r,
-                        0.0, gram, d);
-        for (int i = 0; i < n; i++) /* gsl_eigen_symm reads the lower triangle */
-            for (int j = 0; j < i; j++)
-                gram[(size_t)i * n + j] = gram[(size_t)j * n + i];
+        /* the nonzero spectrum of S0 = W0 W0^T/kappa: W0^T W0/kappa (r x r) or the d x d form */
+        for (int i = 0; i < n; i++)
+            for (int j = i; j < n; j++) {
+                double acc = 0.0;
+                if (r <= d)
+                    for (int k = 0; k < d; k++)
+                        acc += m->W0[(size_t)k * r + i] * m->W0[(size_t)k * r + j];
+                else
+                    for (int k = 0; k < r; k++)
+                        acc += m->W0[(size_t)i * r + k] * m->W0[(size_t)j * r + k];
+                gram[(size_t)i * n + j] = gram[(size_t)j * n + i] = acc / m->kappa;
+            }
         if (sym_eigenvalues(gram, n, x->mu.s)) {
             snprintf(err, errlen, "spectral: eigenvalues of the initial Gram matrix failed");
             goto fail;
