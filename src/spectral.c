@@ -62,7 +62,7 @@ int spectral_gauss_rule(const double *eig, int n, int M, double *nodes, double *
     double *alpha = calloc((size_t)M, sizeof(double));
     double *beta = calloc((size_t)M + 1, sizeof(double));
     double *r = malloc(sizeof(double) * (size_t)n);
-    int k, ret = -1;
+    int k, m = M, ret = -1;
     if (!Q || !alpha || !beta || !r)
         goto out;
     double scale = 0.0;
@@ -78,8 +78,10 @@ int spectral_gauss_rule(const double *eig, int n, int M, double *nodes, double *
         for (int i = 0; i < n; i++)
             a += eig[i] * q[i] * q[i];
         alpha[k] = a;
-        if (k == M - 1)
+        if (k == M - 1) {
+            m = M;
             break;
+        }
         for (int i = 0; i < n; i++)
             r[i] = (eig[i] - a) * q[i] - (k > 0 ? beta[k] * Q[(size_t)(k - 1) * n + i] : 0.0);
         for (int pass = 0; pass < 2; pass++)
@@ -96,19 +98,14 @@ int spectral_gauss_rule(const double *eig, int n, int M, double *nodes, double *
             b += r[i] * r[i];
         b = sqrt(b);
         if (b < 1e-10 * scale) { /* the measure has only k + 1 distinct atoms */
-            k++;
+            m = k + 1;
             break;
         }
         beta[k + 1] = b;
         for (int i = 0; i < n; i++)
             Q[(size_t)(k + 1) * n + i] = r[i] / b;
     }
-    if (k >= M)
-        k = M;
-    else if (k < 1)
-        k = 1;
     {
-        int m = k;
         gsl_matrix *J = gsl_matrix_calloc((size_t)m, (size_t)m);
         gsl_vector *ev = gsl_vector_alloc((size_t)m);
         gsl_matrix *V = gsl_matrix_alloc((size_t)m, (size_t)m);
