@@ -22,7 +22,9 @@ static double loss_of(const struct params *p, const struct model *m, struct stud
     return l;
 }
 
-static void one(const char *decomp, const char *act, int T)
+/* Returns the largest |gradient| seen, so that the caller can retry a sample with zero gradient
+ * (relu with every index negative). */
+static double one(const char *decomp, const char *act, int T, uint64_t seed, int final)
 {
     struct params p;
     char err[256];
@@ -34,7 +36,7 @@ static void one(const char *decomp, const char *act, int T)
     p.tokens = T;
     p.lr = 1e-3;
     p.init_scale = 0.8;
-    p.seed = 7;
+    p.seed = seed;
     struct model *m = model_create(&p);
     int d = m->d, r = m->r;
     size_t n = p.decomposition == DECOMP_DIRECT ? (size_t)d * d : (size_t)d * r;
@@ -65,6 +67,13 @@ static void one(const char *decomp, const char *act, int T)
             maxg = fmax(maxg, fabs(fd));
         }
     }
+    if (maxg == 0 && !final) {
+        student_free(&s);
+        free(x);
+        sgd_state_destroy(&st);
+        model_destroy(&m);
+        return 0;
+    }
     char what[128];
     snprintf(what, sizeof what, "%s %s T=%d: max |grad - finite difference| (max |grad| %.3g)", decomp, act, T, maxg);
     CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0, "%s: %.3g", what, maxerr);
@@ -81,6 +90,14 @@ static void one(const char *decomp, const char *act, int T)
     free(x);
     sgd_state_destroy(&st);
     model_destroy(&m);
+    return maxg;
+}
+
+static void check_one(const char *decomp, const char *act, int T)
+{
+    for (uint64_t seed = 7; seed < 12; seed++)
+        if (one(decomp, act, T, seed, seed == 11) > 0)
+            return;
 }
 
 int main(void)
@@ -89,10 +106,10 @@ int main(void)
     const char *acts[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite(0.2,0.5,1,0.3)", "relu", "tanh", "erf", "softmax(1)", "softmax(3)"};
     for (int i = 0; i < 3; i++)
         for (size_t j = 0; j < sizeof acts / sizeof acts[0]; j++)
-            one(decomps[i], acts[j], 2);
+            check_one(decomps[i], acts[j], 2);
     for (int i = 0; i < 3; i++) {
-        one(decomps[i], "h2", 3);
-        one(decomps[i], "softmax(1)", 4);
+        check_one(decomps[i], "h2", 3);
+        check_one(decomps[i], "softmax(1)", 4);
     }
     return check_done("test_grad");
 }

@@ -75,7 +75,7 @@ int main(void)
         phi_eval(&relu, 2, pts[i][0], pts[i][1], pts[i][2], &c);
         phi_eval_quadrature(&relu, 2, pts[i][0], pts[i][2], &q);
         CHECK_CLOSE(c.phi, q.phi, 2e-3, 0, "relu closed vs quadrature");
-        CHECK_CLOSE(c.d_omega12, q.d_omega12, 2e-3, 0, "relu d/domega12 closed vs quadrature");
+        CHECK_CLOSE(c.d_omega12, q.d_omega12, 5e-3, 0, "relu d/domega12 closed vs quadrature");
     }
 
     /* Gradients against central differences of Phi. */
