@@ -86,7 +86,7 @@ static int direct_rhs(void *p, double tau, const double *y, double *dy)
     if (x->noise) {
         struct noise_val nv;
         double dr[4];
-        if (noise_eval(&x->act, x->T, o11, p11, o12, &nv))
+        if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
             return -1;
         noise_direct_drift(x->eta, &nv, dr);
         for (int i = 0; i < 4; i++)

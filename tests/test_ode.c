@@ -211,7 +211,7 @@ static void noise_mc(const char *act, int T, double om, double ps, double c)
     double m1 = s1 / N, m2 = s2 / N;
     double se1 = sqrt((s1q / N - m1 * m1) / N), se2 = sqrt((s2q / N - m2 * m2) / N);
     struct noise_val nv;
-    CHECK(noise_eval(&p.activation, T, om, ps, c, &nv) == 0, "noise_eval %s", act);
+    CHECK(noise_eval(&p.activation, T, om, ps, c, 1, &nv) == 0, "noise_eval %s", act);
     char w1[96], w2[96];
     snprintf(w1, sizeof w1, "n1 %s T=%d (MC se %.2g)", act, T, se1);
     snprintf(w2, sizeof w2, "n2 %s T=%d (MC se %.2g)", act, T, se2);

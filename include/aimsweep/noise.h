@@ -18,16 +18,17 @@
 struct noise_val {
     double n1;  /* E sum_ab D_ab^2 */
     double n2;  /* E sum_ab D_ab D_ba */
-    double err; /* estimated absolute error of n1, n2 (0 for rules exact on polynomials) */
+    double err; /* estimated absolute error of n1, n2 when requested (0 for Hermite: exact) */
 };
 
 /* The two noise expectations at (omega11, psi11, omega12) for T tokens. Elementwise
  * activations use tensor Gauss-Hermite rules (exact for Hermite activations); softmax uses a
  * product rule over the 2T-dimensional row law and, for the cross-row term, the row average
- * conditioned on the shared entry. Returns 0, or -1 when the covariance is not positive
- * semidefinite beyond rounding or a value is not finite. */
+ * conditioned on the shared entry (T = 2: a 4D rule in the score differences). want_err != 0
+ * also estimates the rule's error (twice the cost). Returns 0, or -1 when the covariance is not
+ * positive semidefinite beyond rounding, a value is not finite, or softmax has T > 6. */
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
-               struct noise_val *out);
+               int want_err, struct noise_val *out);
 
 /* Direct: the O(eta) drift of (omega11, psi11, omega12, t1) per unit tau, to be added to the
  * flow's right-hand side: eta * (n1, n2, 0, 0). */
