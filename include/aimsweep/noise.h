@@ -5,8 +5,8 @@
  * second-order term of size (eta/d)^2 Tr(g A g^(T) B)/d. At leading order in d these
  * factorise into normalised traces times two Gaussian expectations of the per-sample loss
  * derivative D_ab = dl/dh_ab (T x T), evaluated at the current order parameters:
- *   n1 = E[sum_ab D_ab^2]       (pairs g ... g^T:  Tr(g A g^T B)/d^2 -> m(A) m(B) n1)
- *   n2 = E[sum_ab D_ab D_ba]    (pairs g ... g:    Tr(g A g B)/d^2   -> m(A) m(B) n2)
+ *   n1 = E[sum_ab D_ab^2]       (pairs g ... g^T:  Tr(g A g^T B)/d -> m(A) m(B) n1)
+ *   n2 = E[sum_ab D_ab D_ba]    (pairs g ... g:    Tr(g A g B)/d   -> m(A) m(B) n2)
  * The derivation and the resulting terms for direct, tied and untied words are in
  * docs/noise.md.
  */
