@@ -21,6 +21,12 @@
  * where omega_B' = d omega_B/de follows from differentiating the three equations:
  *   J_A = -G_A'(omega_A), J_B = -G_B'(omega_B), J_c = int c/D^2 dnu,
  *   g' = -J_c / (1 + J_B/J_A - J_B/g^2),   omega_B' = g' (1/J_A - 1/g^2).
+ * With delta_X = J_X - g^2 >= 0 (a variance, computed as a sum of squares) this is
+ *   omega_B' = J_c delta_A / (g^4 - delta_A delta_B),
+ *   omega11 = int (c/D)^2 dnu + J_c^2 delta_A / (g^4 - delta_A delta_B),
+ * free of the cancellation 1/g^2 - 1/J_A that ruins the first form once the student has
+ * converged (g -> 0-, c = e^{-2 phi l} large); the denominator is positive at the physical root
+ * (it is g^2 J_A J_B times -dR/dg, R(g) = omega_A + omega_B - 1/g).
  * (Check at tau = 0: B = 0, c = 1 gives g = -t1, omega_B = -1/t1 and omega11 = tr S0^2.)
  * In terms of S0's eigenvalues s (masses q): G_A(z) = sum q s/(z s - 1), which keeps the
  * zero eigenvalues of a rank-deficient S0 harmless (they contribute 0).
@@ -359,20 +365,29 @@ int spectral_solve(const struct spec_measure *mu, int M, const double *l, const 
     double g = -exp(y), wa, wb, ja, jb;
     if (ginv(&A, g, &wa, &ja) || ginv(&B, g, &wb, &jb))
         return -1;
-    double t1 = 0.0, o12 = 0.0, jc = 0.0;
+    (void)ja;
+    (void)jb;
+    /* delta_X = J_X - g^2 >= 0 as sums of squares (no cancellation when g -> 0-) */
+    double dA = 0.0, dB = 0.0;
+    for (int j = 0; j < mu->n; j++)
+        if (mu->s[j] > 0.0) {
+            double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
+            dA += mu->q[j] * u * u;
+        }
+    dA += g * g * (1.0 - A.mass);
+    double t1 = 0.0, o12 = 0.0, jc = 0.0, x2 = 0.0;
     for (int k = 0; k < M; k++) {
-        double D = F[k] - wb;
+        double D = F[k] - wb, v = -1.0 / D - g;
+        dB += w[k] * v * v;
         t1 += w[k] * c[k] / D;
         o12 += w[k] * l[k] * c[k] / D;
         jc += w[k] * c[k] / (D * D);
+        x2 += w[k] * (c[k] / D) * (c[k] / D);
     }
-    double gp = -jc / (1.0 + jb / ja - jb / (g * g));
-    double wbp = gp * (1.0 / ja - 1.0 / (g * g));
-    double o11 = 0.0;
-    for (int k = 0; k < M; k++) {
-        double D = F[k] - wb;
-        o11 += w[k] * c[k] * (c[k] + wbp) / (D * D);
-    }
+    double den = g * g * g * g - dA * dB;
+    if (!(den > 0.0))
+        return -1;
+    double o11 = x2 + jc * jc * dA / den;
     if (!isfinite(t1) || !isfinite(o12) || !isfinite(o11))
         return -1;
     out->t1 = t1;
