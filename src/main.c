@@ -1,0 +1,49 @@
+/*
+ * main.c: the aimsweep command line. It only finds the subcommand and calls its module.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "aimsweep/cli.h"
+#include "aimsweep/version.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"single", cli_single, "run one grid point and print its trajectories"},
+    {"bench", cli_bench, "SGD steps per second against the measured memory bandwidth"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n", AIMSWEEP_VERSION);
+    fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("aimsweep %s %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "aimsweep: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
