@@ -660,6 +660,13 @@ struct quad_term {
     double coef;
 };
 
+/* One term of the substitution X -> R_X + c0_X + c1_X P in a word: the class reached and the
+ * exponents of c0 and c1 of the letter types S (and S^T), Sigma, Lambda. */
+struct sub_term {
+    int to;
+    unsigned char e0[3], e1[3];
+};
+
 struct repl {
     int kind;
     double coef;
@@ -712,6 +719,11 @@ struct words_ctx {
     int c_s, c_ss, c_sst, c_sp; /* classes of the observables */
     double ghx[32], ghw[32];
     int ngh;
+    /* free_residual: the substitution X = R_X + c0 + c1 P and the residual moments */
+    struct sub_term *sub;
+    long *sub_off; /* per class */
+    double *momr, *kapr, *topr0;
+    int c_x[3], c_xp[3], c_p, c_pp; /* classes X, X P for X in {S, Sigma, Lambda}; P, P P */
 };
 
 static int cmp_lin(const void *x, const void *y)
@@ -953,6 +965,119 @@ static int noise_moments(const struct words_ctx *cx, double om, double ps, doubl
     return isfinite(*n1) && isfinite(*n2) ? 0 : -1;
 }
 
+static int letter_type(int x) { return x == WORDS_SIGMA ? 1 : x == WORDS_LAMBDA ? 2 : 0; }
+
+/* Expansion of every class under X -> R_X + c0 + c1 P for each student letter (3^s terms). */
+static int build_sub(struct words_ctx *cx)
+{
+    const struct words_basis *b = cx->b;
+    int w[WORDS_MAX_LEN], v[WORDS_MAX_LEN], pos[WORDS_MAX_LEN];
+    long cap = 0;
+    for (int c = 0; c < b->ncls; c++) {
+        long k = 1;
+        for (int i = 0; i < b->len[c]; i++)
+            if (b->let[b->off[c] + i] != WORDS_P)
+                k *= 3;
+        cap += k;
+    }
+    cx->sub = malloc(sizeof(struct sub_term) * cap);
+    cx->sub_off = malloc(sizeof(long) * (b->ncls + 1));
+    if (!cx->sub || !cx->sub_off)
+        return -1;
+    long n = 0;
+    for (int c = 0; c < b->ncls; c++) {
+        cx->sub_off[c] = n;
+        int L = words_basis_class(b, c, w), ns = 0;
+        for (int i = 0; i < L; i++)
+            if (w[i] != WORDS_P)
+                pos[ns++] = i;
+        long nch = 1;
+        for (int i = 0; i < ns; i++)
+            nch *= 3;
+        for (long ch = 0; ch < nch; ch++) {
+            struct sub_term t;
+            memset(&t, 0, sizeof t);
+            int choice[WORDS_MAX_LEN], nv = 0;
+            long r = ch;
+            for (int i = 0; i < L; i++)
+                choice[i] = 0;
+            for (int i = 0; i < ns; i++) {
+                choice[pos[i]] = (int)(r % 3);
+                r /= 3;
+            }
+            for (int i = 0; i < L; i++) {
+                if (choice[i] == 0) {
+                    v[nv++] = w[i];
+                } else if (choice[i] == 1) {
+                    t.e0[letter_type(w[i])]++;
+                } else {
+                    t.e1[letter_type(w[i])]++;
+                    v[nv++] = WORDS_P;
+                }
+            }
+            t.to = words_basis_index(b, nv, v);
+            cx->sub[n++] = t;
+        }
+    }
+    cx->sub_off[b->ncls] = n;
+    return 0;
+}
+
+/* The regression coefficients c0, c1 of each student letter type on P (from the moments). */
+static void residual_coefs(const struct words_ctx *cx, const double *mom, double *c0, double *c1)
+{
+    double mp = mom[cx->c_p], vp = mom[cx->c_pp] - mp * mp;
+    for (int t = 0; t < 3; t++) {
+        if (cx->c_x[t] < 0) {
+            c0[t] = c1[t] = 0;
+            continue;
+        }
+        c1[t] = (mom[cx->c_xp[t]] - mom[cx->c_x[t]] * mp) / vp;
+        c0[t] = mom[cx->c_x[t]] - c1[t] * mp;
+    }
+}
+
+/* sum over the substitution terms of class c of coef * src[to], with the coefficients
+ * sign * c0, sign * c1 */
+static double sub_eval(const struct words_ctx *cx, int c, const double *c0, const double *c1,
+                       double sign, const double *src)
+{
+    double p0[3][WORDS_MAX_LEN + 1], p1[3][WORDS_MAX_LEN + 1], s = 0;
+    int L = cx->b->len[c];
+    for (int t = 0; t < 3; t++) {
+        p0[t][0] = p1[t][0] = 1;
+        for (int k = 1; k <= L; k++) {
+            p0[t][k] = p0[t][k - 1] * sign * c0[t];
+            p1[t][k] = p1[t][k - 1] * sign * c1[t];
+        }
+    }
+    for (long i = cx->sub_off[c]; i < cx->sub_off[c + 1]; i++) {
+        const struct sub_term *t = &cx->sub[i];
+        s += p0[0][t->e0[0]] * p0[1][t->e0[1]] * p0[2][t->e0[2]] * p1[0][t->e1[0]] * p1[1][t->e1[1]] *
+             p1[2][t->e1[2]] * src[t->to];
+    }
+    return s;
+}
+
+/* free_residual: the moments mom (classes up to M, or all when `all`) mapped to the residual
+ * moments momr, their free cumulants kapr up to M, and the top residual moments by the frozen
+ * top cumulants topr0 (when topr0 is NULL the top residual moments are left as mapped). */
+static void residual_moments(struct words_ctx *cx, const double *mom, const double *c0, const double *c1,
+                             int all)
+{
+    const struct words_basis *b = cx->b;
+    int t0 = b->first[cx->M + 1], t1 = b->ncls;
+    for (int c = 0; c < (all ? t1 : t0); c++)
+        cx->momr[c] = sub_eval(cx, c, c0, c1, -1.0, mom);
+    cx->kapr[0] = 0;
+    for (int c = 1; c < t0; c++)
+        cx->kapr[c] = cx->momr[c] - nc_sum(&cx->nc, c, cx->kapr, cx->momr);
+    if (!all)
+        for (int c = t0; c < t1; c++)
+            cx->momr[c] = b->stud[c] ? cx->topr0[c] + nc_sum(&cx->nc, c, cx->kapr, cx->momr)
+                                     : cx->mom0[c];
+}
+
 /* Fills cx->mom from the state: tracked classes, constants, and the closure. */
 static void fill_moments(struct words_ctx *cx, const double *y)
 {
@@ -969,6 +1094,14 @@ static void fill_moments(struct words_ctx *cx, const double *y)
         for (int c = t0; c < t1; c++)
             cx->mom[c] = cx->mom0[c];
         break;
+    case CLOSURE_FREE_RESIDUAL: {
+        double c0[3], c1[3];
+        residual_coefs(cx, cx->mom, c0, c1);
+        residual_moments(cx, cx->mom, c0, c1, 0);
+        for (int c = t0; c < t1; c++)
+            cx->mom[c] = b->stud[c] ? sub_eval(cx, c, c0, c1, 1.0, cx->momr) : cx->mom0[c];
+        break;
+    }
     default: /* free_cumulant */
         for (int c = 1; c < t0; c++)
             cx->kap[c] = cx->mom[c] - nc_sum(&cx->nc, c, cx->kap, cx->mom);
@@ -1057,6 +1190,11 @@ static void words_ctx_destroy(void *ctx)
     free(cx->top0);
     free(cx->lin);
     free(cx->quad);
+    free(cx->sub);
+    free(cx->sub_off);
+    free(cx->momr);
+    free(cx->kapr);
+    free(cx->topr0);
     free(cx);
 }
 
@@ -1096,6 +1234,11 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     }
     if (p->closure == CLOSURE_SPECTRAL) {
         snprintf(err, errlen, "words: closure spectral is not a word closure");
+        return -1;
+    }
+    if (p->closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
+        snprintf(err, errlen, "words: closure free_residual supports order <= %d for %s", nl == 2 ? 9 : 5,
+                 params_decomp_name(p->decomposition));
         return -1;
     }
     if (p->ode_noise && p->activation.kind == ACT_SOFTMAX) {
@@ -1156,6 +1299,25 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->c_ss = class_of(b, WORDS_S, WORDS_S);
     cx->c_sst = nl == 2 ? cx->c_ss : class_of(b, WORDS_S, WORDS_ST);
     cx->c_sp = class_of(b, WORDS_S, WORDS_P);
+    cx->c_p = class_of(b, WORDS_P, -1);
+    cx->c_pp = class_of(b, WORDS_P, WORDS_P);
+    for (int t = 0; t < 3; t++) {
+        int x = t == 0 ? WORDS_S : t == 1 ? WORDS_SIGMA : WORDS_LAMBDA;
+        cx->c_x[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, -1);
+        cx->c_xp[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, WORDS_P);
+    }
+    if (cx->closure == CLOSURE_FREE_RESIDUAL) {
+        double c0[3], c1[3];
+        cx->momr = malloc(sizeof(double) * n);
+        cx->kapr = calloc(n, sizeof(double));
+        cx->topr0 = calloc(n, sizeof(double));
+        if (!cx->momr || !cx->kapr || !cx->topr0 || build_sub(cx))
+            goto oom;
+        residual_coefs(cx, cx->mom0, c0, c1);
+        residual_moments(cx, cx->mom0, c0, c1, 1);
+        for (int c = b->first[M + 1]; c < n; c++)
+            cx->topr0[c] = cx->momr[c] - nc_sum(&cx->nc, c, cx->kapr, cx->momr);
+    }
     sys->dim = cx->ntr;
     sys->y0 = malloc(sizeof(double) * cx->ntr);
     if (!sys->y0)

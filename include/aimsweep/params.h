@@ -51,7 +51,8 @@ enum closure {
     CLOSURE_FREE_CUMULANT,
     CLOSURE_FREEZE,  /* naive: the length-(M+1) moment frozen at its tau = 0 value */
     CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
-    CLOSURE_SPECTRAL /* tied only: MODEL.md §7b */
+    CLOSURE_SPECTRAL, /* tied only: MODEL.md §7b */
+    CLOSURE_FREE_RESIDUAL /* free cumulants of the residuals X - c0 - c1 P (words.c) */
 };
 
 struct params {
