@@ -155,9 +155,11 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
         for (int b = 0; b < T; b++) {
             double v = 0, t = 0;
             const double *la = L + (size_t)a * len, *rb = R + (size_t)b * len;
+#pragma omp simd reduction(+ : v)
             for (int j = 0; j < len; j++)
                 v += la[j] * rb[j];
             const double *za = st->z + (size_t)a * k, *zb = st->z + (size_t)b * k;
+#pragma omp simd reduction(+ : t)
             for (int j = 0; j < k; j++)
                 t += sg[j] * za[j] * zb[j];
             h[a * T + b] = (v * scale - (a == b ? st->trS : 0)) / st->sqd;
@@ -192,6 +194,7 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
         for (int i = 0; i < d; i++) {
             double *w = W + (size_t)i * r;
             double x0 = st->x[i], x1 = st->x[d + i], y0 = st->xn[i], y1 = st->xn[d + i];
+#pragma omp simd reduction(+ : nrm)
             for (int j = 0; j < r; j++) {
                 double v = alpha * w[j] - x0 * c0[j] - x1 * c1[j];
                 w[j] = v;
@@ -245,6 +248,7 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
         for (int i = 0; i < d; i++) {
             double *ui = U + (size_t)i * r, *vi = V + (size_t)i * r;
             double x0 = st->x[i], x1 = st->x[d + i], y0 = st->xn[i], y1 = st->xn[d + i];
+#pragma omp simd reduction(+ : tr)
             for (int j = 0; j < r; j++) {
                 double uo = ui[j], vo = vi[j];
                 double un = alpha * uo + beta * vo - x0 * u0[j] - x1 * u1[j];
@@ -305,6 +309,7 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
         if (T == 2) {
             double e0 = e[i], e1 = e[d + i], y0 = 0, y1 = 0;
             const double *x0 = st->x, *x1 = st->x + d, *n0 = st->xn, *n1 = st->xn + d;
+#pragma omp simd reduction(+ : y0, y1)
             for (int j = 0; j < d; j++) {
                 double v = alpha * s[j] - e0 * x0[j] - e1 * x1[j];
                 s[j] = v;

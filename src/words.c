@@ -61,7 +61,7 @@
 #include "aimsweep/obs.h"
 #include "aimsweep/params.h"
 #include "aimsweep/phi.h"
-#include "aimsweep/act.h"
+#include "aimsweep/noise.h"
 
 #define WORDS_UNTIED_MAX_LEN 8
 #define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
@@ -717,8 +717,6 @@ struct words_ctx {
     struct quad_term *quad;
     int nquad;
     int c_s, c_ss, c_sst, c_sp; /* classes of the observables */
-    double ghx[32], ghw[32];
-    int ngh;
     /* free_residual: the substitution X = R_X + c0 + c1 P and the residual moments */
     struct sub_term *sub;
     long *sub_off; /* per class */
@@ -926,45 +924,6 @@ static int build_quad(struct words_ctx *cx)
     return 0;
 }
 
-/* N1 = E sum_ab D_ab^2 and N2 = E sum_ab D_ab D_ba of an elementwise activation, by a 3-D
- * Gauss-Hermite rule over (w, u, u') with Var u = Var u' = omega, Cov(u, u') = psi,
- * Cov(u, w) = Cov(u', w) = omega12, Var w = 1. Exact for polynomials of degree < 2 ngh. */
-static int noise_moments(const struct words_ctx *cx, double om, double ps, double o12,
-                         double *n1, double *n2)
-{
-    double v1 = om - o12 * o12;
-    if (v1 < 0) {
-        if (v1 < -1e-9 * (1 + om))
-            return -1;
-        v1 = 0;
-    }
-    double s1 = sqrt(v1);
-    double c = s1 > 0 ? (ps - o12 * o12) / s1 : 0;
-    double v2 = om - o12 * o12 - c * c;
-    double e = v2 > 0 ? sqrt(v2) : 0;
-    double a1 = 0, a2 = 0;
-    int n = cx->ngh;
-    for (int i = 0; i < n; i++) {
-        double w = cx->ghx[i], sw = act_f(&cx->act, w);
-        for (int j = 0; j < n; j++) {
-            double u = o12 * w + s1 * cx->ghx[j];
-            double du = (act_f(&cx->act, u) - sw) * act_df(&cx->act, u);
-            double wij = cx->ghw[i] * cx->ghw[j];
-            a1 += wij * du * du;
-            double inner = 0;
-            for (int k = 0; k < n; k++) {
-                double up = o12 * w + c * cx->ghx[j] + e * cx->ghx[k];
-                inner += cx->ghw[k] * (act_f(&cx->act, up) - sw) * act_df(&cx->act, up);
-            }
-            a2 += wij * du * inner;
-        }
-    }
-    double pairs = (double)cx->T * (cx->T - 1);
-    *n1 = pairs * a1;
-    *n2 = pairs * a2;
-    return isfinite(*n1) && isfinite(*n2) ? 0 : -1;
-}
-
 static int letter_type(int x) { return x == WORDS_SIGMA ? 1 : x == WORDS_LAMBDA ? 2 : 0; }
 
 /* Expansion of every class under X -> R_X + c0 + c1 P for each student letter (3^s terms). */
@@ -1143,12 +1102,13 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
         dy[t->row] += k[t->kind] * t->coef * cx->mom[t->col];
     }
     if (cx->noise) {
-        double n1, n2, q[Q_N];
-        if (noise_moments(cx, om, cx->dec == DECOMP_TIED ? om : ps, o12, &n1, &n2))
+        struct noise_val nv;
+        double q[Q_N];
+        if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, &nv))
             return -1;
-        q[Q_N1] = cx->eta * n1;
-        q[Q_N2] = cx->eta * n2;
-        q[Q_TIED] = cx->eta * 2 * (n1 + n2);
+        q[Q_N1] = cx->eta * nv.n1;
+        q[Q_N2] = cx->eta * nv.n2;
+        q[Q_TIED] = cx->eta * 2 * (nv.n1 + nv.n2);
         for (int i = 0; i < cx->nquad; i++) {
             const struct quad_term *t = &cx->quad[i];
             dy[t->row] += q[t->kind] * t->coef * cx->mom[t->a] * cx->mom[t->b];
@@ -1232,17 +1192,13 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
                  params_decomp_name(p->decomposition));
         return -1;
     }
-    if (p->closure == CLOSURE_SPECTRAL) {
+    if (p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) {
         snprintf(err, errlen, "words: closure spectral is not a word closure");
         return -1;
     }
     if (p->closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
         snprintf(err, errlen, "words: closure free_residual supports order <= %d for %s", nl == 2 ? 9 : 5,
                  params_decomp_name(p->decomposition));
-        return -1;
-    }
-    if (p->ode_noise && p->activation.kind == ACT_SOFTMAX) {
-        snprintf(err, errlen, "words: the noise correction needs an elementwise activation");
         return -1;
     }
     cx = calloc(1, sizeof *cx);
@@ -1257,8 +1213,6 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->lambda = p->weight_decay;
     cx->eta = p->lr;
     cx->t2 = m->t2;
-    cx->ngh = 16;
-    phi_gh_rule(cx->ngh, cx->ghx, cx->ghw);
     cx->b = words_basis_create(p->decomposition, M + 1);
     if (!cx->b)
         goto oom;
