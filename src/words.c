@@ -1117,6 +1117,20 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
     return 0;
 }
 
+int words_noise_drift(const struct mom_sys *sys, const double *y, double n1, double n2, double *out)
+{
+    struct words_ctx *cx = sys->ctx;
+    double q[Q_N] = {n1, n2, 2 * (n1 + n2)};
+    fill_moments(cx, y);
+    for (int i = 0; i < cx->ntr; i++)
+        out[i] = 0;
+    for (int i = 0; i < cx->nquad; i++) {
+        const struct quad_term *t = &cx->quad[i];
+        out[t->row] += q[t->kind] * t->coef * cx->mom[t->a] * cx->mom[t->b];
+    }
+    return 0;
+}
+
 static int words_observe(void *ctx, const double *y, struct obs_row *row)
 {
     struct words_ctx *cx = ctx;

@@ -79,4 +79,8 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
 const struct words_basis *words_system_basis(const struct mom_sys *sys);
 const int *words_system_classes(const struct mom_sys *sys);
 
+/* The noise drift per unit eta of the state y for given expectations n1 = E sum D_ab^2 and
+ * n2 = E sum D_ab D_ba (words.c head comment), into out (sys->dim values). For tests. */
+int words_noise_drift(const struct mom_sys *sys, const double *y, double n1, double n2, double *out);
+
 #endif
