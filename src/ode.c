@@ -27,6 +27,7 @@
  * second-order term.
  */
 #include "aimsweep/ode.h"
+#include "aimsweep/words.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
@@ -49,17 +50,7 @@
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
 #define ODE_EXPLODE 1e8         /* any |observable| beyond this is divergence */
 
-/* ---- word hierarchy (words.c) ---- */
 
-static int words_stub_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
-{
-    (void)m;
-    (void)sys;
-    snprintf(err, errlen,
-             "the word hierarchy (tied closures free_cumulant/freeze/zero, untied) is not built "
-             "into this binary");
-    return -1;
-}
 
 /* ---- direct ---- */
 
@@ -178,7 +169,7 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
             }
             return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
         }
-        return words_stub_create(m, sys, err, errlen);
+        return words_system_create(m, sys, err, errlen);
     case DECOMP_UNTIED:
         if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
             snprintf(err, errlen,
@@ -186,7 +177,7 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
                      params_closure_name(cl));
             return -1;
         }
-        return words_stub_create(m, sys, err, errlen);
+        return words_system_create(m, sys, err, errlen);
     }
     snprintf(err, errlen, "ode: unknown decomposition");
     return -1;

@@ -310,6 +310,8 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             p->closure = CLOSURE_SPECTRAL;
         else if (!strcmp(value, "spectral_mp"))
             p->closure = CLOSURE_SPECTRAL_MP;
+        else if (!strcmp(value, "free_residual"))
+            p->closure = CLOSURE_FREE_RESIDUAL;
         else
             goto bad;
         return 0;
@@ -424,6 +426,7 @@ const char *params_closure_name(enum closure c)
     case CLOSURE_ZERO: return "zero";
     case CLOSURE_SPECTRAL: return "spectral";
     case CLOSURE_SPECTRAL_MP: return "spectral_mp";
+    case CLOSURE_FREE_RESIDUAL: return "free_residual";
     }
     return "?";
 }
