@@ -8,7 +8,7 @@ centred overlap m against flow and against SGD, with each solver's wall time.
 
   /usr/bin/python3 analysis/convergence.py            # run what is missing, write the report
   /usr/bin/python3 analysis/convergence.py --report   # report from the cache only
-  options: --bin build/aimsweep --d 400 --tau-end 0.3 --records 15 --redo-ode
+  options: --bin build/aimsweep --d 400 --tau-end 0.3 --records 15 --redo-ode --redo-errors
 
 One aimsweep process at a time (the machine is shared).
 """
@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.path.join(HERE, "data", "convergence")
 
+LR = 0.05  # the default learning rate, passed explicitly
 DECOMPS = ["direct", "tied", "untied"]
 ACTS = ["h1", "h2", "h3", "softmax(1)"]
 # closures and orders per decomposition ("-" = M plays no role)
@@ -46,7 +47,7 @@ def run(args, solvers, decomp, act, extra):
     cmd = [args.bin, "single", "--format", "csv", "--solvers", solvers,
            "--decomposition", decomp, "--activation", act, "--d", str(args.d),
            "--tau-end", str(args.tau_end), "--records", str(args.records),
-           "--seed", str(args.seed)] + extra
+           "--seed", str(args.seed), "--lr", str(LR)] + extra
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     rows, summ = [], {}
@@ -123,6 +124,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report", action="store_true")
     ap.add_argument("--redo-ode", action="store_true")
+    ap.add_argument("--redo-errors", action="store_true",
+                    help="rerun cached ode runs whose status is error (e.g. built without words)")
     ap.add_argument("--only", default="", help="comma list of decompositions")
     args = ap.parse_args()
     os.makedirs(CACHE, exist_ok=True)
@@ -147,7 +150,10 @@ def main():
             for cl, Ms in CLOSURES[dec]:
                 for M in Ms:
                     p = os.path.join(CACHE, key("ode", dec, act, cl, M, tag) + ".csv")
-                    if (args.redo_ode or not os.path.exists(p)) and not args.report:
+                    redo = args.redo_ode or not os.path.exists(p)
+                    if not redo and args.redo_errors:
+                        redo = load(p)["summary"].get("ode", {}).get("status", "error") == "error"
+                    if redo and not args.report:
                         save(p, run(args, "ode", dec, act, ["--closure", cl, "--order-m", str(M)]))
                     if not os.path.exists(p):
                         continue
@@ -155,6 +161,9 @@ def main():
                     ode = o["rows"].get("ode", [])
                     osum = o["summary"].get("ode", {})
                     st = osum.get("status", "?")
+                    if st == "ode_diverged" and "stopped_at_samples" in osum:
+                        tau = float(osum["stopped_at_samples"]) * LR / args.d ** 2
+                        st = "diverged τ=%.2f" % tau
                     lines.append(dict(
                         dec=dec, act=act, cl=cl, M="–" if dec == "direct" else M, st=st,
                         e12f=max_err(ode, flow, "omega12"), emf=max_err(ode, flow, "overlap"),
