@@ -722,6 +722,12 @@ struct words_ctx {
     long *sub_off; /* per class */
     double *momr, *kapr, *topr0;
     int c_x[3], c_xp[3], c_p, c_pp; /* classes X, X P for X in {S, Sigma, Lambda}; P, P P */
+    /* flat: strings of length <= K, the classes of the Gram matrix and of the split vectors */
+    int fK, fns, fnrot;
+    int *fgram;        /* fns x fns: class of u^T v */
+    int *fa, *fb;      /* per top class, rotation and string: classes of wL u and v^T wR */
+    double *fG, *fw, *fwork, *fGp, *fav, *fbv;
+    int flwork;
 };
 
 static int cmp_lin(const void *x, const void *y)
@@ -1037,6 +1043,129 @@ static void residual_moments(struct words_ctx *cx, const double *mom, const doub
                                      : cx->mom0[c];
 }
 
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+/* flat: the index tables (see the closure comment in words_system_create's header). */
+static int build_flat(struct words_ctx *cx)
+{
+    const struct words_basis *b = cx->b;
+    int M = cx->M, K = M % 2 ? (M - 1) / 2 : M / 2 - 1, Lt = M + 1, lr = M % 2 ? (M + 1) / 2 : M / 2;
+    int ns = 0, nl = b->nl, (*str)[WORDS_MAX_LEN], *slen;
+    for (int l = 0, p = 1; l <= K; l++, p *= nl)
+        ns += p;
+    str = malloc(sizeof(*str) * ns);
+    slen = malloc(sizeof(int) * ns);
+    cx->fK = K;
+    cx->fns = ns;
+    cx->fnrot = Lt;
+    int ntop = b->first[M + 2] - b->first[M + 1];
+    cx->fgram = malloc(sizeof(int) * ns * ns);
+    cx->fa = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
+    cx->fb = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
+    cx->fG = malloc(sizeof(double) * ns * ns);
+    cx->fGp = malloc(sizeof(double) * ns * ns);
+    cx->fw = malloc(sizeof(double) * ns);
+    cx->fav = malloc(sizeof(double) * ns);
+    cx->fbv = malloc(sizeof(double) * ns);
+    cx->flwork = 8 * ns + 64;
+    cx->fwork = malloc(sizeof(double) * cx->flwork);
+    if (!str || !slen || !cx->fgram || !cx->fa || !cx->fb || !cx->fG || !cx->fGp || !cx->fw || !cx->fav ||
+        !cx->fbv || !cx->fwork) {
+        free(str);
+        free(slen);
+        return -1;
+    }
+    int k = 0;
+    for (int l = 0; l <= K; l++)
+        for (long code = 0; code < b->pw[l]; code++) {
+            words_decode(nl, l, code, str[k]);
+            slen[k++] = l;
+        }
+    int v[2 * WORDS_MAX_LEN];
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++) {
+            int n = 0;
+            for (int q = slen[i] - 1; q >= 0; q--)
+                v[n++] = b->tr[str[i][q]];
+            for (int q = 0; q < slen[j]; q++)
+                v[n++] = str[j][q];
+            cx->fgram[i * ns + j] = words_basis_index(b, n, v);
+        }
+    int w[WORDS_MAX_LEN], rw[WORDS_MAX_LEN];
+    for (int t = 0; t < ntop; t++) {
+        words_basis_class(b, b->first[M + 1] + t, w);
+        for (int r = 0; r < Lt; r++) {
+            for (int q = 0; q < Lt; q++)
+                rw[q] = w[(q + r) % Lt];
+            int ll = Lt - lr; /* wL = rw[0..ll), wR = rw[ll..Lt) */
+            for (int u = 0; u < ns; u++) {
+                int n = 0;
+                for (int q = 0; q < ll; q++)
+                    v[n++] = rw[q];
+                for (int q = 0; q < slen[u]; q++)
+                    v[n++] = str[u][q];
+                cx->fa[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+                n = 0;
+                for (int q = slen[u] - 1; q >= 0; q--)
+                    v[n++] = b->tr[str[u][q]];
+                for (int q = ll; q < Lt; q++)
+                    v[n++] = rw[q];
+                cx->fb[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+            }
+        }
+    }
+    free(str);
+    free(slen);
+    return 0;
+}
+
+/* flat: the top moments from the pseudo-inverse of the Gram matrix, into out[top classes]. */
+static int flat_top(struct words_ctx *cx, const double *mom, double *out)
+{
+    const struct words_basis *b = cx->b;
+    int ns = cx->fns, info, M = cx->M, Lt = M + 1;
+    for (int i = 0; i < ns * ns; i++)
+        cx->fG[i] = mom[cx->fgram[i]];
+    dsyev_("V", "U", &ns, cx->fG, &ns, cx->fw, cx->fwork, &cx->flwork, &info);
+    if (info)
+        return -1;
+    double lmax = fabs(cx->fw[ns - 1]);
+    memset(cx->fGp, 0, sizeof(double) * ns * ns);
+    for (int e = 0; e < ns; e++) {
+        if (!(cx->fw[e] > 1e-12 * lmax))
+            continue; /* the positive part: a negative direction is not a state */
+        const double *ve = cx->fG + (size_t)e * ns; /* row-major storage of column-major vectors */
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < ns; j++)
+                cx->fGp[i * ns + j] += ve[i] * ve[j] / cx->fw[e];
+    }
+    int ntop = b->first[M + 2] - b->first[M + 1];
+    for (int t = 0; t < ntop; t++) {
+        int c = b->first[M + 1] + t;
+        if (!b->stud[c]) {
+            out[c] = cx->mom0[c];
+            continue;
+        }
+        double acc = 0;
+        for (int r = 0; r < Lt; r++) {
+            const int *ia = cx->fa + ((size_t)t * Lt + r) * ns, *ib = cx->fb + ((size_t)t * Lt + r) * ns;
+            for (int u = 0; u < ns; u++) {
+                cx->fav[u] = mom[ia[u]];
+                cx->fbv[u] = mom[ib[u]];
+            }
+            for (int i = 0; i < ns; i++) {
+                double s = 0;
+                for (int j = 0; j < ns; j++)
+                    s += cx->fGp[i * ns + j] * cx->fbv[j];
+                acc += cx->fav[i] * s;
+            }
+        }
+        out[c] = acc / Lt;
+    }
+    return 0;
+}
+
 /* Fills cx->mom from the state: tracked classes, constants, and the closure. */
 static void fill_moments(struct words_ctx *cx, const double *y)
 {
@@ -1052,6 +1181,9 @@ static void fill_moments(struct words_ctx *cx, const double *y)
     case CLOSURE_FREEZE:
         for (int c = t0; c < t1; c++)
             cx->mom[c] = cx->mom0[c];
+        break;
+    case CLOSURE_FLAT:
+        flat_top(cx, cx->mom, cx->mom);
         break;
     case CLOSURE_FREE_RESIDUAL: {
         double c0[3], c1[3];
@@ -1169,6 +1301,15 @@ static void words_ctx_destroy(void *ctx)
     free(cx->momr);
     free(cx->kapr);
     free(cx->topr0);
+    free(cx->fgram);
+    free(cx->fa);
+    free(cx->fb);
+    free(cx->fG);
+    free(cx->fGp);
+    free(cx->fw);
+    free(cx->fwork);
+    free(cx->fav);
+    free(cx->fbv);
     free(cx);
 }
 
@@ -1208,6 +1349,10 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     }
     if (p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) {
         snprintf(err, errlen, "words: closure spectral is not a word closure");
+        return -1;
+    }
+    if (p->closure == CLOSURE_FLAT && M % 2 == 0) {
+        snprintf(err, errlen, "words: closure flat needs an odd order (got %d; even orders measured unstable)", M);
         return -1;
     }
     if (p->closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
@@ -1273,6 +1418,11 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
         int x = t == 0 ? WORDS_S : t == 1 ? WORDS_SIGMA : WORDS_LAMBDA;
         cx->c_x[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, -1);
         cx->c_xp[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, WORDS_P);
+    }
+    if (cx->closure == CLOSURE_FLAT) {
+        if (build_flat(cx) || flat_top(cx, cx->mom0, cx->mom))
+            goto oom;
+        memcpy(cx->mom, cx->mom0, sizeof(double) * n);
     }
     if (cx->closure == CLOSURE_FREE_RESIDUAL) {
         double c0[3], c1[3];
