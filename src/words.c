@@ -22,7 +22,28 @@
  *                 value, computed from the exact initial traces (≈ 0 for mixed words of a free
  *                 initialisation, up to O(1/d)). Exact at tau = 0.
  *  freeze         m(w) frozen at its tau = 0 value.
- *  zero           m(w) = 0.
+ *  zero           m(w) = 0. (Without weight decay, zero at order M is freeze at order M - 1:
+ *                 a length-M word then has a zero derivative.)
+ *  free_residual  free_cumulant applied to the residuals R_X = X - c0_X - c1_X P of each student
+ *                 letter X regressed on P (c1 = (m(XP) - m(X)m(P))/(m(P^2) - m(P)^2), c0 = m(X) -
+ *                 c1 m(P), recomputed at every right-hand side): the words are expanded in
+ *                 {R_X, P} (3^s terms for s student letters), closed there with frozen top
+ *                 cumulants, and mapped back. Meant to stay accurate as S aligns with P (then R
+ *                 -> 0 and mixed cumulants stay small). Measured: no better than free_cumulant.
+ *  flat           the flat extension of the moment matrix, the noncommutative analogue of Gauss
+ *                 quadrature (quadrature method of moments). With V_K the span of the strings
+ *                 of length <= K = (M - 1)/2 acting on the cyclic vector, Gram matrix
+ *                 G_uv = m(u^T v) (length <= M - 1), a top word w = wL wR (|wL| = |wR| = K + 1)
+ *                 is closed as <P_K wL^T 1, P_K wR 1>, i.e.
+ *                   m(w) = sum_uv m(wL u) G^+_uv m(v^T wR),
+ *                 averaged over the M + 1 rotations of w; G^+ is the pseudo-inverse on G's
+ *                 positive eigenspace, so the closed moments are those of a positive functional
+ *                 on a finite matrix model (every student spectrum stays a positive measure).
+ *                 For one letter this is exactly the (K + 1)-node Gauss quadrature closure, which
+ *                 is invariant under the pushforward dynamics dS = f(S); it does not share the
+ *                 finite radius of convergence of the cumulant closures. Odd M only (an even
+ *                 order has no flat extension that uses its top tracked length; measured
+ *                 unstable, refused).
  * The sum over NC(n) uses the first-block recursion: with V the block of position 1,
  *   m(a_1..a_n) = sum_{V = {1 = i_1 < ... < i_s}} kappa_s(a_{i_1}, .., a_{i_s})
  *                 * prod_j m(a_{i_j + 1} .. a_{i_{j+1} - 1})      (i_{s+1} = n + 1),
