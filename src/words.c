@@ -86,6 +86,12 @@
 
 #define WORDS_UNTIED_MAX_LEN 8
 #define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
+#ifndef WORDS_FLAT_CUT
+#define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
+#endif
+#ifndef WORDS_FLAT_SCALE
+#define WORDS_FLAT_SCALE 1
+#endif
 
 struct words_basis {
     int dec, nl, maxlen;
@@ -747,7 +753,7 @@ struct words_ctx {
     int fK, fns, fnrot;
     int *fgram;        /* fns x fns: class of u^T v */
     int *fa, *fb;      /* per top class, rotation and string: classes of wL u and v^T wR */
-    double *fG, *fw, *fwork, *fGp, *fav, *fbv;
+    double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fsc;
     int flwork;
 };
 
@@ -1089,10 +1095,11 @@ static int build_flat(struct words_ctx *cx)
     cx->fw = malloc(sizeof(double) * ns);
     cx->fav = malloc(sizeof(double) * ns);
     cx->fbv = malloc(sizeof(double) * ns);
+    cx->fsc = malloc(sizeof(double) * ns);
     cx->flwork = 8 * ns + 64;
     cx->fwork = malloc(sizeof(double) * cx->flwork);
     if (!str || !slen || !cx->fgram || !cx->fa || !cx->fb || !cx->fG || !cx->fGp || !cx->fw || !cx->fav ||
-        !cx->fbv || !cx->fwork) {
+        !cx->fbv || !cx->fsc || !cx->fwork) {
         free(str);
         free(slen);
         return -1;
@@ -1146,21 +1153,32 @@ static int flat_top(struct words_ctx *cx, const double *mom, double *out)
 {
     const struct words_basis *b = cx->b;
     int ns = cx->fns, info, M = cx->M, Lt = M + 1;
-    for (int i = 0; i < ns * ns; i++)
-        cx->fG[i] = mom[cx->fgram[i]];
+    for (int i = 0; i < ns; i++) {
+        double g = mom[cx->fgram[i * ns + i]];
+        cx->fsc[i] = WORDS_FLAT_SCALE && g > 0 ? 1 / sqrt(g) : 1;
+    }
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            cx->fG[i * ns + j] = mom[cx->fgram[i * ns + j]] * cx->fsc[i] * cx->fsc[j];
     dsyev_("V", "U", &ns, cx->fG, &ns, cx->fw, cx->fwork, &cx->flwork, &info);
     if (info)
         return -1;
     double lmax = fabs(cx->fw[ns - 1]);
     memset(cx->fGp, 0, sizeof(double) * ns * ns);
+    /* Pseudo-inverse on the positive part of the Jacobi-scaled G (the strings' norms differ by
+     * orders of magnitude); directions below WORDS_FLAT_CUT of the largest are dropped. */
     for (int e = 0; e < ns; e++) {
-        if (!(cx->fw[e] > 1e-12 * lmax))
-            continue; /* the positive part: a negative direction is not a state */
+        double l = cx->fw[e];
+        if (!(l > WORDS_FLAT_CUT * lmax))
+            continue; /* a negative direction is not a state */
         const double *ve = cx->fG + (size_t)e * ns; /* row-major storage of column-major vectors */
         for (int i = 0; i < ns; i++)
             for (int j = 0; j < ns; j++)
-                cx->fGp[i * ns + j] += ve[i] * ve[j] / cx->fw[e];
+                cx->fGp[i * ns + j] += ve[i] * ve[j] / l;
     }
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            cx->fGp[i * ns + j] *= cx->fsc[i] * cx->fsc[j];
     int ntop = b->first[M + 2] - b->first[M + 1];
     for (int t = 0; t < ntop; t++) {
         int c = b->first[M + 1] + t;
@@ -1331,6 +1349,7 @@ static void words_ctx_destroy(void *ctx)
     free(cx->fwork);
     free(cx->fav);
     free(cx->fbv);
+    free(cx->fsc);
     free(cx);
 }
 
