@@ -12,8 +12,9 @@
  * pair, so E[D_ab D_ba] = E[f(u1, w) f(u2, w)] with f(u, w) = E[D_ab | h_ab = u, h*_ab = w].
  *
  * Rules: Gauss-Hermite products. Hermite activations of degree k are integrated exactly with
- * 2k + 2 nodes per axis; other activations use NOISE_GH_SMOOTH nodes and report as error the
- * difference to a rule with 2/3 as many nodes.
+ * 2k + 2 nodes per axis; other activations use NOISE_GH_SMOOTH nodes and, on request, report as
+ * error the difference to a rule with 2/3 as many nodes. Softmax at T = 2 reduces to a 4D rule
+ * (see softmax2_rule); larger T uses the general row rule (slow beyond T = 3).
  */
 #include "aimsweep/noise.h"
 
@@ -27,6 +28,7 @@
 #define NOISE_GH_SMOOTH 40   /* nodes per axis for non-polynomial elementwise sigma (2D) */
 #define NOISE_GH_SMOOTH3 28  /* same, 3D rule */
 #define NOISE_SOFTMAX_MAX_T 6
+#define NOISE_GH_SOFTMAX2 14 /* nodes per axis of the 4D rule for softmax at T = 2 */
 #define NOISE_COV_SLACK 1e-10
 
 struct gh {
@@ -203,6 +205,79 @@ static double softmax_f(const struct softmax_ctx *s, double u, double w)
     return acc;
 }
 
+/* T = 2: a row's output depends on Delta = h_aa - h_ab alone, p_a = sigmoid(beta Delta), so
+ * l_row = (sigmoid(beta Delta) - sigmoid(beta Delta*))^2, D_aa = delta(Delta, Delta*) = -D_ab,
+ *   delta = 2 beta (s - s*) s (1 - s).
+ * Then n1 = 4 E[delta^2] and n2 = 2 E[delta^2] + 2 E[delta_0 delta_1] over rows 0 and 1 with
+ *   Var Delta = 2 om + psi, Var Delta* = 3, Cov(Delta, Delta*) = 3c (same row),
+ *   Cov(Delta_0, Delta_1) = psi, Cov(Delta*_0, Delta*_1) = 1, Cov(Delta_0, Delta*_1) = c
+ * (only the shared pair h_01, h_10 couples the rows). */
+static double sig_delta(double beta, double x, double xs)
+{
+    double s = 1.0 / (1.0 + exp(-beta * x)), q = 1.0 / (1.0 + exp(-beta * xs));
+    return 2.0 * beta * (s - q) * s * (1.0 - s);
+}
+
+/* lower Cholesky of a K x K covariance, clamping non-positive pivots (degenerate directions) */
+static int chol_clamp(int K, const double *C, double *L)
+{
+    memset(L, 0, sizeof(double) * (size_t)K * K);
+    for (int j = 0; j < K; j++) {
+        double v = C[j * K + j];
+        for (int k = 0; k < j; k++)
+            v -= L[j * K + k] * L[j * K + k];
+        if (v < -NOISE_COV_SLACK * (1.0 + fabs(C[j * K + j])))
+            return -1;
+        double ljj = v > 0.0 ? sqrt(v) : 0.0;
+        L[j * K + j] = ljj;
+        for (int i = j + 1; i < K; i++) {
+            double a = C[i * K + j];
+            for (int k = 0; k < j; k++)
+                a -= L[i * K + k] * L[j * K + k];
+            L[i * K + j] = ljj > 0.0 ? a / ljj : 0.0;
+        }
+    }
+    return 0;
+}
+
+static int softmax2_rule(double beta, double om, double psi, double c, int n, double *n1, double *n2)
+{
+    double C2[4] = {2 * om + psi, 3 * c, 3 * c, 3.0}, L2[4];
+    double C4[16] = {2 * om + psi, 3 * c, psi, c,
+                     3 * c, 3.0, c, 1.0,
+                     psi, c, 2 * om + psi, 3 * c,
+                     c, 1.0, 3 * c, 3.0};
+    double L4[16];
+    if (chol_clamp(2, C2, L2) || chol_clamp(4, C4, L4))
+        return -1;
+    struct gh g;
+    gh_make(&g, n);
+    double e2 = 0.0, ex = 0.0;
+    for (int i = 0; i < g.n; i++)
+        for (int j = 0; j < g.n; j++) {
+            double x = L2[0] * g.x[i], xs = L2[2] * g.x[i] + L2[3] * g.x[j];
+            double dl = sig_delta(beta, x, xs);
+            e2 += g.w[i] * g.w[j] * dl * dl;
+        }
+    for (int i = 0; i < g.n; i++)
+        for (int j = 0; j < g.n; j++) {
+            double z0 = g.x[i], z1 = g.x[j];
+            double x0 = L4[0] * z0, xs0 = L4[4] * z0 + L4[5] * z1;
+            double d0 = sig_delta(beta, x0, xs0), wij = g.w[i] * g.w[j];
+            double b1 = L4[8] * z0 + L4[9] * z1, b2 = L4[12] * z0 + L4[13] * z1;
+            for (int k = 0; k < g.n; k++) {
+                double z2 = g.x[k], inner = 0.0;
+                double x1 = b1 + L4[10] * z2, c2 = b2 + L4[14] * z2;
+                for (int l = 0; l < g.n; l++)
+                    inner += g.w[l] * sig_delta(beta, x1, c2 + L4[15] * g.x[l]);
+                ex += wij * g.w[k] * d0 * inner;
+            }
+        }
+    *n1 = 4.0 * e2;
+    *n2 = 2.0 * e2 + 2.0 * ex;
+    return 0;
+}
+
 static int softmax_nodes(int T)
 {
     switch (T) {
@@ -251,7 +326,7 @@ static int softmax_rule(const struct act *a, int T, double om, double psi, doubl
 }
 
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
-               struct noise_val *out)
+               int want_err, struct noise_val *out)
 {
     memset(out, 0, sizeof *out);
     if (!isfinite(omega11) || !isfinite(psi11) || !isfinite(omega12) || T < 1)
@@ -262,24 +337,37 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
     if (chol3_make(omega11, psi11, omega12, &k))
         return -1;
     double n1, n2;
-    if (a->kind == ACT_SOFTMAX) {
+    if (a->kind == ACT_SOFTMAX && T == 2) {
+        if (softmax2_rule(a->beta, omega11, psi11, omega12, NOISE_GH_SOFTMAX2, &n1, &n2))
+            return -1;
+        if (want_err) {
+            double m1, m2;
+            if (softmax2_rule(a->beta, omega11, psi11, omega12, 2 * NOISE_GH_SOFTMAX2 / 3, &m1, &m2))
+                return -1;
+            out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
+        }
+    } else if (a->kind == ACT_SOFTMAX) {
         if (T > NOISE_SOFTMAX_MAX_T || T > 16)
             return -1;
         int ns = softmax_nodes(T), n3 = 12;
         if (softmax_rule(a, T, omega11, psi11, omega12, ns, n3, &n1, &n2))
             return -1;
         double m1, m2;
-        if (softmax_rule(a, T, omega11, psi11, omega12, ns - 2, n3 - 4, &m1, &m2))
-            return -1;
-        out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
+        if (want_err) {
+            if (softmax_rule(a, T, omega11, psi11, omega12, ns - 2, n3 - 4, &m1, &m2))
+                return -1;
+            out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
+        }
     } else if (a->kind == ACT_HERMITE) {
         int n = 2 * a->degree + 2;
         elem_rule(a, T, &k, n, n, &n1, &n2);
     } else {
         elem_rule(a, T, &k, NOISE_GH_SMOOTH, NOISE_GH_SMOOTH3, &n1, &n2);
-        double m1, m2;
-        elem_rule(a, T, &k, 2 * NOISE_GH_SMOOTH / 3, 2 * NOISE_GH_SMOOTH3 / 3, &m1, &m2);
-        out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
+        if (want_err) {
+            double m1, m2;
+            elem_rule(a, T, &k, 2 * NOISE_GH_SMOOTH / 3, 2 * NOISE_GH_SMOOTH3 / 3, &m1, &m2);
+            out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
+        }
     }
     if (!isfinite(n1) || !isfinite(n2))
         return -1;

@@ -50,12 +50,7 @@
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
 #define ODE_EXPLODE 1e8         /* any |observable| beyond this is divergence */
 
-/* ---- word hierarchy (words.c) ---- */
 
-static int words_stub_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
-{
-    return words_system_create(m, sys, err, errlen);
-}
 
 /* ---- direct ---- */
 
@@ -82,7 +77,7 @@ static int direct_rhs(void *p, double tau, const double *y, double *dy)
     if (x->noise) {
         struct noise_val nv;
         double dr[4];
-        if (noise_eval(&x->act, x->T, o11, p11, o12, &nv))
+        if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
             return -1;
         noise_direct_drift(x->eta, &nv, dr);
         for (int i = 0; i < 4; i++)
@@ -174,7 +169,7 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
             }
             return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
         }
-        return words_stub_create(m, sys, err, errlen);
+        return words_system_create(m, sys, err, errlen);
     case DECOMP_UNTIED:
         if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
             snprintf(err, errlen,
@@ -182,7 +177,7 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
                      params_closure_name(cl));
             return -1;
         }
-        return words_stub_create(m, sys, err, errlen);
+        return words_system_create(m, sys, err, errlen);
     }
     snprintf(err, errlen, "ode: unknown decomposition");
     return -1;

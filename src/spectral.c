@@ -21,6 +21,12 @@
  * where omega_B' = d omega_B/de follows from differentiating the three equations:
  *   J_A = -G_A'(omega_A), J_B = -G_B'(omega_B), J_c = int c/D^2 dnu,
  *   g' = -J_c / (1 + J_B/J_A - J_B/g^2),   omega_B' = g' (1/J_A - 1/g^2).
+ * With delta_X = J_X - g^2 >= 0 (a variance, computed as a sum of squares) this is
+ *   omega_B' = J_c delta_A / (g^4 - delta_A delta_B),
+ *   omega11 = int (c/D)^2 dnu + J_c^2 delta_A / (g^4 - delta_A delta_B),
+ * free of the cancellation 1/g^2 - 1/J_A that ruins the first form once the student has
+ * converged (g -> 0-, c = e^{-2 phi l} large); the denominator is positive at the physical root
+ * (it is g^2 J_A J_B times -dR/dg, R(g) = omega_A + omega_B - 1/g).
  * (Check at tau = 0: B = 0, c = 1 gives g = -t1, omega_B = -1/t1 and omega11 = tr S0^2.)
  * In terms of S0's eigenvalues s (masses q): G_A(z) = sum q s/(z s - 1), which keeps the
  * zero eigenvalues of a rank-deficient S0 harmless (they contribute 0).
@@ -29,13 +35,12 @@
  * Each inversion G_X(omega) = g is a safeguarded Newton on 1/G_X (nearly linear, increasing)
  * inside the bracket [min X + mass/g, min X); the outer equation
  * omega_A(g) + omega_B(g) - 1/g = 0 is solved by bracketing in log|g| from a warm start and
- * Brent. The root taken is the one continuous from g = 0-, i.e. g = G_{A+B}(0).
+ * Illinois regula falsi. The root taken is the one continuous from g = 0-, i.e. g = G_{A+B}(0).
  */
 #include "aimsweep/spectral.h"
 
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +54,8 @@
 #define SPEC_OUTER_STEP 0.35  /* bracketing step in log|g| */
 #define SPEC_OUTER_SCAN 120
 #define SPEC_TOL 1e-14
+#define SPEC_MAX_ATOMS 8192   /* atoms of the S0 measure (d or the MP discretisation) */
+#define SPEC_OUTER_YMIN -60.0 /* fallback scan of log|g| starts here (g -> 0-) */
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -179,47 +186,43 @@ int spectral_mp_measure(double s0, double rho, int n, struct spec_measure *mu)
 
 /* ---- subordination ---- */
 
-/* Inversion of G_X(omega) = g on omega < top: G_X(z) = sum_j m_j / (z - x_j) for B, or, for A
- * given through S0's eigenvalues, sum_j q_j s_j / (z s_j - 1). kind 0: B-form, 1: A-form. */
+/* Inversion of G_X(omega) = g on omega < top, G_X(z) = sum_j m_j / (z - x_j). A = S0^-1 is
+ * passed through the inverses of S0's nonzero eigenvalues (zero eigenvalues of a rank-deficient
+ * S0 are infinite eigenvalues of A and contribute nothing). last: warm start, updated. */
 struct gfun {
-    int kind, n;
+    int n;
     const double *x, *m;
     double top, mass;
+    double *last;
 };
 
 static void gfun_eval(const struct gfun *f, double z, double *G, double *J)
 {
     double g = 0.0, j = 0.0;
-    if (f->kind == 0) {
-        for (int i = 0; i < f->n; i++) {
-            double u = 1.0 / (z - f->x[i]);
-            g += f->m[i] * u;
-            j += f->m[i] * u * u;
-        }
-    } else {
-        for (int i = 0; i < f->n; i++) {
-            double s = f->x[i];
-            if (s <= 0.0)
-                continue;
-            double u = s / (z * s - 1.0);
-            g += f->m[i] * u;
-            j += f->m[i] * u * u;
-        }
+    for (int i = 0; i < f->n; i++) {
+        double u = 1.0 / (z - f->x[i]);
+        g += f->m[i] * u;
+        j += f->m[i] * u * u;
     }
     *G = g;
     *J = j;
 }
 
-/* omega < top with G(omega) = g (< 0), via safeguarded Newton on h = 1/G. */
-static int ginv(const struct gfun *f, double g, double *omega, double *Jout)
+/* omega < top with G(omega) = g (< 0), via safeguarded Newton on h = 1/G (nearly linear and
+ * increasing) inside [top + mass/g, top). */
+static int ginv(const struct gfun *f, double g, double *omega)
 {
     double lo = f->top + f->mass / g, hi = f->top;
     double target = 1.0 / g;
-    double x = 0.5 * (lo + hi);
+    double x = *f->last;
+    if (!(x > lo && x < hi))
+        x = 0.5 * (lo + hi);
     for (int it = 0; it < SPEC_NEWTON_ITER; it++) {
         double G, J;
         gfun_eval(f, x, &G, &J);
         double h = 1.0 / G - target, dh = J / (G * G);
+        if (h == 0.0)
+            break;
         if (h < 0.0)
             lo = x;
         else
@@ -227,18 +230,15 @@ static int ginv(const struct gfun *f, double g, double *omega, double *Jout)
         double xn = x - h / dh;
         if (!(xn > lo && xn < hi))
             xn = 0.5 * (lo + hi);
-        if (fabs(xn - x) <= SPEC_TOL * (1.0 + fabs(x)) || hi - lo <= SPEC_TOL * (1.0 + fabs(x))) {
-            x = xn;
-            break;
-        }
+        int done = fabs(xn - x) <= SPEC_TOL * (1.0 + fabs(x)) || hi - lo <= SPEC_TOL * (1.0 + fabs(x));
         x = xn;
+        if (done)
+            break;
     }
-    double G, J;
-    gfun_eval(f, x, &G, &J);
-    if (!isfinite(x) || !isfinite(J))
+    if (!isfinite(x))
         return -1;
     *omega = x;
-    *Jout = J;
+    *f->last = x;
     return 0;
 }
 
@@ -251,8 +251,8 @@ struct outer {
 static double outer_R(double y, void *p)
 {
     struct outer *o = p;
-    double g = -exp(y), wa, wb, ja, jb;
-    if (ginv(o->A, g, &wa, &ja) || ginv(o->B, g, &wb, &jb)) {
+    double g = -exp(y), wa, wb;
+    if (ginv(o->A, g, &wa) || ginv(o->B, g, &wb)) {
         o->fail = 1;
         return NAN;
     }
@@ -260,20 +260,25 @@ static double outer_R(double y, void *p)
 }
 
 int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
-                   const double *F, const double *c, double *g_guess, struct spectral_traces *out)
+                   const double *F, const double *c, double guess[3], struct spectral_traces *out)
 {
     (void)l;
-    struct gfun A = {1, mu->n, mu->s, mu->q, 0.0, 0.0};
+    double ainv[SPEC_MAX_ATOMS], aq[SPEC_MAX_ATOMS];
+    if (mu->n > SPEC_MAX_ATOMS)
+        return -1;
+    struct gfun A = {0, ainv, aq, 0.0, 0.0, &guess[1]};
     double smax = 0.0;
-    for (int j = 0; j < mu->n; j++) {
-        if (mu->s[j] > 0.0)
+    for (int j = 0; j < mu->n; j++)
+        if (mu->s[j] > 0.0) {
+            ainv[A.n] = 1.0 / mu->s[j];
+            aq[A.n++] = mu->q[j];
             A.mass += mu->q[j];
-        smax = fmax(smax, mu->s[j]);
-    }
+            smax = fmax(smax, mu->s[j]);
+        }
     if (smax <= 0.0)
         return -1;
     A.top = 1.0 / smax;
-    struct gfun B = {0, M, F, w, F[0], 0.0};
+    struct gfun B = {M, F, w, F[0], 0.0, &guess[2]};
     for (int k = 0; k < M; k++) {
         B.top = fmin(B.top, F[k]);
         B.mass += w[k];
@@ -281,14 +286,13 @@ int spectral_solve(const struct spec_measure *mu, int M, const double *l, const 
             return -1;
     }
     struct outer o = {&A, &B, 0};
-    double y0 = log(*g_guess < 0.0 ? -*g_guess : 1.0);
+    double y0 = log(guess[0] < 0.0 ? -guess[0] : 1.0);
     double r0 = outer_R(y0, &o);
     if (o.fail || !isfinite(r0))
         return -1;
-    double ylo, yhi;
+    double ylo = y0, yhi = y0, rlo = r0, rhi = r0;
     int found = 0;
     if (r0 >= 0.0) {
-        yhi = y0;
         double y = y0;
         for (int i = 0; i < SPEC_OUTER_SCAN; i++) {
             y -= SPEC_OUTER_STEP;
@@ -297,13 +301,14 @@ int spectral_solve(const struct spec_measure *mu, int M, const double *l, const 
                 return -1;
             if (r < 0.0) {
                 ylo = y;
+                rlo = r;
                 found = 1;
                 break;
             }
             yhi = y;
+            rhi = r;
         }
     } else {
-        ylo = y0;
         double y = y0;
         for (int i = 0; i < SPEC_OUTER_SCAN / 3; i++) {
             y += SPEC_OUTER_STEP;
@@ -312,67 +317,90 @@ int spectral_solve(const struct spec_measure *mu, int M, const double *l, const 
                 return -1;
             if (r >= 0.0) {
                 yhi = y;
+                rhi = r;
                 found = 1;
                 break;
             }
             ylo = y;
+            rlo = r;
         }
         if (!found) { /* restart from g = 0-: the first crossing is the physical root */
-            y = -30.0;
-            ylo = y;
-            for (int i = 0; i < SPEC_OUTER_SCAN * 2; i++) {
-                y += SPEC_OUTER_STEP;
-                double r = outer_R(y, &o);
-                if (o.fail)
-                    return -1;
+            double yy = SPEC_OUTER_YMIN;
+            ylo = yy;
+            rlo = outer_R(yy, &o);
+            while (!o.fail && rlo < 0.0 && yy < -SPEC_OUTER_YMIN) {
+                yy += SPEC_OUTER_STEP;
+                double r = outer_R(yy, &o);
                 if (r >= 0.0) {
-                    yhi = y;
+                    yhi = yy;
+                    rhi = r;
                     found = 1;
                     break;
                 }
-                ylo = y;
+                ylo = yy;
+                rlo = r;
             }
+            if (o.fail)
+                return -1;
         }
     }
     if (!found)
         return -1;
 
-    gsl_function fn = {outer_R, &o};
-    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-    if (!s)
-        return -1;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    int status = gsl_root_fsolver_set(s, &fn, ylo, yhi);
+    /* Illinois regula falsi on the stored bracket values (the ends are not re-evaluated: at a
+     * warm start sitting on the root their sign can flip at rounding level) */
     double y = 0.5 * (ylo + yhi);
-    for (int it = 0; status == GSL_SUCCESS && it < 200; it++) {
-        status = gsl_root_fsolver_iterate(s);
-        y = gsl_root_fsolver_root(s);
-        double a = gsl_root_fsolver_x_lower(s), b = gsl_root_fsolver_x_upper(s);
-        if (gsl_root_test_interval(a, b, 1e-15, 1e-15) == GSL_SUCCESS)
+    int side = 0;
+    for (int it = 0; it < 200; it++) {
+        y = rhi > rlo ? ylo - rlo * (yhi - ylo) / (rhi - rlo) : 0.5 * (ylo + yhi);
+        if (!(y > ylo && y < yhi))
+            y = 0.5 * (ylo + yhi);
+        if (yhi - ylo <= 1e-15 * (1.0 + fabs(y)))
             break;
+        double r = outer_R(y, &o);
+        if (o.fail)
+            return -1;
+        if (r == 0.0)
+            break;
+        if (r < 0.0) {
+            ylo = y;
+            rlo = r;
+            if (side == -1)
+                rhi *= 0.5;
+            side = -1;
+        } else {
+            yhi = y;
+            rhi = r;
+            if (side == 1)
+                rlo *= 0.5;
+            side = 1;
+        }
     }
-    gsl_root_fsolver_free(s);
-    gsl_set_error_handler(old);
-    if (status != GSL_SUCCESS || o.fail)
-        return -1;
 
-    double g = -exp(y), wa, wb, ja, jb;
-    if (ginv(&A, g, &wa, &ja) || ginv(&B, g, &wb, &jb))
+    double g = -exp(y), wa, wb;
+    if (ginv(&A, g, &wa) || ginv(&B, g, &wb))
         return -1;
-    double t1 = 0.0, o12 = 0.0, jc = 0.0;
+    /* delta_X = J_X - g^2 >= 0 as sums of squares (no cancellation when g -> 0-) */
+    double dA = 0.0, dB = 0.0;
+    for (int j = 0; j < mu->n; j++)
+        if (mu->s[j] > 0.0) {
+            double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
+            dA += mu->q[j] * u * u;
+        }
+    dA += g * g * (1.0 - A.mass);
+    double t1 = 0.0, o12 = 0.0, jc = 0.0, x2 = 0.0;
     for (int k = 0; k < M; k++) {
-        double D = F[k] - wb;
+        double D = F[k] - wb, v = -1.0 / D - g;
+        dB += w[k] * v * v;
         t1 += w[k] * c[k] / D;
         o12 += w[k] * l[k] * c[k] / D;
         jc += w[k] * c[k] / (D * D);
+        x2 += w[k] * (c[k] / D) * (c[k] / D);
     }
-    double gp = -jc / (1.0 + jb / ja - jb / (g * g));
-    double wbp = gp * (1.0 / ja - 1.0 / (g * g));
-    double o11 = 0.0;
-    for (int k = 0; k < M; k++) {
-        double D = F[k] - wb;
-        o11 += w[k] * c[k] * (c[k] + wbp) / (D * D);
-    }
+    double den = g * g * g * g - dA * dB;
+    if (!(den > 0.0))
+        return -1;
+    double o11 = x2 + jc * jc * dA / den;
     if (!isfinite(t1) || !isfinite(o12) || !isfinite(o11))
         return -1;
     out->t1 = t1;
@@ -381,7 +409,7 @@ int spectral_solve(const struct spec_measure *mu, int M, const double *l, const 
     out->g = g;
     out->omega_a = wa;
     out->omega_b = wb;
-    *g_guess = g;
+    guess[0] = g;
     return 0;
 }
 
@@ -393,7 +421,7 @@ struct spec_ctx {
     double lambda, t2;
     double *l, *w, *c;
     struct spec_measure mu;
-    double g_guess;
+    double guess[3]; /* warm starts: g, omega_A, omega_B */
 };
 
 static void spec_destroy(void *p)
@@ -414,7 +442,7 @@ static int spec_traces(struct spec_ctx *x, const double *y, struct spectral_trac
     double phi = y[0], psi = y[1];
     for (int k = 0; k < x->M; k++)
         x->c[k] = exp(-2.0 * phi * x->l[k] - 2.0 * psi);
-    return spectral_solve(&x->mu, x->M, x->l, x->w, y + 2, x->c, &x->g_guess, tr);
+    return spectral_solve(&x->mu, x->M, x->l, x->w, y + 2, x->c, x->guess, tr);
 }
 
 static int spec_rhs(void *p, double tau, const double *y, double *dy)
@@ -549,7 +577,8 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         double t1 = 0.0;
         for (int j = 0; j < x->mu.n; j++)
             t1 += x->mu.q[j] * x->mu.s[j];
-        x->g_guess = t1 > 0.0 ? -t1 : -1.0;
+        x->guess[0] = t1 > 0.0 ? -t1 : -1.0;
+        x->guess[1] = x->guess[2] = NAN;
     }
     free(ev);
     ev = NULL;

@@ -1275,7 +1275,7 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
     if (cx->noise) {
         struct noise_val nv;
         double q[Q_N];
-        if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, &nv))
+        if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
         q[Q_N1] = cx->eta * nv.n1;
         q[Q_N2] = cx->eta * nv.n2;

@@ -44,14 +44,14 @@ int spectral_mp_measure(double s0, double rho, int n, struct spec_measure *mu);
 
 /* The traces of S = E (A + B)^-1 E at one state: given the S0 measure mu, the teacher rule
  * (nodes l, weights w, M), F at the nodes and c = exp(-2 phi l - 2 psi) at the nodes, returns
- * t1, omega12 and omega11 (= psi11). g_guess: in/out warm start for g = G_{A+B}(0) (use a
- * negative number, e.g. -t1(0)). Returns 0, or -1 when no solution exists (A + B not
+ * t1, omega12 and omega11 (= psi11). guess: in/out warm starts for g = G_{A+B}(0), omega_A,
+ * omega_B (start with {-t1(0), NAN, NAN}). S0 measures hold at most 8192 atoms. Returns 0, or -1 when no solution exists (A + B not
  * positive). */
 struct spectral_traces {
     double t1, omega12, omega11;
     double g, omega_a, omega_b;
 };
 int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
-                   const double *F, const double *c, double *g_guess, struct spectral_traces *out);
+                   const double *F, const double *c, double guess[3], struct spectral_traces *out);
 
 #endif
