@@ -312,6 +312,8 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             p->closure = CLOSURE_SPECTRAL_MP;
         else if (!strcmp(value, "free_residual"))
             p->closure = CLOSURE_FREE_RESIDUAL;
+        else if (!strcmp(value, "flat"))
+            p->closure = CLOSURE_FLAT;
         else
             goto bad;
         return 0;
@@ -427,6 +429,7 @@ const char *params_closure_name(enum closure c)
     case CLOSURE_SPECTRAL: return "spectral";
     case CLOSURE_SPECTRAL_MP: return "spectral_mp";
     case CLOSURE_FREE_RESIDUAL: return "free_residual";
+    case CLOSURE_FLAT: return "flat";
     }
     return "?";
 }

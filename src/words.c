@@ -22,7 +22,28 @@
  *                 value, computed from the exact initial traces (≈ 0 for mixed words of a free
  *                 initialisation, up to O(1/d)). Exact at tau = 0.
  *  freeze         m(w) frozen at its tau = 0 value.
- *  zero           m(w) = 0.
+ *  zero           m(w) = 0. (Without weight decay, zero at order M is freeze at order M - 1:
+ *                 a length-M word then has a zero derivative.)
+ *  free_residual  free_cumulant applied to the residuals R_X = X - c0_X - c1_X P of each student
+ *                 letter X regressed on P (c1 = (m(XP) - m(X)m(P))/(m(P^2) - m(P)^2), c0 = m(X) -
+ *                 c1 m(P), recomputed at every right-hand side): the words are expanded in
+ *                 {R_X, P} (3^s terms for s student letters), closed there with frozen top
+ *                 cumulants, and mapped back. Meant to stay accurate as S aligns with P (then R
+ *                 -> 0 and mixed cumulants stay small). Measured: no better than free_cumulant.
+ *  flat           the flat extension of the moment matrix, the noncommutative analogue of Gauss
+ *                 quadrature (quadrature method of moments). With V_K the span of the strings
+ *                 of length <= K = (M - 1)/2 acting on the cyclic vector, Gram matrix
+ *                 G_uv = m(u^T v) (length <= M - 1), a top word w = wL wR (|wL| = |wR| = K + 1)
+ *                 is closed as <P_K wL^T 1, P_K wR 1>, i.e.
+ *                   m(w) = sum_uv m(wL u) G^+_uv m(v^T wR),
+ *                 averaged over the M + 1 rotations of w; G^+ is the pseudo-inverse on G's
+ *                 positive eigenspace, so the closed moments are those of a positive functional
+ *                 on a finite matrix model (every student spectrum stays a positive measure).
+ *                 For one letter this is exactly the (K + 1)-node Gauss quadrature closure, which
+ *                 is invariant under the pushforward dynamics dS = f(S); it does not share the
+ *                 finite radius of convergence of the cumulant closures. Odd M only (an even
+ *                 order has no flat extension that uses its top tracked length; measured
+ *                 unstable, refused).
  * The sum over NC(n) uses the first-block recursion: with V the block of position 1,
  *   m(a_1..a_n) = sum_{V = {1 = i_1 < ... < i_s}} kappa_s(a_{i_1}, .., a_{i_s})
  *                 * prod_j m(a_{i_j + 1} .. a_{i_{j+1} - 1})      (i_{s+1} = n + 1),
@@ -65,6 +86,12 @@
 
 #define WORDS_UNTIED_MAX_LEN 8
 #define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
+#ifndef WORDS_FLAT_CUT
+#define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
+#endif
+#ifndef WORDS_FLAT_SCALE
+#define WORDS_FLAT_SCALE 1
+#endif
 
 struct words_basis {
     int dec, nl, maxlen;
@@ -722,6 +749,12 @@ struct words_ctx {
     long *sub_off; /* per class */
     double *momr, *kapr, *topr0;
     int c_x[3], c_xp[3], c_p, c_pp; /* classes X, X P for X in {S, Sigma, Lambda}; P, P P */
+    /* flat: strings of length <= K, the classes of the Gram matrix and of the split vectors */
+    int fK, fns, fnrot;
+    int *fgram;        /* fns x fns: class of u^T v */
+    int *fa, *fb;      /* per top class, rotation and string: classes of wL u and v^T wR */
+    double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fsc;
+    int flwork;
 };
 
 static int cmp_lin(const void *x, const void *y)
@@ -1037,6 +1070,141 @@ static void residual_moments(struct words_ctx *cx, const double *mom, const doub
                                      : cx->mom0[c];
 }
 
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+/* flat: the index tables (see the closure comment in words_system_create's header). */
+static int build_flat(struct words_ctx *cx)
+{
+    const struct words_basis *b = cx->b;
+    int M = cx->M, K = M % 2 ? (M - 1) / 2 : M / 2 - 1, Lt = M + 1, lr = M % 2 ? (M + 1) / 2 : M / 2;
+    int ns = 0, nl = b->nl, (*str)[WORDS_MAX_LEN], *slen;
+    for (int l = 0, p = 1; l <= K; l++, p *= nl)
+        ns += p;
+    str = malloc(sizeof(*str) * ns);
+    slen = malloc(sizeof(int) * ns);
+    cx->fK = K;
+    cx->fns = ns;
+    cx->fnrot = Lt;
+    int ntop = b->first[M + 2] - b->first[M + 1];
+    cx->fgram = malloc(sizeof(int) * ns * ns);
+    cx->fa = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
+    cx->fb = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
+    cx->fG = malloc(sizeof(double) * ns * ns);
+    cx->fGp = malloc(sizeof(double) * ns * ns);
+    cx->fw = malloc(sizeof(double) * ns);
+    cx->fav = malloc(sizeof(double) * ns);
+    cx->fbv = malloc(sizeof(double) * ns);
+    cx->fsc = malloc(sizeof(double) * ns);
+    cx->flwork = 8 * ns + 64;
+    cx->fwork = malloc(sizeof(double) * cx->flwork);
+    if (!str || !slen || !cx->fgram || !cx->fa || !cx->fb || !cx->fG || !cx->fGp || !cx->fw || !cx->fav ||
+        !cx->fbv || !cx->fsc || !cx->fwork) {
+        free(str);
+        free(slen);
+        return -1;
+    }
+    int k = 0;
+    for (int l = 0; l <= K; l++)
+        for (long code = 0; code < b->pw[l]; code++) {
+            words_decode(nl, l, code, str[k]);
+            slen[k++] = l;
+        }
+    int v[2 * WORDS_MAX_LEN];
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++) {
+            int n = 0;
+            for (int q = slen[i] - 1; q >= 0; q--)
+                v[n++] = b->tr[str[i][q]];
+            for (int q = 0; q < slen[j]; q++)
+                v[n++] = str[j][q];
+            cx->fgram[i * ns + j] = words_basis_index(b, n, v);
+        }
+    int w[WORDS_MAX_LEN], rw[WORDS_MAX_LEN];
+    for (int t = 0; t < ntop; t++) {
+        words_basis_class(b, b->first[M + 1] + t, w);
+        for (int r = 0; r < Lt; r++) {
+            for (int q = 0; q < Lt; q++)
+                rw[q] = w[(q + r) % Lt];
+            int ll = Lt - lr; /* wL = rw[0..ll), wR = rw[ll..Lt) */
+            for (int u = 0; u < ns; u++) {
+                int n = 0;
+                for (int q = 0; q < ll; q++)
+                    v[n++] = rw[q];
+                for (int q = 0; q < slen[u]; q++)
+                    v[n++] = str[u][q];
+                cx->fa[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+                n = 0;
+                for (int q = slen[u] - 1; q >= 0; q--)
+                    v[n++] = b->tr[str[u][q]];
+                for (int q = ll; q < Lt; q++)
+                    v[n++] = rw[q];
+                cx->fb[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+            }
+        }
+    }
+    free(str);
+    free(slen);
+    return 0;
+}
+
+/* flat: the top moments from the pseudo-inverse of the Gram matrix, into out[top classes]. */
+static int flat_top(struct words_ctx *cx, const double *mom, double *out)
+{
+    const struct words_basis *b = cx->b;
+    int ns = cx->fns, info, M = cx->M, Lt = M + 1;
+    for (int i = 0; i < ns; i++) {
+        double g = mom[cx->fgram[i * ns + i]];
+        cx->fsc[i] = WORDS_FLAT_SCALE && g > 0 ? 1 / sqrt(g) : 1;
+    }
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            cx->fG[i * ns + j] = mom[cx->fgram[i * ns + j]] * cx->fsc[i] * cx->fsc[j];
+    dsyev_("V", "U", &ns, cx->fG, &ns, cx->fw, cx->fwork, &cx->flwork, &info);
+    if (info)
+        return -1;
+    double lmax = fabs(cx->fw[ns - 1]);
+    memset(cx->fGp, 0, sizeof(double) * ns * ns);
+    /* Pseudo-inverse on the positive part of the Jacobi-scaled G (the strings' norms differ by
+     * orders of magnitude); directions below WORDS_FLAT_CUT of the largest are dropped. */
+    for (int e = 0; e < ns; e++) {
+        double l = cx->fw[e];
+        if (!(l > WORDS_FLAT_CUT * lmax))
+            continue; /* a negative direction is not a state */
+        const double *ve = cx->fG + (size_t)e * ns; /* row-major storage of column-major vectors */
+        for (int i = 0; i < ns; i++)
+            for (int j = 0; j < ns; j++)
+                cx->fGp[i * ns + j] += ve[i] * ve[j] / l;
+    }
+    for (int i = 0; i < ns; i++)
+        for (int j = 0; j < ns; j++)
+            cx->fGp[i * ns + j] *= cx->fsc[i] * cx->fsc[j];
+    int ntop = b->first[M + 2] - b->first[M + 1];
+    for (int t = 0; t < ntop; t++) {
+        int c = b->first[M + 1] + t;
+        if (!b->stud[c]) {
+            out[c] = cx->mom0[c];
+            continue;
+        }
+        double acc = 0;
+        for (int r = 0; r < Lt; r++) {
+            const int *ia = cx->fa + ((size_t)t * Lt + r) * ns, *ib = cx->fb + ((size_t)t * Lt + r) * ns;
+            for (int u = 0; u < ns; u++) {
+                cx->fav[u] = mom[ia[u]];
+                cx->fbv[u] = mom[ib[u]];
+            }
+            for (int i = 0; i < ns; i++) {
+                double s = 0;
+                for (int j = 0; j < ns; j++)
+                    s += cx->fGp[i * ns + j] * cx->fbv[j];
+                acc += cx->fav[i] * s;
+            }
+        }
+        out[c] = acc / Lt;
+    }
+    return 0;
+}
+
 /* Fills cx->mom from the state: tracked classes, constants, and the closure. */
 static void fill_moments(struct words_ctx *cx, const double *y)
 {
@@ -1052,6 +1220,9 @@ static void fill_moments(struct words_ctx *cx, const double *y)
     case CLOSURE_FREEZE:
         for (int c = t0; c < t1; c++)
             cx->mom[c] = cx->mom0[c];
+        break;
+    case CLOSURE_FLAT:
+        flat_top(cx, cx->mom, cx->mom);
         break;
     case CLOSURE_FREE_RESIDUAL: {
         double c0[3], c1[3];
@@ -1169,6 +1340,16 @@ static void words_ctx_destroy(void *ctx)
     free(cx->momr);
     free(cx->kapr);
     free(cx->topr0);
+    free(cx->fgram);
+    free(cx->fa);
+    free(cx->fb);
+    free(cx->fG);
+    free(cx->fGp);
+    free(cx->fw);
+    free(cx->fwork);
+    free(cx->fav);
+    free(cx->fbv);
+    free(cx->fsc);
     free(cx);
 }
 
@@ -1208,6 +1389,10 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     }
     if (p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) {
         snprintf(err, errlen, "words: closure spectral is not a word closure");
+        return -1;
+    }
+    if (p->closure == CLOSURE_FLAT && M % 2 == 0) {
+        snprintf(err, errlen, "words: closure flat needs an odd order (got %d; even orders measured unstable)", M);
         return -1;
     }
     if (p->closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
@@ -1273,6 +1458,11 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
         int x = t == 0 ? WORDS_S : t == 1 ? WORDS_SIGMA : WORDS_LAMBDA;
         cx->c_x[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, -1);
         cx->c_xp[t] = (nl == 2 && t > 0) ? -1 : class_of(b, x, WORDS_P);
+    }
+    if (cx->closure == CLOSURE_FLAT) {
+        if (build_flat(cx) || flat_top(cx, cx->mom0, cx->mom))
+            goto oom;
+        memcpy(cx->mom, cx->mom0, sizeof(double) * n);
     }
     if (cx->closure == CLOSURE_FREE_RESIDUAL) {
         double c0[3], c1[3];

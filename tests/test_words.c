@@ -18,6 +18,7 @@
 
 #include "aimsweep/flow.h"
 #include "aimsweep/model.h"
+#include "aimsweep/ode.h"
 #include "aimsweep/rng.h"
 #include "aimsweep/words.h"
 #include "words_util.h"
@@ -174,8 +175,38 @@ static void free_case(const char *text, int maxlen)
     CHECK(g2 < 0.7 * g1, "free init vs exact %s: gap %.3e at d = 100, %.3e at d = 400", text, g1, g2);
 }
 
+/* Free cumulants of the free initialisation: the student's are Marchenko-Pastur's,
+ * kappa_n(S) = a^n c^(n-1) with a = s0^2 sqrt(rho), c = 1/rho (free Poisson), and every mixed
+ * student-teacher cumulant vanishes (freeness). Checks the pairing moments and the
+ * non-crossing inversion against a closed form. */
+static void free_cumulant_case(double s0, double rho)
+{
+    struct words_basis *b = words_basis_create(DECOMP_TIED, 7);
+    int n = words_basis_count(b), w[8];
+    double pm[8] = {1, 0.3, 1, 0.7, 2.1, 3.3, 7.7, 14.2}; /* any teacher moment sequence */
+    double *mom = malloc(sizeof(double) * n), *kap = malloc(sizeof(double) * n);
+    words_free_init(b, s0, rho, pm, mom);
+    words_free_cumulants(b, mom, kap);
+    double a = s0 * s0 * sqrt(rho), c = 1 / rho, worst = 0;
+    for (int cl = 1; cl < n; cl++) {
+        int L = words_basis_class(b, cl, w), ns = 0;
+        for (int i = 0; i < L; i++)
+            ns += w[i] == WORDS_S;
+        double want = ns == L ? pow(a, L) * pow(c, L - 1) : ns == 0 ? kap[cl] : 0;
+        worst = fmax(worst, fabs(kap[cl] - want) / (1 + fabs(want)));
+    }
+    printf("free cumulants s0=%.2f rho=%.2f: worst gap to Marchenko-Pastur / zero mixed %.2e\n", s0, rho, worst);
+    CHECK(worst < 1e-12, "free cumulants of the free initialisation (s0 %.2f, rho %.2f): %.2e", s0, rho, worst);
+    free(mom);
+    free(kap);
+    words_basis_destroy(&b);
+}
+
 static void test_free(void)
 {
+    free_cumulant_case(0.7, 1.0);
+    free_cumulant_case(0.9, 0.5);
+    free_cumulant_case(0.6, 2.0);
     free_case("decomposition=tied init_scale=0.7 teacher=wishart(0.5)", 6);
     free_case("decomposition=tied width=0.5 init_scale=0.7 teacher=goe", 6);
     free_case("decomposition=untied init_scale=0.8 teacher=wishart(0.5)", 5);
@@ -269,8 +300,9 @@ static void test_rhs(void)
              "order_m=3 closure=freeze");
 }
 
-/* Max |omega12_ode - omega12_flow| over the common tau grid; -1 when the ode failed. */
-static double ode_vs_flow(const struct model *m, const struct traj *fl, int *nrows)
+/* Max |omega12_ode - omega12_flow| over the records with tau <= window; -1 when the ode
+ * stopped before the window's end. */
+static double ode_vs_flow(const struct model *m, const struct traj *fl, double window, int *nrows)
 {
     struct mom_sys sys;
     char err[256];
@@ -280,19 +312,28 @@ static double ode_vs_flow(const struct model *m, const struct traj *fl, int *nro
     }
     double taus[256];
     struct obs_row rows[256];
-    for (int k = 0; k < fl->n; k++)
-        taus[k] = fl->rows[k].tau;
-    int n = wu_integrate(&sys, fl->n, taus, rows);
+    int nw = 0;
+    while (nw < fl->n && fl->rows[nw].tau <= window + 1e-12)
+        taus[nw] = fl->rows[nw].tau, nw++;
+    int n = wu_integrate(&sys, nw, taus, rows);
     double e = 0;
     for (int k = 0; k < n; k++)
         e = fmax(e, fabs(rows[k].omega12 - fl->rows[k].omega12));
     sys.destroy(sys.ctx);
     free(sys.y0);
     *nrows = n;
-    return n == fl->n ? e : -1;
+    return n == nw ? e : -1;
 }
 
-static void conv_case(const char *text, int mmax)
+/* For each closure run, the error against the flow over tau <= window for orders ms[0..n-1]
+ * must fall strictly from each order to the next, and every run must reach the window's end. */
+struct conv_run {
+    const char *closure;
+    double window;
+    int n, ms[8];
+};
+
+static void conv_case(const char *text, int nruns, const struct conv_run *runs)
 {
     struct params p;
     char buf[512];
@@ -301,41 +342,36 @@ static void conv_case(const char *text, int mmax)
     struct traj fl;
     traj_init(&fl, SOLVER_FLOW, p.records + 1);
     flow_run(m, &fl, NULL, NULL);
-    double prev = INFINITY;
-    printf("convergence %s:", text);
-    double e2 = 0, elast = 0;
-    for (int M = 2; M <= mmax; M++) {
-        snprintf(buf, sizeof buf, "%s order_m=%d", text, M);
-        struct params q;
-        wu_params(&q, buf);
-        m->p = q;
-        int nr;
-        double e = ode_vs_flow(m, &fl, &nr);
-        printf(" M=%d %.2e", M, e);
-        CHECK(e >= 0, "%s M=%d failed after %d rows", text, M, nr);
-        if (M == 2)
-            e2 = e;
-        elast = e;
-        (void)prev;
-        prev = e;
+    for (int r = 0; r < nruns; r++) {
+        printf("convergence %s closure=%s tau<=%g:", text, runs[r].closure, runs[r].window);
+        double prev = INFINITY;
+        for (int i = 0; i < runs[r].n; i++) {
+            int M = runs[r].ms[i], nr;
+            snprintf(buf, sizeof buf, "%s closure=%s order_m=%d", text, runs[r].closure, M);
+            wu_params(&m->p, buf);
+            double e = ode_vs_flow(m, &fl, runs[r].window, &nr);
+            printf(" M=%d %.2e", M, e);
+            CHECK(e >= 0, "%s %s M=%d stopped after %d rows", text, runs[r].closure, M, nr);
+            CHECK(e < prev, "%s %s: error at M=%d (%.2e) not below the previous order's (%.2e)", text,
+                  runs[r].closure, M, e, prev);
+            prev = e;
+        }
+        printf("\n");
     }
-    printf("\n");
-    CHECK(elast < 0.5 * e2, "%s: error at M=%d (%.2e) not below half of M=2 (%.2e)", text, mmax, elast, e2);
     traj_free(&fl);
     model_destroy(&m);
 }
 
 static void test_conv(void)
 {
-    conv_case("decomposition=tied d=300 activation=h1 teacher=wishart(0.5) tau_end=0.2 records=20 "
-              "closure=free_cumulant",
-              6);
-    conv_case("decomposition=tied d=300 activation=h2 teacher=wishart(0.5) tau_end=0.2 records=20 "
-              "closure=free_cumulant",
-              6);
-    conv_case("decomposition=untied d=300 activation=h1 teacher=wishart(0.5) tau_end=0.2 records=20 "
-              "closure=free_cumulant",
-              4);
+    /* flat holds through strong recovery (m -> 0.99) over tau in [0, 0.2]; free_cumulant
+     * converges only before it (the radius of the moment expansion): tau <= 0.05 here, see
+     * docs/closures.md. */
+    const struct conv_run tied[2] = {{"flat", 0.2, 3, {3, 5, 7}}, {"free_cumulant", 0.05, 6, {2, 3, 4, 5, 6, 7}}};
+    conv_case("decomposition=tied d=300 activation=h1 teacher=wishart(0.5) tau_end=0.2 records=40", 2, tied);
+    conv_case("decomposition=tied d=300 activation=h2 teacher=wishart(0.5) tau_end=0.2 records=40", 2, tied);
+    const struct conv_run untied[2] = {{"free_cumulant", 0.1, 3, {3, 4, 5}}, {"flat", 0.1, 2, {3, 5}}};
+    conv_case("decomposition=untied d=200 activation=h1 teacher=wishart(0.5) tau_end=0.1 records=10", 2, untied);
 }
 
 /* The O(eta) noise drift at tau = 0 against the second-order term of one SGD step, averaged
@@ -477,8 +513,45 @@ static void test_noise(void)
     noise_case("decomposition=untied d=100 activation=h1 teacher=goe_shift(1)", 400, 0.1);
 }
 
+/* A closure that goes unstable is reported through the right-hand side (-1 or non-finite),
+ * and the ode solver records RUN_ODE_DIVERGED with the step instead of crashing. Tied h3 with
+ * freeze at M = 2 leaves the physical region near tau = 0.02 (docs/closures.md). */
 static void test_unstable(void)
 {
+    struct params p;
+    wu_params(&p, "decomposition=tied d=200 activation=h3 teacher=wishart(0.5) tau_end=0.1 records=10 "
+                  "closure=freeze order_m=2 solvers=ode");
+    struct model *m = model_create(&p);
+    struct traj t;
+    traj_init(&t, SOLVER_ODE, p.records + 1);
+    ode_run(m, &t);
+    printf("unstable closure: status %s after %d rows (%s)\n", run_status_name(t.status), t.n, t.error);
+    CHECK(t.status == RUN_ODE_DIVERGED, "freeze M=2 tied h3: status %s", run_status_name(t.status));
+    CHECK(t.n >= 1 && t.n < p.records + 1, "rows before the divergence: %d", t.n);
+    CHECK(t.diverged_at_samples > 0, "divergence step recorded");
+    for (int k = 0; k < t.n; k++)
+        CHECK(isfinite(t.rows[k].omega12) && isfinite(t.rows[k].omega11), "recorded rows finite");
+    traj_free(&t);
+    /* a state outside the physical region: the right-hand side refuses it */
+    struct mom_sys sys;
+    char err[256];
+    m->p.closure = CLOSURE_FREE_CUMULANT;
+    CHECK(words_system_create(m, &sys, err, sizeof err) == 0, "%s", err);
+    double *y = malloc(sizeof(double) * sys.dim), *dy = malloc(sizeof(double) * sys.dim);
+    memcpy(y, sys.y0, sizeof(double) * sys.dim);
+    int ss[2] = {WORDS_S, WORDS_S};
+    const int *cls = words_system_classes(&sys);
+    for (int i = 0; i < sys.dim; i++)
+        if (cls[i] == words_basis_index(words_system_basis(&sys), 2, ss))
+            y[i] = -1; /* omega11 < 0 */
+    CHECK(sys.rhs(sys.ctx, 0, y, dy) == -1, "rhs accepts omega11 < 0");
+    y[0] = NAN;
+    CHECK(sys.rhs(sys.ctx, 0, y, dy) == -1, "rhs accepts a NaN state");
+    free(y);
+    free(dy);
+    sys.destroy(sys.ctx);
+    free(sys.y0);
+    model_destroy(&m);
 }
 
 int main(int argc, char **argv)

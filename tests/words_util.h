@@ -71,6 +71,8 @@ static inline int wu_integrate(struct mom_sys *sys, int n, const double *taus, s
     double *y = malloc(sizeof(double) * sys->dim), t = 0;
     int k;
     gsl_set_error_handler_off();
+    gsl_odeiv2_driver_set_nmax(drv, 200000); /* a closure gone stiff counts as stopped */
+    gsl_odeiv2_driver_set_hmin(drv, 1e-12);
     memcpy(y, sys->y0, sizeof(double) * sys->dim);
     for (k = 0; k < n; k++) {
         if (taus[k] > t && gsl_odeiv2_driver_apply(drv, &t, taus[k], y) != GSL_SUCCESS)
