@@ -262,7 +262,6 @@ static double outer_R(double y, void *p)
 int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
                    const double *F, const double *c, double guess[3], struct spectral_traces *out)
 {
-    (void)l;
     double ainv[SPEC_MAX_ATOMS], aq[SPEC_MAX_ATOMS];
     if (mu->n > SPEC_MAX_ATOMS)
         return -1;
