@@ -335,8 +335,39 @@ static void convergence_in_M(const char *act, int d, double tau_end, double floo
     model_destroy(&m);
 }
 
+/* weight decay enters as psi = lambda tau (MODEL.md §7b): spectral against the flow */
+static void weight_decay(void)
+{
+    struct params p = mk("h1", 200, 0.3, 6);
+    p.weight_decay = 0.5;
+    p.order_m = 6;
+    struct model *m = model_create(&p);
+    struct traj tf, to;
+    traj_init(&tf, SOLVER_FLOW, p.records + 1);
+    traj_init(&to, SOLVER_ODE, p.records + 1);
+    flow_run(m, &tf, NULL, NULL);
+    ode_run(m, &to);
+    double e11, e12;
+    max_err(&to, &tf, &e11, &e12);
+    CHECK(to.status == RUN_OK && e11 < 0.01 && e12 < 0.01,
+          "weight decay 0.5, d=200: max|d omega11| %.3g, max|d omega12| %.3g (%s)", e11, e12, to.error);
+    /* and it matters: without it in the ode the error is large */
+    m->p.weight_decay = 0.0;
+    struct traj t0;
+    traj_init(&t0, SOLVER_ODE, p.records + 1);
+    ode_run(m, &t0);
+    double f11, f12;
+    max_err(&t0, &tf, &f11, &f12);
+    CHECK(f11 > 5 * e11, "weight decay changes the ode: %.3g vs %.3g", f11, e11);
+    traj_free(&tf);
+    traj_free(&to);
+    traj_free(&t0);
+    model_destroy(&m);
+}
+
 int main(void)
 {
+    weight_decay();
     gauss_rule();
     subordination_vs_dense();
     rhs_vs_flow("h1");
