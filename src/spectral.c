@@ -54,7 +54,7 @@
 #define SPEC_OUTER_STEP 0.35  /* bracketing step in log|g| */
 #define SPEC_OUTER_SCAN 120
 #define SPEC_TOL 1e-14
-#define SPEC_MAX_ATOMS 8192   /* atoms of the S0 measure (d or the MP discretisation) */
+#define SPEC_STACK_ATOMS 2048 /* S0 atoms handled without allocation (d or the MP rule) */
 #define SPEC_OUTER_YMIN -60.0 /* fallback scan of log|g| starts here (g -> 0-) */
 
 /* ---- Gauss rule of a discrete measure ---- */
@@ -259,12 +259,30 @@ static double outer_R(double y, void *p)
     return wa + wb - 1.0 / g;
 }
 
+static int spectral_solve_work(const struct spec_measure *mu, int M, const double *l,
+                               const double *w, const double *F, const double *c, double guess[3],
+                               struct spectral_traces *out, double *ainv, double *aq);
+
 int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
                    const double *F, const double *c, double guess[3], struct spectral_traces *out)
 {
-    double ainv[SPEC_MAX_ATOMS], aq[SPEC_MAX_ATOMS];
-    if (mu->n > SPEC_MAX_ATOMS)
-        return -1;
+    double abuf[2 * SPEC_STACK_ATOMS], *heap = NULL, *ainv = abuf;
+    if (mu->n > SPEC_STACK_ATOMS) {
+        heap = malloc(sizeof(double) * 2 * (size_t)mu->n);
+        if (!heap)
+            return -1;
+        ainv = heap;
+    }
+    double *aq = ainv + (mu->n > SPEC_STACK_ATOMS ? mu->n : SPEC_STACK_ATOMS);
+    int ret = spectral_solve_work(mu, M, l, w, F, c, guess, out, ainv, aq);
+    free(heap);
+    return ret;
+}
+
+static int spectral_solve_work(const struct spec_measure *mu, int M, const double *l,
+                               const double *w, const double *F, const double *c, double guess[3],
+                               struct spectral_traces *out, double *ainv, double *aq)
+{
     struct gfun A = {0, ainv, aq, 0.0, 0.0, &guess[1]};
     double smax = 0.0;
     for (int j = 0; j < mu->n; j++)

@@ -224,6 +224,25 @@ static void subordination_vs_dense(void)
     }
     CHECK_CLOSE(q, 0.5, 1e-12, 0, "MP rho = 1/2: continuous mass");
     CHECK_CLOSE(mm, sqrt(0.5), 1e-9, 1e-9, "MP rho = 1/2: mean");
+    /* the MP rule is converged: 512 and 4096 atoms (the latter beyond the stack buffer) agree */
+    {
+        struct spec_measure big;
+        spectral_mp_measure(p.init_scale, 1.0, 4096, &big);
+        double x4[4], w4[4], F4[4], c4[4];
+        int m4 = spectral_gauss_rule(ev, d, 4, x4, w4);
+        for (int k = 0; k < m4; k++) {
+            F4[k] = 0.5 + x4[k];
+            c4[k] = exp(0.6 * x4[k]);
+        }
+        struct spectral_traces a, b;
+        double g1[3] = {-0.5, NAN, NAN}, g2[3] = {-0.5, NAN, NAN};
+        CHECK(spectral_solve(&mp, m4, x4, w4, F4, c4, g1, &a) == 0, "MP 512");
+        CHECK(spectral_solve(&big, m4, x4, w4, F4, c4, g2, &b) == 0, "MP 4096");
+        CHECK_CLOSE(a.omega11, b.omega11, 1e-8, 1e-8, "omega11, MP 512 vs 4096 atoms");
+        CHECK_CLOSE(a.omega12, b.omega12, 1e-8, 1e-8, "omega12, MP 512 vs 4096 atoms");
+        free(big.s);
+        free(big.q);
+    }
     free(mp.s);
     free(mp.q);
     free(mp2.s);

@@ -45,7 +45,7 @@ int spectral_mp_measure(double s0, double rho, int n, struct spec_measure *mu);
 /* The traces of S = E (A + B)^-1 E at one state: given the S0 measure mu, the teacher rule
  * (nodes l, weights w, M), F at the nodes and c = exp(-2 phi l - 2 psi) at the nodes, returns
  * t1, omega12 and omega11 (= psi11). guess: in/out warm starts for g = G_{A+B}(0), omega_A,
- * omega_B (start with {-t1(0), NAN, NAN}). S0 measures hold at most 8192 atoms. Returns 0, or -1 when no solution exists (A + B not
+ * omega_B (start with {-t1(0), NAN, NAN}). Returns 0, or -1 when no solution exists (A + B not
  * positive). */
 struct spectral_traces {
     double t1, omega12, omega11;
