@@ -57,6 +57,9 @@
  * U with U^T and V with V^T, each weighing s0^{2L} rho^{#r - L/2} (#r: index loops of the r side;
  * #r + #d = L + 1 for a non-crossing pairing). Their free cumulants follow by inversion; mixed
  * cumulants with P vanish (freeness); moments of mixed words by the first-block recursion.
+ * The system's initial values are the exact traces of the run's own matrices (one d x d
+ * product per distinct prefix of the canonical words); beyond WORDS_EXACT_FLOPS they fall back
+ * to these free-probability values for words longer than 2 (the order parameters stay exact).
  *
  * The O(eta) noise drift (params.ode_noise). One SGD step changes each rectangular factor
  * linearly in eps = eta/d: tied W -> W - eps g^ W (g^ = g + g^T), untied U -> U - eps g V,
