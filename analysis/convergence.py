@@ -191,9 +191,34 @@ def write_report(args, lines):
     for (dec, act), L in ref.items():
         out2.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             dec, act, fmt(L["fs"]), fmt(L["fms"]), L["sst"], L["fst"], L["ws"], L["wf"]))
+    # pivot: max dOmega12 vs flow by M (a * marks a run that diverged before tau_end: its error
+    # is over the rows before the divergence)
+    allM = sorted({L["M"] for L in lines if L["M"] != "–"})
+    piv = ["| decomposition | activation | closure | " + " | ".join("M=%d" % m for m in allM) + " |",
+           "|---|---|---|" + "---|" * len(allM)]
+    seen = []
+    for L in lines:
+        k = (L["dec"], L["act"], L["cl"])
+        if k not in seen:
+            seen.append(k)
+    for k in seen:
+        cells = []
+        for m in allM:
+            c = [L for L in lines if (L["dec"], L["act"], L["cl"]) == k and L["M"] == m]
+            if not c:
+                cells.append("")
+            else:
+                L = c[0]
+                cells.append(fmt(L["e12f"]) + ("*" if L["st"].startswith("div") else ""))
+        if k[0] == "direct":
+            c = [L for L in lines if (L["dec"], L["act"], L["cl"]) == k][0]
+            cells = [fmt(c["e12f"]) + " (any M)"] + [""] * (len(allM) - 1)
+        piv.append("| %s | %s | %s | %s |" % (k[0], k[1], k[2], " | ".join(cells)))
     tables = os.path.join(HERE, "data", "convergence", "tables_%d.md" % args.d)
     with open(tables, "w") as f:
-        f.write("\n".join(out2) + "\n\n" + "\n".join(out) + "\n")
+        f.write("\n".join(out2) + "\n\n" + "\n".join(piv) + "\n\n" + "\n".join(out) + "\n")
+    print("\n".join(piv))
+    print()
     print("\n".join(out2))
     print()
     print("\n".join(out))
