@@ -90,7 +90,8 @@
 #define WORDS_UNTIED_MAX_LEN 8
 #define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
 /* Exact initial traces up to this many flops (about a minute on one core), else free
- * probability beyond length 2. d = 800: every supported order of tied, untied M <= 5. */
+ * probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455 products) and
+ * untied M = 6 (725 products). */
 #define WORDS_EXACT_FLOPS 1e12
 #ifndef WORDS_FLAT_CUT
 #define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
