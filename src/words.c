@@ -93,12 +93,7 @@
  * probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455 products) and
  * untied M = 6 (725 products). */
 #define WORDS_EXACT_FLOPS 1e12
-#ifndef WORDS_FLAT_CUT
 #define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
-#endif
-#ifndef WORDS_FLAT_SCALE
-#define WORDS_FLAT_SCALE 1
-#endif
 
 struct words_basis {
     int dec, nl, maxlen;
@@ -1254,7 +1249,7 @@ static int flat_top(struct words_ctx *cx, const double *mom, double *out)
     int ns = cx->fns, info, M = cx->M, Lt = M + 1;
     for (int i = 0; i < ns; i++) {
         double g = mom[cx->fgram[i * ns + i]];
-        cx->fsc[i] = WORDS_FLAT_SCALE && g > 0 ? 1 / sqrt(g) : 1;
+        cx->fsc[i] = g > 0 ? 1 / sqrt(g) : 1;
     }
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < ns; j++)
