@@ -57,6 +57,9 @@
  * U with U^T and V with V^T, each weighing s0^{2L} rho^{#r - L/2} (#r: index loops of the r side;
  * #r + #d = L + 1 for a non-crossing pairing). Their free cumulants follow by inversion; mixed
  * cumulants with P vanish (freeness); moments of mixed words by the first-block recursion.
+ * The system's initial values are the exact traces of the run's own matrices (one d x d
+ * product per distinct prefix of the canonical words); beyond WORDS_EXACT_FLOPS they fall back
+ * to these free-probability values for words longer than 2 (the order parameters stay exact).
  *
  * The O(eta) noise drift (params.ode_noise). One SGD step changes each rectangular factor
  * linearly in eps = eta/d: tied W -> W - eps g^ W (g^ = g + g^T), untied U -> U - eps g V,
@@ -86,12 +89,11 @@
 
 #define WORDS_UNTIED_MAX_LEN 8
 #define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
-#ifndef WORDS_FLAT_CUT
+/* Exact initial traces up to this many flops (about a minute on one core), else free
+ * probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455 products) and
+ * untied M = 6 (725 products). */
+#define WORDS_EXACT_FLOPS 1e12
 #define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
-#endif
-#ifndef WORDS_FLAT_SCALE
-#define WORDS_FLAT_SCALE 1
-#endif
 
 struct words_basis {
     int dec, nl, maxlen;
@@ -409,6 +411,98 @@ done:
     free(tw.t2);
     free(tw.work);
     free(tw.need);
+    return rc;
+}
+
+long words_traces_products(const struct words_basis *b)
+{
+    int nl = b->nl;
+    long count = (long)nl * nl;
+    unsigned char *need[WORDS_MAX_LEN + 1] = {0};
+    for (int l = 2; l <= b->maxlen - 2; l++)
+        if (!(need[l] = calloc(b->pw[l], 1)))
+            count = -1;
+    for (int c = b->first[3]; c < b->ncls && count >= 0; c++)
+        for (int l = 2; l <= b->len[c] - 2; l++) {
+            long p = b->code[c] / b->pw[b->len[c] - l];
+            if (!need[l][p]) {
+                need[l][p] = 1;
+                count++;
+            }
+        }
+    for (int l = 0; l <= WORDS_MAX_LEN; l++)
+        free(need[l]);
+    return count;
+}
+
+int words_initial_values(const struct model *m, const struct words_basis *b, int force_free, double *out,
+                         int *exact)
+{
+    int nl = b->nl, d = m->d, rc = -1;
+    size_t dd = (size_t)d * d;
+    double *lm[5] = {0}, *pk = NULL, *tmp = NULL, *fr = NULL;
+    long np = words_traces_products(b);
+    *exact = !force_free && np >= 0 && 2.0 * np * d * d * (double)d <= WORDS_EXACT_FLOPS;
+    for (int i = 0; i < nl; i++)
+        if (!(lm[i] = malloc(sizeof(double) * dd)))
+            goto done;
+    words_letters(b, d, m->r, m->kappa, m->W0, m->V0, m->teacher, lm);
+    if (*exact) {
+        rc = words_traces(b, d, (const double *const *)lm, out);
+        goto done;
+    }
+    /* Free-probability values beyond length 2; lengths <= 2 exact (O(d^2) each), and the
+     * teacher's moments exact from its powers. */
+    double pm[WORDS_MAX_LEN + 1];
+    pk = malloc(sizeof(double) * dd);
+    tmp = malloc(sizeof(double) * dd);
+    fr = malloc(sizeof(double) * b->ncls);
+    if (!pk || !tmp || !fr)
+        goto done;
+    pm[0] = 1;
+    memcpy(pk, m->teacher, sizeof(double) * dd);
+    for (int k = 1; k <= b->maxlen; k++) {
+        double s = 0;
+        for (int i = 0; i < d; i++)
+            s += pk[(size_t)i * d + i];
+        pm[k] = s / d;
+        if (k < b->maxlen) {
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, pk, d, m->teacher, d, 0.0, tmp,
+                        d);
+            double *t = pk;
+            pk = tmp;
+            tmp = t;
+        }
+    }
+    if (words_free_init(b, m->p.init_scale, (double)m->r / d, pm, fr))
+        goto done;
+    for (int c = 0; c < b->ncls; c++) {
+        int L = b->len[c];
+        const unsigned char *w = b->let + b->off[c];
+        double s = 0;
+        if (L == 0) {
+            s = 1;
+        } else if (L == 1) {
+            for (int i = 0; i < d; i++)
+                s += lm[w[0]][(size_t)i * d + i];
+            s /= d;
+        } else if (L == 2) {
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < d; j++)
+                    s += lm[w[0]][(size_t)i * d + j] * lm[w[1]][(size_t)j * d + i];
+            s /= d;
+        } else {
+            s = fr[c];
+        }
+        out[c] = s;
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < nl; i++)
+        free(lm[i]);
+    free(pk);
+    free(tmp);
+    free(fr);
     return rc;
 }
 
@@ -1155,7 +1249,7 @@ static int flat_top(struct words_ctx *cx, const double *mom, double *out)
     int ns = cx->fns, info, M = cx->M, Lt = M + 1;
     for (int i = 0; i < ns; i++) {
         double g = mom[cx->fgram[i * ns + i]];
-        cx->fsc[i] = WORDS_FLAT_SCALE && g > 0 ? 1 / sqrt(g) : 1;
+        cx->fsc[i] = g > 0 ? 1 / sqrt(g) : 1;
     }
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < ns; j++)
@@ -1373,7 +1467,6 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
 {
     const struct params *p = &m->p;
     struct words_ctx *cx = NULL;
-    double *lm[5] = {0};
     int M = p->order_m, nl;
     memset(sys, 0, sizeof *sys);
     if (p->decomposition != DECOMP_TIED && p->decomposition != DECOMP_UNTIED) {
@@ -1427,18 +1520,10 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     for (int c = 0; c < b->first[M + 1]; c++)
         if (b->stud[c])
             cx->trk[cx->ntr++] = c;
-    /* matched initial values: exact traces of the run's own matrices */
-    size_t dd = (size_t)m->d * m->d;
-    for (int i = 0; i < nl; i++)
-        if (!(lm[i] = malloc(sizeof(double) * dd)))
-            goto oom;
-    words_letters(b, m->d, m->r, m->kappa, m->W0, m->V0, m->teacher, lm);
-    if (words_traces(b, m->d, (const double *const *)lm, cx->mom0))
+    /* matched initial values: exact traces of the run's own matrices where affordable */
+    int exact;
+    if (words_initial_values(m, b, 0, cx->mom0, &exact))
         goto oom;
-    for (int i = 0; i < nl; i++) {
-        free(lm[i]);
-        lm[i] = NULL;
-    }
     memcpy(cx->mom, cx->mom0, sizeof(double) * n);
     if (nc_terms_build(b, M + 1, &cx->nc))
         goto oom;
@@ -1488,8 +1573,6 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     sys->ctx = cx;
     return 0;
 oom:
-    for (int i = 0; i < 5; i++)
-        free(lm[i]);
     words_ctx_destroy(cx);
     free(sys->y0);
     memset(sys, 0, sizeof *sys);

@@ -202,8 +202,42 @@ static void free_cumulant_case(double s0, double rho)
     words_basis_destroy(&b);
 }
 
+/* The fallback initial values (free probability beyond length 2) against the exact ones, and
+ * the cost estimate that chooses between them. */
+static void fallback_case(const char *text, int maxlen)
+{
+    struct params p;
+    wu_params(&p, text);
+    struct model *m = model_create(&p);
+    struct words_basis *b = words_basis_create(p.decomposition, maxlen);
+    int n = words_basis_count(b), e1, e2, w[WORDS_MAX_LEN];
+    double *ex = malloc(sizeof(double) * n), *fb = malloc(sizeof(double) * n), worst = 0, short_gap = 0;
+    words_initial_values(m, b, 0, ex, &e1);
+    words_initial_values(m, b, 1, fb, &e2);
+    CHECK(e1 == 1 && e2 == 0, "exact at d = %d, forced fallback", m->d);
+    for (int c = 1; c < n; c++) {
+        int L = words_basis_class(b, c, w);
+        double g = fabs(ex[c] - fb[c]) / (1 + fabs(ex[c]));
+        if (L <= 2)
+            short_gap = fmax(short_gap, g);
+        else
+            worst = fmax(worst, g);
+    }
+    long np = words_traces_products(b);
+    printf("fallback %-55s: products %ld, length <= 2 gap %.1e, longer worst %.2e\n", text, np, short_gap, worst);
+    CHECK(short_gap < 1e-12, "fallback keeps lengths <= 2 exact");
+    CHECK(worst < 0.1, "fallback vs exact %s: %.3e", text, worst); /* finite d, long words (free_case) */
+    CHECK(np > 0 && 2.0 * np * 800.0 * 800.0 * 800.0 <= 1e12, "exact affordable at d = 800 (%ld products)", np);
+    free(ex);
+    free(fb);
+    words_basis_destroy(&b);
+    model_destroy(&m);
+}
+
 static void test_free(void)
 {
+    fallback_case("decomposition=tied d=300 init_scale=0.7 teacher=wishart(0.5)", 10);
+    fallback_case("decomposition=untied d=300 init_scale=0.8 teacher=goe_shift(1)", 6);
     free_cumulant_case(0.7, 1.0);
     free_cumulant_case(0.9, 0.5);
     free_cumulant_case(0.6, 2.0);

@@ -54,6 +54,16 @@ void words_class_name(const struct words_basis *b, int cls, char *buf, size_t n)
  * or -1 on allocation failure. */
 int words_traces(const struct words_basis *b, int d, const double *const *letters, double *out);
 
+/* Number of d x d products words_traces needs for the basis, or -1 on allocation failure. */
+long words_traces_products(const struct words_basis *b);
+
+/* Initial values of every class for the model's own initial matrices: exact traces
+ * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words.c), otherwise, or when
+ * force_free, exact for words of length <= 2 and free-probability values (words_free_init,
+ * with the teacher's exact moments) beyond. *exact says which. Returns 0 or -1. */
+int words_initial_values(const struct model *m, const struct words_basis *b, int force_free, double *out,
+                         int *exact);
+
 /* Forms the letter matrices of a student (tied W, or untied U, V; d x r) and teacher P into
  * letters[] (each d x d, allocated by the caller: 2 for tied, 5 for untied). */
 void words_letters(const struct words_basis *b, int d, int r, double kappa, const double *A,
