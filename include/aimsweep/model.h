@@ -19,7 +19,12 @@ struct model {
     int d, r, T;
     double kappa;
     double *teacher;  /* S*, d x d */
-    double t2;        /* Tr S*/d */
+    double t2;        /* Tr(S*)/d */
+    /* The teacher as a signed factor: S* = F diag(sign) F^T with F d x k (row-major), so that
+     * a sample's teacher index costs k d, not d^2 (k = r* for wishart). */
+    double *tF;
+    double *tsign;
+    int tk;
     /* initial student parameters */
     double *S0;       /* direct: d x d, else NULL */
     double *W0;       /* tied: W; untied: U (d x r) */

@@ -51,7 +51,7 @@ int traj_init(struct traj *t, int solver, int cap);
 int traj_push(struct traj *t, const struct obs_row *row);
 void traj_free(struct traj *t);
 
-/* The centred overlap from the traces: omega12, omega11, t1, and the teacher's t2 = Tr S*/d
+/* The centred overlap from the traces: omega12, omega11, t1, and the teacher's t2 = Tr(S*)/d
  * (Tr S*^2/d = 1). Uses Tr(S~ S~*)/d = omega12 - t1 t2, Tr(S~ S~^T)/d = omega11 - t1^2,
  * Tr(S~*^2)/d = 1 - t2^2. */
 double obs_overlap(double omega11, double omega12, double t1, double t2);

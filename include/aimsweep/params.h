@@ -21,6 +21,8 @@ enum decomp { DECOMP_DIRECT = 0, DECOMP_TIED = 1, DECOMP_UNTIED = 2 };
 enum act_kind { ACT_HERMITE = 0, ACT_RELU, ACT_TANH, ACT_ERF, ACT_SOFTMAX };
 
 #define ACT_MAX_DEGREE 8
+/* Largest number of tokens T. */
+#define PARAMS_MAX_TOKENS 16
 
 /* An output map Y(h). Hermite activations (h1..h6, hermite(...)) keep their coefficients in
  * the probabilists' basis: sigma = sum_k c[k] He_k, degree = highest k with c[k] != 0. */

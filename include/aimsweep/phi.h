@@ -28,6 +28,13 @@ struct phi_val {
 int phi_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
              struct phi_val *out);
 
+/* The Gauss-Hermite path for any elementwise activation and the general softmax path (tensor
+ * rule or Monte Carlo, also for T = 2): independent routes to the same numbers, for tests. */
+int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega12,
+                        struct phi_val *out);
+int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
+                             double omega12, struct phi_val *out);
+
 /* E over (u, w) ~ N(0, [[vu, c], [c, vw]]) of f(sigma(u), sigma(w), sigma'(u), sigma'(w)):
  * general 2D Gauss-Hermite expectation with n nodes per axis (n <= PHI_GH_MAX). */
 #define PHI_GH_MAX 128
