@@ -51,7 +51,7 @@ struct run_ctx {
     const char *name;
     size_t batch;
     double last_commit, last_line;
-    int tty, quiet, failed;
+    int tty, quiet, failed, final_shown;
     size_t nstatus[8];
     char err[512];
 };
@@ -240,11 +240,14 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
         return;
     double t = mono();
     int last = pr->done == pr->total;
+    if (last && c->final_shown)
+        return;
     if (!c->tty && !last && t - c->last_line < RUN_PROGRESS_LINE_S)
         return;
     c->last_line = t;
+    c->final_shown = last;
     char eta[32];
-    fmt_dur(pr->eta_s, eta, sizeof eta);
+    fmt_dur(last ? 0 : pr->eta_s, eta, sizeof eta);
     fprintf(stderr, "%s[%s] %zu/%zu done, %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "", c->name,
             pr->done, pr->total, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
             c->tty ? "   " : "\n");

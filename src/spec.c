@@ -318,7 +318,7 @@ static int walk_solvers(struct walk *w, const yaml_node_t *k, const yaml_node_t 
             if (!strcmp(seen[j], canon))
                 return fail(w, line_of(s), "solvers", "solver '%s' listed twice", scalar(s));
         if (nseen < 8)
-            snprintf(seen[nseen++], sizeof seen[0], "%s", canon);
+            snprintf(seen[nseen++], sizeof seen[0], "%.31s", canon);
         int n = snprintf(joined + off, sizeof joined - off, "%s%s", off ? "," : "", scalar(s));
         if (n < 0 || (size_t)n >= sizeof joined - off)
             return fail(w, line_of(s), "solvers", "list too long");
@@ -382,6 +382,14 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
     }
     if (fixed && walk_section(w, fixed, "fixed", 0))
         return -1;
+    /* seeds vary fastest: the seeds of one point run next to each other in file order */
+    struct spec_axis *sa = find_axis(w->s->grid, w->s->ngrid, "seed");
+    if (sa && seeds) {
+        struct spec_axis tmp = *sa;
+        size_t k = (size_t)(sa - w->s->grid);
+        memmove(sa, sa + 1, (w->s->ngrid - k - 1) * sizeof *sa);
+        w->s->grid[w->s->ngrid - 1] = tmp;
+    }
     return 0;
 }
 

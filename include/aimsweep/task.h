@@ -14,7 +14,7 @@
 
 /* Nominal machine speed that turns the cost model into seconds for one core (rough: the
  * scheduler rescales it with the measured wall times as tasks finish). */
-#define TASK_FLOPS_PER_S 2.0e9
+#define TASK_FLOPS_PER_S 6.0e9
 
 struct task {
     uint64_t id;
