@@ -30,6 +30,31 @@ static void describe(const struct sweep_spec *s, const size_t *digit, char *buf,
     }
 }
 
+/* 1 when key = value alone (over the defaults) fails params_validate: then the value itself is
+ * out of range, and the error belongs to its line rather than to the combination. */
+static int alone_invalid(const char *key, const char *value)
+{
+    struct params p;
+    char msg[256];
+    params_default(&p);
+    return params_set(&p, key, value, msg, sizeof msg) == 0 && params_validate(&p, msg, sizeof msg) != 0;
+}
+
+static int blame(const struct sweep_spec *s, const size_t *digit, const char *msg, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < s->nfixed; i++)
+        if (alone_invalid(s->fixed[i].key, s->fixed[i].values[0])) {
+            snprintf(err, errlen, "%s:%d: key '%s': %s", s->path, s->fixed[i].lines[0], s->fixed[i].key, msg);
+            return 1;
+        }
+    for (size_t i = 0; i < s->ngrid; i++)
+        if (alone_invalid(s->grid[i].key, s->grid[i].values[digit[i]])) {
+            snprintf(err, errlen, "%s:%d: key '%s': %s", s->path, s->grid[i].lines[digit[i]], s->grid[i].key, msg);
+            return 1;
+        }
+    return 0;
+}
+
 int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char *err, size_t errlen)
 {
     size_t total = grid_size(s);
@@ -61,6 +86,8 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
             }
         if (params_validate(p, msg, sizeof msg)) {
             char where[256];
+            if (blame(s, digit, msg, err, errlen))
+                goto fail;
             describe(s, digit, where, sizeof where);
             snprintf(err, errlen, "%s:%d: key 'grid': point (%s): %s", s->path, s->grid_line,
                      s->ngrid ? where : "fixed values only", msg);

@@ -242,6 +242,21 @@ fail:
     return NULL;
 }
 
+/* "file:PATH?immutable=1" with PATH percent-escaped. Returns 0, or -1 when it does not fit. */
+static int uri_file(const char *path, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if (o + 4 >= n)
+            return -1;
+        if (*c == '%' || *c == '?' || *c == '#' || *c <= ' ' || *c >= 0x7f)
+            o += (size_t)snprintf(out + o, n - o, "%%%02X", *c);
+        else
+            out[o++] = (char)*c;
+    }
+    return snprintf(out + o, n - o, "?immutable=1") >= (int)(n - o) ? -1 : 0;
+}
+
 struct store *store_open_readonly(const char *path, char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof *s);
@@ -266,8 +281,24 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
     }
     sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
     int version, nobj;
-    if (inspect(s, path, &version, &nobj, err, errlen))
-        goto fail;
+    if (inspect(s, path, &version, &nobj, err, errlen)) {
+        /* A WAL database in a directory we cannot write (a read-only share): SQLite cannot make
+         * its -shm file. With no -wal file left over, the file alone is the whole database and
+         * can be read as immutable. */
+        char wal[4096], uri[8192];
+        int ec = sqlite3_errcode(s->db);
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        if ((ec & 0xff) != SQLITE_READONLY && (ec & 0xff) != SQLITE_CANTOPEN)
+            goto fail;
+        if (access(wal, F_OK) == 0 || uri_file(path, uri, sizeof uri))
+            goto fail;
+        sqlite3_close(s->db);
+        s->db = NULL;
+        if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL) !=
+                SQLITE_OK ||
+            inspect(s, path, &version, &nobj, err, errlen))
+            goto fail;
+    }
     if (version == 0) {
         snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
         goto fail;
