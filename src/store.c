@@ -74,7 +74,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, rank = ?2, host = ?3,"
-    " started_at = ?4, finished_at = NULL WHERE task_id = ?1",
+    " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
     "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)"
@@ -90,6 +90,7 @@ struct store {
     int in_txn;
     int lock_fd;
     int readonly;
+    int64_t sweep_id; /* the sweep registered by this run, or 0 */
 };
 
 static void now_iso(char *buf, size_t n)
@@ -366,7 +367,7 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
     sqlite3_bind_int(q, 10, pv->ranks);
     if (sqlite3_step(q) != SQLITE_DONE)
         goto fail;
-    sweep_id = sqlite3_last_insert_rowid(s->db);
+    sweep_id = s->sweep_id = sqlite3_last_insert_rowid(s->db);
     sqlite3_stmt *ins = s->st[ST_INS_TASK], *link = s->st[ST_INS_LINK];
     for (size_t i = 0; i < n; i++) {
         const struct params *p = &pts[i];
@@ -476,6 +477,8 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     sqlite3_bind_int(q, 2, rank);
     sqlite3_bind_text(q, 3, host, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT);
+    if (s->sweep_id > 0)
+        sqlite3_bind_int64(q, 5, s->sweep_id);
     return step_done(q);
 }
 

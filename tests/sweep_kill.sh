@@ -1,0 +1,67 @@
+#!/bin/sh
+# SIGKILL the whole job (mpirun and every rank at once, as a node failure or a hard time limit
+# would) at random moments, several times; then a rerun completes the sweep. Every task must
+# be there exactly once, with the same rows as an uninterrupted serial run, and the database
+# must pass PRAGMA integrity_check.
+# usage: sweep_kill.sh WORKDIR   (env AIMSWEEP, MPIEXEC, SRCDIR; KILL_ROUNDS, default 5)
+set -u
+W=$1
+rm -rf "$W" && mkdir -p "$W" || exit 1
+. "$SRCDIR/tests/harness_lib.sh"
+SWEEP=$SRCDIR/tests/kill.yaml
+ROUNDS=${KILL_ROUNDS:-5}
+NTASK=36
+
+"$AIMSWEEP" run "$SWEEP" --db "$W/ref.db" --quiet || fail "reference run"
+
+# descendants PID: PID's children, grandchildren, ...
+descendants() {
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        echo "$c"
+        descendants "$c"
+    done
+}
+
+seed=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+i=0
+while [ $i -lt "$ROUNDS" ]; do
+    i=$((i + 1))
+    np=2
+    [ $((i % 3)) -eq 0 ] && np=0 # every third round serial, without mpirun
+    delay=$(awk -v s="$seed" -v i="$i" 'BEGIN { srand(s + i); printf "%.2f", 0.1 + 3.0 * rand() }')
+    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 2>>"$W/stderr.txt" &
+    job=$!
+    sleep "$delay"
+    pids="$(descendants $job) $job"
+    kill -9 $pids 2>/dev/null
+    wait $job 2>/dev/null
+    # no rank may survive its killed mpirun (zombies waiting to be reaped are dead)
+    sleep 0.3
+    for p in $pids; do
+        st=$(ps -o stat= -p "$p" 2>/dev/null)
+        case "$st" in "" | Z*) ;; *) fail "process $p survived ($st)"; kill -9 "$p" ;; esac
+    done
+    done_now=$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo "no db yet")
+    left=$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'running'" 2>/dev/null || echo 0)
+    echo "round $i: np=$np killed after ${delay}s: $done_now done, $left left running"
+    if [ -e "$W/k.db" ]; then
+        [ "$(q "$W/k.db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after round $i"
+    fi
+done
+
+launch 2 run "$SWEEP" --db "$W/k.db" --quiet || fail "the final run"
+[ "$(q "$W/k.db" "SELECT count(*) FROM tasks")" = $NTASK ] || fail "task count"
+[ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
+    fail "not every task finished"
+[ "$(q "$W/k.db" "SELECT count(*) FROM summary")" = $((2 * NTASK)) ] || fail "summary rows"
+nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
+[ "$(q "$W/k.db" "SELECT count(*) FROM trajectory")" = "$nrows" ] || fail "trajectory rows"
+[ "$(q "$W/k.db" "SELECT count(*) FROM (SELECT DISTINCT task_id, solver, k FROM trajectory)")" = "$nrows" ] ||
+    fail "duplicate trajectory rows"
+[ "$(q "$W/k.db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check"
+rows "$W/ref.db" > "$W/ref.rows"
+rows "$W/k.db" > "$W/k.rows"
+cmp -s "$W/ref.rows" "$W/k.rows" || fail "rows differ from the uninterrupted run (diff $W/ref.rows $W/k.rows)"
+echo "attempts: $(q "$W/k.db" "SELECT attempts || 'x' || count(*) FROM tasks GROUP BY attempts" | tr '\n' ' ')"
+echo "$fails failed"
+[ $fails -eq 0 ]

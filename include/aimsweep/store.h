@@ -14,6 +14,9 @@
  *           status, wall_s, diverged_at_samples, error)
  *   view results = tasks JOIN summary (one row per task and solver)
  *
+ * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
+ * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
+ * tasks.sweep_id names the run that computed the task (the one that registered it until then).
  * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
  * rebuild it. Task status (tasks.status):
  *   pending       registered, not run yet
