@@ -403,7 +403,7 @@ int cli_run(int argc, char **argv)
                         c.nstatus[0], c.nstatus[1], c.nstatus[2], c.nstatus[3], c.nstatus[4], stats.not_started);
                 if (stats.skipped_deadline)
                     fprintf(stderr, " (%zu would not fit in the time limit)", stats.skipped_deadline);
-                fprintf(stderr, "; %.1f s\n", stats.elapsed_s);
+                fprintf(stderr, "; %.3f s\n", stats.elapsed_s);
                 if (stats.signal)
                     fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n",
                             stats.signal);

@@ -22,6 +22,8 @@
 enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_STOP, TAG_DONE };
 
 #define SCHED_TICK_S 0.2
+/* After a message, rank 0 polls without sleeping this long. */
+#define SCHED_SPIN_S 0.002
 
 static volatile sig_atomic_t got_signal;
 
@@ -220,7 +222,9 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         MPI_Status ms;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms);
         if (!flag) {
-            nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
+            /* spin briefly after traffic (results come in bursts), then sleep longer */
+            if (t - idle_since > SCHED_SPIN_S)
+                nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
             continue;
         }
         idle_since = now_s();

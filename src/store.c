@@ -58,7 +58,7 @@ static const char *const schema_sql =
     " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale,"
     " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
     " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
-    " s.final_loss, s.max_gap_to_sgd, s.wall_s"
+    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
     " FROM tasks t JOIN summary s ON s.task_id = t.task_id;";
 
 enum {
