@@ -365,7 +365,9 @@ int cli_run(int argc, char **argv)
     struct sched_ops ops = {run_task, on_started, on_finished, on_tick, &c};
     struct sched_opts so = {o.grace, 0};
     if (rank == 0) {
-        double now = (double)time(NULL);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
         if (o.time_limit > 0)
             so.deadline = now + o.time_limit;
         const char *end = getenv("SLURM_JOB_END_TIME");

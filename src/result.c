@@ -23,7 +23,7 @@ struct wbuf {
 
 static void put(struct wbuf *b, const void *src, size_t n)
 {
-    if (b->bad)
+    if (b->bad || n == 0)
         return;
     if (b->n + n > b->cap) {
         size_t cap = b->cap ? b->cap : 256;

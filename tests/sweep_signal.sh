@@ -79,5 +79,13 @@ pid=$!
 stop_and_check usr1g0 USR1 "$W/usr1g0.db" $pid
 resume_and_check usr1g0 "$W/usr1g0.db" 2
 
+# 5. --time-limit: tasks that would end after it are not started; exit 0; a rerun completes
+"$AIMSWEEP" run "$SWEEP" --db "$W/limit.db" --time-limit 1 2>"$W/limit.err" || fail "limit: exit code"
+grep -q "would not fit in the time limit" "$W/limit.err" || fail "limit: nothing was held back ($(tail -1 "$W/limit.err"))"
+[ "$(q "$W/limit.db" "SELECT count(*) FROM tasks WHERE status IN ('running', 'interrupted')")" = 0 ] ||
+    fail "limit: a task was cut off"
+echo "limit: $(tail -1 "$W/limit.err")"
+resume_and_check limit "$W/limit.db" 0
+
 echo "$fails failed"
 [ $fails -eq 0 ]
