@@ -55,7 +55,7 @@ double act_df(const struct act *a, double h)
 {
     switch (a->kind) {
     case ACT_HERMITE: return hermite_series(a, 1, h);
-    case ACT_RELU: return h > 0 ? 1.0 : 0.0;
+    case ACT_RELU: return h > 0 ? 1.0 : h < 0 ? 0.0 : 0.5; /* midpoint subgradient at the kink */
     case ACT_TANH: {
         double t = tanh(h);
         return 1 - t * t;

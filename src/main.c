@@ -2,10 +2,14 @@
  * main.c: the aimsweep command line. It only finds the subcommand and calls its module.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aimsweep/cli.h"
 #include "aimsweep/version.h"
+
+/* OpenBLAS (threads would compete with the MPI ranks sharing a node). */
+extern void openblas_set_num_threads(int n);
 
 struct command {
     const char *name;
@@ -45,6 +49,9 @@ int main(int argc, char **argv)
         printf("aimsweep %s %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT);
         return 0;
     }
+    /* One BLAS thread per process unless asked otherwise: a sweep runs one rank per core. */
+    if (!getenv("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads(1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);

@@ -13,11 +13,11 @@
  *  - erf: E[erf(u) erf(w)] = (2/pi) asin(2c / sqrt((1 + 2a)(1 + 2b))).
  *  - relu: E[relu(u) relu(w)] = sqrt(ab)/(2 pi) (sin t + (pi - t) cos t), cos t = c/sqrt(ab),
  *    E[relu(u)^2] = a/2; d/dc = (pi - t)/(2 pi), d/da = sqrt(ab - c^2)/(4 pi a).
- *  - tanh: 2D Gauss-Hermite, error = difference to a rule of lower order.
+ *  - tanh: 2D trapezoidal rule in standard units, error = difference to the rule of twice the step.
  * Softmax: rows of T independent pairs (diagonal: Var u = omega11 + psi11, Cov = 2 omega12,
  * Var w = 2; off-diagonal: omega11, omega12, 1). Price's theorem per pair with the exact Hessian
  * of the row loss; T = 2 reduces to one 2D integral over the differences u0 - u1, w0 - w1;
- * larger T uses a tensor Gauss-Hermite rule, or Monte Carlo past a size limit.
+ * larger T uses a tensor Gauss-Hermite rule (GSL), or Monte Carlo past a size limit.
  */
 #include "aimsweep/phi.h"
 
@@ -31,11 +31,11 @@
 #include "aimsweep/rng.h"
 
 /* Rule sizes: main rule and the lower-order rule whose difference is the stated error. */
-#define PHI_GH_ELEM 48
-#define PHI_GH_ELEM_LOW 32
-#define PHI_GH_SOFTMAX2 64
-#define PHI_GH_SOFTMAX2_LOW 40
-#define PHI_TENSOR_MAX_POINTS (1 << 21)
+/* Trapezoidal rule for 2D Gaussian integrals: step and half-width in standard units. */
+#define PHI_TRAP_H 0.1
+#define PHI_TRAP_ZMAX 8.6
+#define PHI_TRAP_NMAX 256
+#define PHI_TENSOR_MAX_POINTS (1 << 17)
 #define PHI_MC_SAMPLES (1 << 17)
 #define PHI_MC_SEED 0x5eedULL
 /* Tolerance on a negative conditional variance, relative to the variance, before refusing. */
@@ -104,21 +104,83 @@ static int chol2(double vu, double c, double vw, double *l11, double *l21, doubl
     return 0;
 }
 
-double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, int n)
+/* The trapezoidal rule in z on [-PHI_TRAP_ZMAX, PHI_TRAP_ZMAX]: for integrands analytic in a
+ * strip it converges exponentially in 1/h (faster than Gauss-Hermite for the logistic and tanh,
+ * whose poles sit near the real axis), and its even-indexed points form the rule of step 2h,
+ * whose difference is the stated error. */
+static void trap_rule(double *z, double *wt, int *n)
 {
-    const double *x, *w;
-    double l11, l21, l22;
-    if (gh_get(n, &x, &w) || chol2(vu, c, vw, &l11, &l21, &l22))
-        return NAN;
+    int m = (int)lround(PHI_TRAP_ZMAX / PHI_TRAP_H);
     double s = 0;
-    for (int j = 0; j < n; j++) {
-        double ww = l22 * x[j], base = l21 * x[j];
-        double sj = 0;
-        for (int i = 0; i < n; i++)
-            sj += w[i] * f(base + l11 * x[i], ww, ctx);
-        s += w[j] * sj;
+    for (int i = -m; i <= m; i++) {
+        z[i + m] = i * PHI_TRAP_H;
+        wt[i + m] = exp(-0.5 * z[i + m] * z[i + m]);
+        s += wt[i + m];
     }
-    return s;
+    for (int i = 0; i <= 2 * m; i++)
+        wt[i] /= s;
+    *n = 2 * m + 1;
+}
+
+/* E[f_k(u, w)] for k < nf, with (u, w) ~ N(0, [[vu, c], [c, vw]]), on the fine and the coarse
+ * trapezoidal rule. f fills nf values at a point. Returns -1 if the covariance is not PSD. */
+typedef void (*phi_fnv)(double u, double w, void *ctx, double *out);
+static int trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse)
+{
+    static double z[PHI_TRAP_NMAX], wt[PHI_TRAP_NMAX];
+    static int n;
+    double l11, l21, l22, v[8];
+    if (!n)
+        trap_rule(z, wt, &n);
+    if (chol2(vu, c, vw, &l11, &l21, &l22))
+        return -1;
+    double cs = 0; /* normaliser of the coarse rule */
+    for (int j = 0; j < n; j += 2)
+        cs += wt[j];
+    for (int k = 0; k < nf; k++)
+        fine[k] = coarse[k] = 0;
+    for (int j = 0; j < n; j++) {
+        double w = l22 * z[j], base = l21 * z[j];
+        double rf[8] = {0}, rc[8] = {0};
+        for (int i = 0; i < n; i++) {
+            if (wt[i] * wt[j] < 1e-300)
+                continue;
+            f(base + l11 * z[i], w, ctx, v);
+            for (int k = 0; k < nf; k++) {
+                rf[k] += wt[i] * v[k];
+                if (!(i & 1))
+                    rc[k] += wt[i] * v[k];
+            }
+        }
+        for (int k = 0; k < nf; k++) {
+            fine[k] += wt[j] * rf[k];
+            if (!(j & 1))
+                coarse[k] += wt[j] * rc[k] / (cs * cs);
+        }
+    }
+    return 0;
+}
+
+struct expect2_ctx {
+    phi_fn2 f;
+    void *ctx;
+};
+
+static void expect2_fn(double u, double w, void *vctx, double *out)
+{
+    const struct expect2_ctx *c = vctx;
+    out[0] = c->f(u, w, c->ctx);
+}
+
+double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err)
+{
+    struct expect2_ctx x = {f, ctx};
+    double fine, coarse;
+    if (trap2(expect2_fn, &x, 1, vu, c, vw, &fine, &coarse))
+        return NAN;
+    if (err)
+        *err = fabs(fine - coarse);
+    return fine;
 }
 
 /* ---- Hermite closed form ---------------------------------------------------------------- */
@@ -219,58 +281,41 @@ static void elem_closed(const struct act *s, double a, double c, double *e, doub
 
 /* ---- Quadrature for elementwise activations --------------------------------------------- */
 
-struct elem_ctx {
-    const struct act *s;
-    int which; /* 0: F, 1: F_uu, 2: F_uw */
-};
-
-static double elem_fn(double u, double w, void *vctx)
+/* F, F_uu, F_uw of F = 1/2 (sigma(u) - sigma(w))^2 at one point. */
+static void elem_fn(double u, double w, void *vctx, double *out)
 {
-    const struct elem_ctx *x = vctx;
-    double su = act_f(x->s, u), sw = act_f(x->s, w);
-    switch (x->which) {
-    case 0: return 0.5 * (su - sw) * (su - sw);
-    case 1: {
-        double du = act_df(x->s, u);
-        return du * du + (su - sw) * act_d2f(x->s, u);
-    }
-    default: return -act_df(x->s, u) * act_df(x->s, w);
-    }
+    const struct act *s = vctx;
+    double su = act_f(s, u), sw = act_f(s, w), du = act_df(s, u);
+    out[0] = 0.5 * (su - sw) * (su - sw);
+    out[1] = du * du + (su - sw) * act_d2f(s, u);
+    out[2] = -du * act_df(s, w);
 }
 
 static int elem_quad(const struct act *s, double a, double c, double *e, double *ea, double *ec,
                      double *err)
 {
-    struct elem_ctx x = {s, 0};
-    *e = phi_expect2(elem_fn, &x, a, c, 1.0, PHI_GH_ELEM);
-    double lo = phi_expect2(elem_fn, &x, a, c, 1.0, PHI_GH_ELEM_LOW);
-    x.which = 1;
-    *ea = 0.5 * phi_expect2(elem_fn, &x, a, c, 1.0, PHI_GH_ELEM);
-    x.which = 2;
-    *ec = phi_expect2(elem_fn, &x, a, c, 1.0, PHI_GH_ELEM);
-    *err = fabs(*e - lo);
+    double fine[3], coarse[3];
+    if (trap2(elem_fn, (void *)s, 3, a, c, 1.0, fine, coarse))
+        return -1;
+    *e = fine[0];
+    *ea = 0.5 * fine[1];
+    *ec = fine[2];
+    *err = fabs(fine[0] - coarse[0]);
     return isfinite(*e) && isfinite(*ea) && isfinite(*ec) ? 0 : -1;
 }
 
 /* ---- Softmax ----------------------------------------------------------------------------- */
 
-struct sm2_ctx {
-    double beta;
-    int which; /* 0: F, 1: F_xx, 2: F_xy */
-};
-
 static double logistic(double t) { return t >= 0 ? 1 / (1 + exp(-t)) : exp(t) / (1 + exp(t)); }
 
-static double sm2_fn(double x, double y, void *vctx)
+/* F = (s(bx) - s(by))^2 with s the logistic, and F_xx, F_xy. */
+static void sm2_fn(double x, double y, void *vctx, double *out)
 {
-    const struct sm2_ctx *c = vctx;
-    double b = c->beta, sx = logistic(b * x), sy = logistic(b * y);
+    double b = *(const double *)vctx, sx = logistic(b * x), sy = logistic(b * y);
     double d1x = b * sx * (1 - sx);
-    switch (c->which) {
-    case 0: return (sx - sy) * (sx - sy);
-    case 1: return 2 * d1x * d1x + 2 * (sx - sy) * b * d1x * (1 - 2 * sx);
-    default: return -2 * d1x * b * sy * (1 - sy);
-    }
+    out[0] = (sx - sy) * (sx - sy);
+    out[1] = 2 * d1x * d1x + 2 * (sx - sy) * b * d1x * (1 - 2 * sx);
+    out[2] = -2 * d1x * b * sy * (1 - sy);
 }
 
 /* Row loss and its Price terms for one point: F, Huu[b] = d2F/du_b^2, Huw[b] = d2F/du_b dw_b. */
@@ -387,20 +432,15 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
 {
     if (T == 2) {
         /* The row loss depends on x = u0 - u1, y = w0 - w1 only: F = (s(bx) - s(by))^2. */
-        double vx = 2 * o11 + p11, cxy = 3 * o12, vy = 3;
-        struct sm2_ctx c = {s->beta, 0};
-        double EF = phi_expect2(sm2_fn, &c, vx, cxy, vy, PHI_GH_SOFTMAX2);
-        double lo = phi_expect2(sm2_fn, &c, vx, cxy, vy, PHI_GH_SOFTMAX2_LOW);
-        c.which = 1;
-        double Exx = phi_expect2(sm2_fn, &c, vx, cxy, vy, PHI_GH_SOFTMAX2);
-        c.which = 2;
-        double Exy = phi_expect2(sm2_fn, &c, vx, cxy, vy, PHI_GH_SOFTMAX2);
-        out->phi = 2 * EF;
-        out->d_omega11 = 2 * Exx;
-        out->d_psi11 = Exx;
-        out->d_omega12 = 6 * Exy;
-        out->err = 2 * fabs(EF - lo);
-        return isfinite(out->phi) && isfinite(Exx) && isfinite(Exy) ? 0 : -1;
+        double fine[3], coarse[3], beta = s->beta;
+        if (trap2(sm2_fn, &beta, 3, 2 * o11 + p11, 3 * o12, 3.0, fine, coarse))
+            return -1;
+        out->phi = 2 * fine[0];
+        out->d_omega11 = 2 * fine[1];
+        out->d_psi11 = fine[1];
+        out->d_omega12 = 6 * fine[2];
+        out->err = 2 * fabs(fine[0] - coarse[0]);
+        return isfinite(out->phi) && isfinite(fine[1]) && isfinite(fine[2]) ? 0 : -1;
     }
     double L[3 * PARAMS_MAX_TOKENS];
     for (int b = 0; b < T; b++) {
@@ -440,8 +480,12 @@ int phi_eval(const struct act *a, int T, double o11, double p11, double o12, str
         return -1;
     if (o11 - o12 * o12 < -PHI_PSD_TOL * (o11 > 1 ? o11 : 1))
         return -1;
-    if (a->kind == ACT_SOFTMAX)
+    if (a->kind == ACT_SOFTMAX) {
+        /* the diagonal pair needs (omega11 + psi11)/2 >= omega12^2 */
+        if (0.5 * (o11 + p11) - o12 * o12 < -PHI_PSD_TOL * (o11 > 1 ? o11 : 1))
+            return -1;
         return softmax_eval(a, T, o11, p11, o12, out);
+    }
     double e, ea, ec, err = 0;
     if (a->kind == ACT_TANH) {
         if (elem_quad(a, o11, o12, &e, &ea, &ec, &err))

@@ -48,6 +48,13 @@ static inline void rng_block_normals(struct rng *g, double *o)
     }
 }
 
+void rng_seek_normal(struct rng *g, uint64_t n)
+{
+    rng_seek(g, n / 4);
+    double skip[4];
+    rng_normals(g, skip, (size_t)(n % 4));
+}
+
 void rng_normals(struct rng *g, double *out, size_t n)
 {
     size_t i = 0;

@@ -80,7 +80,9 @@ static void project_current(struct sgd_state *st)
     }
 }
 
-struct sgd_state *sgd_state_create(const struct model *m)
+struct sgd_state *sgd_state_create(const struct model *m) { return sgd_state_create_at(m, 0); }
+
+struct sgd_state *sgd_state_create_at(const struct model *m, long first)
 {
     struct sgd_state *st = calloc(1, sizeof *st);
     if (!st)
@@ -107,6 +109,7 @@ struct sgd_state *sgd_state_create(const struct model *m)
     if (!(st->z = malloc(sizeof(double) * Tk)) || !(st->zn = malloc(sizeof(double) * Tk)))
         goto fail;
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)m->d);
+    rng_seek_normal(&st->g, (uint64_t)first * Td);
     draw_next(st);
     swap(&st->x, &st->xn);
     swap(&st->z, &st->zn);

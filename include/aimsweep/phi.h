@@ -8,8 +8,8 @@
  * of one row independent, the diagonal pair having Var u = omega11 + psi11, Cov = 2 omega12,
  * Var w = 2.
  *
- * Hermite activations use closed forms (Mehler); relu/tanh/erf and softmax use Gauss-Hermite
- * quadrature whose error is stated in phi_val.err (the difference to a rule of higher order).
+ * Hermite, erf and relu use closed forms; tanh and softmax use quadrature whose error is stated
+ * in phi_val.err (the difference to a coarser rule: an overestimate).
  * Gradients follow from Price's theorem: dE[F]/dVar u = 1/2 E[F_uu], dE[F]/dCov = E[F_uw].
  */
 #ifndef AIMSWEEP_PHI_H
@@ -35,11 +35,13 @@ int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega
 int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
                              double omega12, struct phi_val *out);
 
-/* E over (u, w) ~ N(0, [[vu, c], [c, vw]]) of f(sigma(u), sigma(w), sigma'(u), sigma'(w)):
- * general 2D Gauss-Hermite expectation with n nodes per axis (n <= PHI_GH_MAX). */
-#define PHI_GH_MAX 128
+/* E[f(u, w)] over (u, w) ~ N(0, [[vu, c], [c, vw]]) by the trapezoidal rule in standard
+ * units; *err (may be NULL) gets the difference to the rule of twice the step. NAN if the
+ * covariance is not positive semidefinite. */
 typedef double (*phi_fn2)(double u, double w, void *ctx);
-double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, int n);
+double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err);
+
+#define PHI_GH_MAX 128
 
 /* Gauss-Hermite rule for the standard normal weight: nodes x, weights w (sum 1), n points. */
 void phi_gh_rule(int n, double *x, double *w);

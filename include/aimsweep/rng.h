@@ -25,6 +25,9 @@ void rng_init(struct rng *g, uint64_t seed, uint32_t stream, uint32_t dim);
 /* Moves a stream to block `block` (4 Gaussians per block) and empties its buffer. */
 void rng_seek(struct rng *g, uint64_t block);
 
+/* Moves a stream to its n-th normal (the one rng_normals would return after n others). */
+void rng_seek_normal(struct rng *g, uint64_t n);
+
 /* Fills out with n standard normals. */
 void rng_normals(struct rng *g, double *out, size_t n);
 

@@ -20,6 +20,9 @@ int sgd_run(const struct model *m, struct traj *out, worker_stop_fn stop, void *
 /* A stepping state, exposed for tests and benchmarks. */
 struct sgd_state;
 struct sgd_state *sgd_state_create(const struct model *m);
+/* The same, from the initial state but with sample number `first` of the run's stream as its
+ * first sample (the samples of a run are numbered 0, 1, ...). */
+struct sgd_state *sgd_state_create_at(const struct model *m, long first);
 void sgd_state_destroy(struct sgd_state **st);
 /* Takes nsteps steps; returns 0, or 1 when the run diverged (values non-finite/exploding). */
 int sgd_steps(struct sgd_state *st, long nsteps);
