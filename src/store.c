@@ -214,12 +214,18 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     if (inspect(s, path, &version, &nobj, err, errlen))
         goto fail;
     s->lock_fd = open(path, O_RDWR | O_CLOEXEC);
-    if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-            snprintf(err, errlen, "%s: another aimsweep run is using this database", path);
-        else
-            snprintf(err, errlen, "%s: cannot lock: %s", path, strerror(errno));
+    if (s->lock_fd < 0) {
+        snprintf(err, errlen, "%s: cannot open for locking: %s", path, strerror(errno));
         goto fail;
+    }
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            snprintf(err, errlen, "%s: another aimsweep run is using this database", path);
+            goto fail;
+        }
+        /* some network file systems have no flock: go on, unguarded, and say so */
+        fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
+                strerror(errno));
     }
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
         goto fail;

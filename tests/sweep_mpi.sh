@@ -21,6 +21,14 @@ rows "$W/serial.db" > "$W/serial.rows"
 rows "$W/mpi.db" > "$W/mpi.rows"
 cmp -s "$W/serial.rows" "$W/mpi.rows" || fail "rows differ from the serial run's (diff $W/serial.rows $W/mpi.rows)"
 
+# export and status read the same database
+"$AIMSWEEP" export "$W/mpi.db" --format csv --out "$W/results.csv" || fail "export"
+[ "$(wc -l < "$W/results.csv")" = 25 ] || fail "export: not a header and 24 rows"
+head -1 "$W/results.csv" | grep -q '^task_id,sweep_id,decomposition,' || fail "export header"
+[ "$("$AIMSWEEP" export "$W/mpi.db" --format csv --table trajectory | wc -l)" = 145 ] || fail "export trajectory"
+"$AIMSWEEP" status "$W/mpi.db" | grep -q "^done  *12 " || fail "status"
+"$AIMSWEEP" plan "$SWEEP" --db "$W/mpi.db" | grep -q "to run *0 of 12" || fail "plan with the database"
+
 # rerun: nothing to do, nothing touched
 before=$(q "$W/mpi.db" "SELECT task_id, attempts, finished_at FROM tasks ORDER BY task_id")
 out=$(launch "$NP" run "$SWEEP" --db "$W/mpi.db" 2>&1) || fail "rerun"
