@@ -70,7 +70,7 @@ static void run_usage(FILE *f)
                "  --db FILE         results database (created if missing; reruns resume it)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
-               "                    (Slurm's SLURM_JOB_END_TIME is used too when set)\n"
+               "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
                "  --retry-errors    rerun tasks whose status is error\n"
                "  --quiet           no progress on stderr\n",
             RUN_DEFAULT_GRACE_S);
@@ -372,8 +372,9 @@ int cli_run(int argc, char **argv)
             so.deadline = now + o.time_limit;
         const char *end = getenv("SLURM_JOB_END_TIME");
         double e;
-        if (end && !parse_double(end, &e) && e > now && (so.deadline == 0 || e < so.deadline))
-            so.deadline = e;
+        /* a task should end a grace period before Slurm's end, when the stop signal comes */
+        if (end && !parse_double(end, &e) && e - o.grace > now && (so.deadline == 0 || e - o.grace < so.deadline))
+            so.deadline = e - o.grace;
         st = calloc(ntodo ? ntodo : 1, sizeof *st);
         if (!st) {
             fprintf(stderr, "aimsweep: out of memory\n");
