@@ -254,14 +254,14 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     fflush(stderr);
 }
 
-static void provenance(struct store_provenance *pv, char *host, size_t hn, char *mpi, size_t mn, int ranks)
+/* mpi must hold MPI_MAX_LIBRARY_VERSION_STRING bytes. */
+static void provenance(struct store_provenance *pv, char *host, size_t hn, char *mpi, int ranks)
 {
     int len = 0;
     gethostname(host, hn - 1);
     host[hn - 1] = 0;
     MPI_Get_library_version(mpi, &len);
     mpi[strcspn(mpi, "\n,")] = 0; /* first line, without the build details */
-    (void)mn;
     pv->version = AIMSWEEP_VERSION;
     pv->git_commit = AIMSWEEP_GIT_COMMIT;
     pv->host = host;
@@ -295,7 +295,7 @@ static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spe
         return 2;
     }
     struct store_provenance pv;
-    provenance(&pv, host, sizeof host, mpi, sizeof mpi, nranks);
+    provenance(&pv, host, sizeof host, mpi, nranks);
     if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
         store_task_status(*store, *tasks, *npts, status)) {
         fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));

@@ -73,7 +73,7 @@ struct root {
     const struct sched_ops *ops;
     const struct sched_opts *opts;
     struct sched_stats *st;
-    double t0, last_tick, stop_at, stop_requested_at;
+    double t0, last_tick, stop_at;
     double done_cost, done_wall, remaining_cost;
     size_t running;
     int stopping, stop_sent;
@@ -119,8 +119,7 @@ static void check_signal(struct root *R)
     double grace = R->opts->grace_s;
     if (sig == SIGTERM && grace > SCHED_TERM_GRACE_S)
         grace = SCHED_TERM_GRACE_S;
-    R->stop_requested_at = now_s();
-    R->stop_at = R->stop_requested_at + grace;
+    R->stop_at = now_s() + grace;
 }
 
 /* The next task to hand out, or SIZE_MAX. */
