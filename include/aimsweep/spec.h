@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 /* The most grid points a sweep may expand to. */
-#define SPEC_MAX_POINTS 10000000
+#define SPEC_MAX_POINTS 1000000
 
 /* One key with its values, as written. */
 struct spec_axis {
