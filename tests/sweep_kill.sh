@@ -36,10 +36,20 @@ while [ $i -lt "$ROUNDS" ]; do
     kill -9 $pids 2>/dev/null
     wait $job 2>/dev/null
     # no rank may survive its killed mpirun (zombies waiting to be reaped are dead)
-    sleep 0.3
-    for p in $pids; do
-        st=$(ps -o stat= -p "$p" 2>/dev/null)
-        case "$st" in "" | Z*) ;; *) fail "process $p survived ($st)"; kill -9 "$p" ;; esac
+    t=0
+    while :; do
+        alive=""
+        for p in $pids; do
+            st=$(ps -o stat= -p "$p" 2>/dev/null)
+            case "$st" in "" | Z*) ;; *) alive="$alive $p($st)" ;; esac
+        done
+        [ -z "$alive" ] && break
+        t=$((t + 1))
+        if [ $t -ge 50 ]; then
+            fail "processes survived a SIGKILL for 5 s:$alive"
+            break
+        fi
+        sleep 0.1
     done
     done_now=$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo "no db yet")
     left=$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'running'" 2>/dev/null || echo 0)
