@@ -21,6 +21,24 @@ rows "$W/serial.db" > "$W/serial.rows"
 rows "$W/mpi.db" > "$W/mpi.rows"
 cmp -s "$W/serial.rows" "$W/mpi.rows" || fail "rows differ from the serial run's (diff $W/serial.rows $W/mpi.rows)"
 
+# every stored trajectory is what `aimsweep single` prints for the task's canonical parameters
+# (an independent path: command-line flags instead of task text sent over MPI)
+for id in $(q "$W/mpi.db" "SELECT task_id FROM tasks ORDER BY task_id"); do
+    flags=$(q "$W/mpi.db" "SELECT params FROM tasks WHERE task_id = '$id'" | sed 's/^"//; s/"$//' |
+            tr ';' '\n' | sed 's/^\([^=]*\)=\(.*\)$/--\1 \2/' | tr '\n' ' ')
+    "$AIMSWEEP" single $flags --format csv 2>/dev/null | tail -n +2 > "$W/single.csv"
+    q "$W/mpi.db" "SELECT solver, tau, samples, omega11, psi11, omega12, trace, overlap, loss FROM trajectory
+                   WHERE task_id = '$id' ORDER BY CASE solver WHEN 'sgd' THEN 0 WHEN 'flow' THEN 1 ELSE 2 END, k" \
+        > "$W/db.csv"
+    awk -F, 'NR == FNR { a[FNR] = $0; n = FNR; next }
+             { split(a[FNR], x, ","); if ($1 != x[1]) bad = 1
+               for (i = 2; i <= NF; i++) { d = $i - x[i]; if (d < 0) d = -d; s = x[i] < 0 ? -x[i] : x[i]
+                                           tol = i == 3 ? 0.5 : 1e-8 * s  # single prints samples rounded
+                                           if (d > tol) bad = 1 } }
+             END { exit (bad || n != FNR) }' "$W/single.csv" "$W/db.csv" ||
+        fail "task $id: database rows differ from aimsweep single $flags"
+done
+
 # export and status read the same database
 "$AIMSWEEP" export "$W/mpi.db" --format csv --out "$W/results.csv" || fail "export"
 [ "$(wc -l < "$W/results.csv")" = 25 ] || fail "export: not a header and 24 rows"
