@@ -36,13 +36,16 @@
 #define RUN_PROGRESS_LINE_S 10.0
 /* Default grace after SIGUSR1 for running tasks. */
 #define RUN_DEFAULT_GRACE_S 60.0
+/* A task that was running this many times when its job died is not started again (it may be
+ * what kills the job) but stored as error. */
+#define RUN_DEFAULT_MAX_ATTEMPTS 3
 
 char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
 
 struct run_opts {
     const char *sweep, *db;
     double grace, time_limit;
-    int retry_errors, quiet;
+    int retry_errors, quiet, max_attempts;
 };
 
 struct run_ctx {
@@ -65,15 +68,17 @@ static double mono(void)
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--retry-errors] [--quiet]\n"
+    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--max-attempts N]\n"
+               "                    [--retry-errors] [--quiet]\n"
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
                "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
+               "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
                "  --retry-errors    rerun tasks whose status is error\n"
                "  --quiet           no progress on stderr\n",
-            RUN_DEFAULT_GRACE_S);
+            RUN_DEFAULT_GRACE_S, RUN_DEFAULT_MAX_ATTEMPTS);
 }
 
 static int parse_double(const char *s, double *x)
@@ -89,6 +94,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
 {
     memset(o, 0, sizeof *o);
     o->grace = RUN_DEFAULT_GRACE_S;
+    o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -102,6 +108,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         } else if (!strcmp(a, "--time-limit") && has) {
             if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
                 goto bad;
+        } else if (!strcmp(a, "--max-attempts") && has) {
+            double x;
+            if (parse_double(argv[++i], &x) || x < 1 || x != (int)x)
+                goto bad;
+            o->max_attempts = (int)x;
         } else if (!strcmp(a, "--retry-errors"))
             o->retry_errors = 1;
         else if (!strcmp(a, "--quiet"))
@@ -275,34 +286,53 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
 static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
                    struct task **tasks, struct store **store, struct task **todo, size_t *ntodo)
 {
-    char err[1024], host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     const char **status = NULL;
+    int *attempts = NULL, rc = 2;
     if (spec_load(o->sweep, spec, err, sizeof err) || grid_expand(*spec, pts, npts, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
         return 2;
     }
-    *tasks = calloc(*npts, sizeof **tasks);
-    *todo = calloc(*npts ? *npts : 1, sizeof **todo);
-    status = calloc(*npts ? *npts : 1, sizeof *status);
-    if (!*tasks || !*todo || !status)
-        goto oom;
+    size_t n = *npts ? *npts : 1;
+    *tasks = calloc(n, sizeof **tasks);
+    *todo = calloc(n, sizeof **todo);
+    status = calloc(n, sizeof *status);
+    attempts = calloc(n, sizeof *attempts);
+    if (!*tasks || !*todo || !status || !attempts) {
+        fprintf(stderr, "aimsweep: out of memory\n");
+        goto out;
+    }
     for (size_t i = 0; i < *npts; i++)
-        if (task_make(&(*pts)[i], &(*tasks)[i]))
-            goto oom;
+        if (task_make(&(*pts)[i], &(*tasks)[i])) {
+            fprintf(stderr, "aimsweep: out of memory\n");
+            goto out;
+        }
     if (!(*store = store_open(o->db, err, sizeof err))) {
         fprintf(stderr, "aimsweep: %s\n", err);
-        free(status);
-        return 2;
+        goto out;
     }
     struct store_provenance pv;
     provenance(&pv, host, sizeof host, mpi, nranks);
     if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
-        store_task_status(*store, *tasks, *npts, status)) {
-        fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));
-        free(status);
-        return 2;
+        store_task_status(*store, *tasks, *npts, status, attempts))
+        goto dberr;
+    /* a task that was running every time a job died may be what kills the job */
+    size_t nrunning = 0, ninter = 0, npoison = 0;
+    for (size_t i = 0; i < *npts; i++) {
+        if (strcmp(status[i], "running") || attempts[i] < o->max_attempts || o->retry_errors)
+            continue;
+        char msg[160], hex[17];
+        snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
+                 attempts[i]);
+        if (store_mark_error(*store, (*tasks)[i].id, msg))
+            goto dberr;
+        task_id_hex((*tasks)[i].id, hex);
+        fprintf(stderr, "aimsweep: task %s %s\n", hex, msg);
+        status[i] = "error";
+        npoison++;
     }
-    size_t nrunning = 0, ninter = 0;
+    if (npoison && store_commit(*store))
+        goto dberr;
     *ntodo = 0;
     for (size_t i = 0; i < *npts; i++) {
         if (!store_status_todo(status[i], o->retry_errors))
@@ -318,12 +348,14 @@ static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spe
             fprintf(stderr, " (%zu left running by an earlier job, %zu interrupted)", nrunning, ninter);
         fprintf(stderr, "\n");
     }
+    rc = 0;
+    goto out;
+dberr:
+    fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));
+out:
     free(status);
-    return 0;
-oom:
-    fprintf(stderr, "aimsweep: out of memory\n");
-    free(status);
-    return 2;
+    free(attempts);
+    return rc;
 }
 
 int cli_run(int argc, char **argv)
@@ -498,7 +530,7 @@ int cli_plan(int argc, char **argv)
         else if (!(store = store_open_readonly(db, err, sizeof err))) {
             fprintf(stderr, "aimsweep: %s\n", err);
             goto out;
-        } else if (store_task_status(store, tasks, n, status)) {
+        } else if (store_task_status(store, tasks, n, status, NULL)) {
             fprintf(stderr, "aimsweep: %s: %s\n", db, store_errmsg(store));
             goto out;
         }

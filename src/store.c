@@ -72,7 +72,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     " recovery_threshold, ode_noise, solvers, cost, params)"
     " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
-    "SELECT status FROM tasks WHERE task_id = ?1",
+    "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, rank = ?2, host = ?3,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
@@ -441,7 +441,7 @@ static const char *intern_status(const unsigned char *t)
     return "unknown";
 }
 
-int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status)
+int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts)
 {
     sqlite3_stmt *q = NULL;
     /* the read-only commands have no cached statements */
@@ -453,9 +453,13 @@ int store_task_status(struct store *s, const struct task *tasks, size_t n, const
         task_id_hex(tasks[i].id, hex);
         sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
         int r = sqlite3_step(q);
-        if (r == SQLITE_ROW)
+        if (attempts)
+            attempts[i] = 0;
+        if (r == SQLITE_ROW) {
             status[i] = intern_status(sqlite3_column_text(q, 0));
-        else if (r == SQLITE_DONE)
+            if (attempts)
+                attempts[i] = sqlite3_column_int(q, 1);
+        } else if (r == SQLITE_DONE)
             status[i] = "new";
         else {
             rc = -1;
@@ -485,6 +489,21 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT);
     if (s->sweep_id > 0)
         sqlite3_bind_int64(q, 5, s->sweep_id);
+    return step_done(q);
+}
+
+int store_mark_error(struct store *s, uint64_t id, const char *message)
+{
+    char hex[17], now[40];
+    task_id_hex(id, hex);
+    now_iso(now, sizeof now);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_stmt *q = s->st[ST_FINISH];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, "error", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT);
     return step_done(q);
 }
 

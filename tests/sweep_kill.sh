@@ -29,7 +29,7 @@ while [ $i -lt "$ROUNDS" ]; do
     np=2
     [ $((i % 3)) -eq 0 ] && np=0 # every third round serial, without mpirun
     delay=$(awk -v s="$seed" -v i="$i" 'BEGIN { srand(s + i); printf "%.2f", 0.1 + 3.0 * rand() }')
-    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 2>>"$W/stderr.txt" &
+    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 --max-attempts 1000 2>>"$W/stderr.txt" &
     job=$!
     sleep "$delay"
     pids="$(descendants $job) $job"
@@ -59,7 +59,7 @@ while [ $i -lt "$ROUNDS" ]; do
     fi
 done
 
-launch 2 run "$SWEEP" --db "$W/k.db" --quiet || fail "the final run"
+launch 2 run "$SWEEP" --db "$W/k.db" --quiet --max-attempts 1000 || fail "the final run"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks")" = $NTASK ] || fail "task count"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
     fail "not every task finished"
@@ -72,6 +72,22 @@ nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
 rows "$W/ref.db" > "$W/ref.rows"
 rows "$W/k.db" > "$W/k.rows"
 cmp -s "$W/ref.rows" "$W/k.rows" || fail "rows differ from the uninterrupted run (diff $W/ref.rows $W/k.rows)"
+# a task that was running each of the last 3 times a job died is not started a 4th time
+if command -v sqlite3 >/dev/null; then
+    cp "$W/ref.db" "$W/poison.db"
+    sqlite3 "$W/poison.db" "UPDATE tasks SET status = 'running', attempts = 3 WHERE rowid = 5;
+                            UPDATE tasks SET status = 'running', attempts = 2 WHERE rowid = 6;"
+    out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1) || fail "poison: run"
+    case "$out" in *"was running each time a job died (3 times)"*"35 already in"*"1 to run"*) ;;
+        *) fail "poison: $out" ;; esac
+    [ "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 5")" = "error 3" ] || fail "poison: status"
+    [ "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 6")" != "running 2" ] || fail "poison: rerun"
+    "$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" --retry-errors --quiet || fail "poison: retry"
+    [ "$(q "$W/poison.db" "SELECT attempts FROM tasks WHERE rowid = 5")" = 4 ] || fail "poison: --retry-errors"
+    [ "$(q "$W/poison.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
+        fail "poison: not complete after --retry-errors"
+fi
+
 echo "attempts: $(q "$W/k.db" "SELECT attempts || 'x' || count(*) FROM tasks GROUP BY attempts" | tr '\n' ' ')"
 echo "$fails failed"
 [ $fails -eq 0 ]

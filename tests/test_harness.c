@@ -212,7 +212,8 @@ static void test_store(const char *dir)
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
     CHECK(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
     const char **status = calloc(n, sizeof *status);
-    CHECK(store_task_status(st, tasks, n, status) == 0 && !strcmp(status[0], "pending"));
+    int *attempts = calloc(n, sizeof *attempts);
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[0], "pending") && attempts[0] == 0);
     CHECK(store_status_todo("pending", 0) && store_status_todo("running", 0) && store_status_todo("interrupted", 0));
     CHECK(!store_status_todo("done", 0) && !store_status_todo("diverged", 0) && !store_status_todo("error", 0));
     CHECK(store_status_todo("error", 1));
@@ -239,6 +240,9 @@ static void test_store(const char *dir)
     CHECK(store_commit(st) == 0);
     CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
+    CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[4], "error"));
+    CHECK(!strcmp(status[0], "diverged") && attempts[0] == 1 && !strcmp(status[1], "interrupted"));
     /* a second writer is refused while the first holds the file */
     struct store *st2 = store_open(path, err, sizeof err);
     CHECK(st2 == NULL && strstr(err, "another aimsweep run"));
@@ -282,6 +286,7 @@ static void test_store(const char *dir)
         task_free(&tasks[i]);
     free(tasks);
     free(status);
+    free(attempts);
     free(pts);
     spec_destroy(&s);
 }

@@ -21,6 +21,7 @@
  * rebuild it. Task status (tasks.status):
  *   pending       registered, not run yet
  *   running       handed to a rank; a job that died leaves this, and the next run reruns it
+ *                 (up to a limit: a task running each time a job died becomes error)
  *   done          every solver finished
  *   diverged      sgd or flow stopped on non-finite or exploding values (a result, not a failure)
  *   ode_diverged  only the moment ODE stopped that way
@@ -72,8 +73,9 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
                         const struct task *tasks, size_t n, char *err, size_t errlen);
 
 /* For each task, its status in the database (a static string; "new" when absent) through
- * status[i]. Returns 0 or -1. */
-int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status);
+ * status[i], and how often it was handed to a rank through attempts[i] (attempts may be NULL).
+ * Returns 0 or -1. */
+int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts);
 
 /* 1 when a task in this status still has to run (pending, running, interrupted; error too
  * when retry_errors). */
@@ -91,6 +93,10 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
  * rows. Returns 0 or -1 with err. The status written is returned through status_out. */
 int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
                      const char **status_out, char *err, size_t errlen);
+
+/* In the open batch: the task failed without a result (e.g. it was running each time a job
+ * died); status error with the message. */
+int store_mark_error(struct store *s, uint64_t id, const char *message);
 
 /* In the open batch: the task never came back (its rank stopped answering); it is rerun by
  * the next run. */
