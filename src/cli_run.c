@@ -231,6 +231,17 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
     return maybe_commit(c, 0);
 }
 
+static int on_returned(void *ctx, size_t i)
+{
+    struct run_ctx *c = ctx;
+    if (store_mark_pending(c->store, c->tasks[i].id)) {
+        snprintf(c->err, sizeof c->err, "cannot return a task to pending: %s", store_errmsg(c->store));
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 static void fmt_dur(double s, char *buf, size_t n)
 {
     if (s < 0)
@@ -394,7 +405,7 @@ int cli_run(int argc, char **argv)
     c.tty = isatty(STDERR_FILENO);
     c.quiet = o.quiet;
     c.last_commit = c.last_line = mono();
-    struct sched_ops ops = {run_task, on_started, on_finished, on_tick, &c};
+    struct sched_ops ops = {run_task, on_started, on_finished, on_returned, on_tick, &c};
     struct sched_opts so = {o.grace, 0};
     if (rank == 0) {
         struct timespec ts;

@@ -3,10 +3,13 @@
  *
  * Protocol (rank 0 <-> worker w):
  *   w -> 0  HELLO   hostname
- *   0 -> w  TASK    u64 index, u64 id, text (NUL-terminated)
- *   w -> 0  RESULT  u64 index, bytes           (also asks for the next task)
- *   0 -> w  STOP    (stop the running task now; ignored when idle)
- *   0 -> w  DONE    (no more work: leave)
+ *   0 -> w  TASK    u64 index, u64 id, text (NUL-terminated); up to SCHED_DEPTH held at once
+ *   w -> 0  RESULT  u64 index, u32 kind (bytes, lost, unstarted), f64 seconds, bytes
+ *                   (each result also asks for the next task)
+ *   0 -> w  DRAIN   (start no more held tasks: send them back unstarted)
+ *   0 -> w  STOP    (stop the running task now, and drain)
+ *   0 -> w  DONE    (nothing is held and nothing is left: leave)
+ * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
  * Rank 0 polls with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
  * seen within milliseconds and rank 0 does not spin a core it shares with workers.
  */
@@ -19,9 +22,17 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_STOP, TAG_DONE };
+enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_DRAIN, TAG_STOP, TAG_DONE };
+
+/* RESULT: u64 index, u32 kind, u32 unused, f64 seconds the task ran, then the bytes. */
+enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
+#define RESULT_HEADER 24
 
 #define SCHED_TICK_S 0.2
+/* Tasks per worker: one running and, when tasks are shorter than SCHED_QUEUE_S, the next one
+ * already sent, so that a worker never waits for rank 0. */
+#define SCHED_DEPTH 2
+#define SCHED_QUEUE_S 1.0
 /* After a message, rank 0 polls without sleeping this long. */
 #define SCHED_SPIN_S 0.002
 
@@ -190,33 +201,100 @@ static int run_serial(struct root *R)
     return 0;
 }
 
+/* Rank 0's view of one worker: the tasks it holds (running first, then queued). */
+struct wstate {
+    size_t held[SCHED_DEPTH];
+    int n;
+    int done; /* DONE sent */
+    char host[256];
+};
+
+static void held_remove(struct wstate *w, size_t idx)
+{
+    for (int k = 0; k < w->n; k++)
+        if (w->held[k] == idx) {
+            memmove(&w->held[k], &w->held[k + 1], (size_t)(w->n - k - 1) * sizeof w->held[0]);
+            w->n--;
+            return;
+        }
+}
+
+static void abort_sweep(struct root *R)
+{
+    R->st->aborted = 1;
+    if (!R->stopping) {
+        R->stopping = 1;
+        R->stop_at = now_s();
+    }
+}
+
+/* Hands worker src tasks until it holds one, or SCHED_DEPTH when tasks are short (so that
+ * the next one is already there when it finishes; long tasks are never queued, which would
+ * keep them from an idle worker at the end). Sends DONE when nothing is left for it. */
+static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *active)
+{
+    while (w->n < SCHED_DEPTH && !w->done) {
+        if (w->n > 0) {
+            size_t peek = R->next < R->n ? R->order[R->next] : (size_t)-1;
+            if (peek == (size_t)-1 || R->done_cost <= 0 || R->tasks[peek].cost * scale(R) > SCHED_QUEUE_S)
+                break;
+        }
+        size_t i = next_task(R);
+        if (i == (size_t)-1)
+            break;
+        if (R->ops->started(R->ops->ctx, i, src, w->host)) {
+            abort_sweep(R);
+            break;
+        }
+        size_t len = strlen(R->tasks[i].text) + 1;
+        unsigned char *msg = malloc(16 + len);
+        if (!msg)
+            return -1;
+        uint64_t idx = i;
+        memcpy(msg, &idx, 8);
+        memcpy(msg + 8, &R->tasks[i].id, 8);
+        memcpy(msg + 16, R->tasks[i].text, len);
+        MPI_Send(msg, (int)(16 + len), MPI_BYTE, src, TAG_TASK, comm);
+        free(msg);
+        w->held[w->n++] = i;
+        R->running++;
+    }
+    if (w->n == 0 && !w->done) {
+        MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm);
+        w->done = 1;
+        (*active)--;
+    }
+    return 0;
+}
+
 static int run_root(MPI_Comm comm, int size, struct root *R)
 {
-    size_t *busy = malloc((size_t)size * sizeof *busy);
-    double *since = malloc((size_t)size * sizeof *since);
-    char (*hosts)[256] = calloc((size_t)size, sizeof *hosts);
+    struct wstate *ws = calloc((size_t)size, sizeof *ws);
     unsigned char *buf = NULL;
     size_t cap = 0;
-    int active = size - 1, rc = 0;
+    int active = size - 1, rc = 0, drain_sent = 0;
     double idle_since = now_s();
-    if (!busy || !since || !hosts) {
-        rc = -1;
-        goto out;
-    }
-    for (int r = 0; r < size; r++)
-        busy[r] = (size_t)-1;
+    if (!ws)
+        return -1;
     while (active > 0) {
         check_signal(R);
         progress(R, 0);
         double t = now_s();
+        if (R->stopping && !drain_sent) {
+            /* queued tasks come back unstarted; running ones go on until stop_at */
+            for (int r = 1; r < size; r++)
+                if (!ws[r].done && ws[r].n > 0)
+                    MPI_Send(NULL, 0, MPI_BYTE, r, TAG_DRAIN, comm);
+            drain_sent = 1;
+        }
         if (R->stopping && !R->stop_sent && t >= R->stop_at) {
             for (int r = 1; r < size; r++)
-                if (busy[r] != (size_t)-1)
+                if (!ws[r].done && ws[r].n > 0)
                     MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, comm);
             R->stop_sent = 1;
         }
         if (R->stop_sent && t >= R->stop_at + SCHED_STOP_WAIT_S)
-            break; /* a worker that does not answer: give its task up */
+            break; /* a worker that does not answer: give its tasks up */
         int flag;
         MPI_Status ms;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms);
@@ -239,93 +317,116 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             cap = (size_t)count + 1;
         }
         MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
+        struct wstate *w = &ws[src];
         if (ms.MPI_TAG == TAG_HELLO) {
             buf[count] = 0;
-            snprintf(hosts[src], sizeof hosts[src], "%s", (char *)buf);
-        } else if (ms.MPI_TAG == TAG_RESULT && count >= 8) {
+            snprintf(w->host, sizeof w->host, "%s", (char *)buf);
+        } else if (ms.MPI_TAG == TAG_RESULT && count >= RESULT_HEADER) {
             uint64_t idx;
+            uint32_t kind;
+            double wall;
             memcpy(&idx, buf, 8);
-            if (idx < R->n && busy[src] == idx) {
-                busy[src] = (size_t)-1;
-                account(R, idx, now_s() - since[src], count == 8);
-                if (!R->st->aborted && R->ops->finished(R->ops->ctx, idx, src, count > 8 ? buf + 8 : NULL,
-                                                        (size_t)count - 8)) {
-                    R->st->aborted = 1;
-                    R->stopping = 1;
-                    R->stop_at = now_s();
-                }
+            memcpy(&kind, buf + 8, 4);
+            memcpy(&wall, buf + 16, 8);
+            int held = 0;
+            for (int k = 0; k < w->n; k++)
+                held |= w->held[k] == idx;
+            if (!held)
+                continue; /* not ours: ignore */
+            held_remove(w, idx);
+            if (kind == RESULT_UNSTARTED) {
+                R->running--;
+                R->st->returned++;
+                if (R->ops->returned && R->ops->returned(R->ops->ctx, idx))
+                    abort_sweep(R);
+            } else {
+                int lost = kind != RESULT_BYTES;
+                account(R, idx, wall, lost);
+                if (!R->st->aborted &&
+                    R->ops->finished(R->ops->ctx, idx, src, lost ? NULL : buf + RESULT_HEADER,
+                                     lost ? 0 : (size_t)count - RESULT_HEADER))
+                    abort_sweep(R);
             }
             progress(R, 1);
         } else
             continue;
-        size_t i = next_task(R);
-        if (i == (size_t)-1) {
-            MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm);
-            active--;
-            continue;
-        }
-        size_t len = strlen(R->tasks[i].text) + 1;
-        unsigned char *msg = malloc(16 + len);
-        if (!msg) {
+        if (fill(comm, R, w, src, &active)) {
             rc = -1;
             break;
         }
-        uint64_t idx = i;
-        memcpy(msg, &idx, 8);
-        memcpy(msg + 8, &R->tasks[i].id, 8);
-        memcpy(msg + 16, R->tasks[i].text, len);
-        if (R->ops->started(R->ops->ctx, i, src, hosts[src])) {
-            R->st->aborted = 1;
-            R->stopping = 1;
-            R->stop_at = now_s();
-            free(msg);
-            MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm);
-            active--;
-            continue;
-        }
-        MPI_Send(msg, (int)(16 + len), MPI_BYTE, src, TAG_TASK, comm);
-        free(msg);
-        busy[src] = i;
-        since[src] = now_s();
-        R->running++;
     }
     if (active > 0) {
         /* workers that never answered: their tasks are lost; do not wait for them */
         for (int r = 1; r < size; r++)
-            if (busy[r] != (size_t)-1) {
-                account(R, busy[r], 0, 1);
-                if (R->ops->finished(R->ops->ctx, busy[r], r, NULL, 0))
+            for (int k = 0; k < ws[r].n; k++) {
+                account(R, ws[r].held[k], 0, 1);
+                if (R->ops->finished(R->ops->ctx, ws[r].held[k], r, NULL, 0))
                     R->st->aborted = 1;
             }
         fprintf(stderr, "aimsweep: %d worker(s) did not stop in time; aborting them\n", active);
-        rc = -2;
+        rc = rc ? rc : -2;
     }
-out:
-    free(busy);
-    free(since);
-    free(hosts);
+    free(ws);
     free(buf);
     return rc;
 }
 
-/* Worker side: the stop callback polls for STOP from rank 0. */
+/* Worker side. */
+struct worker {
+    MPI_Comm comm;
+    int draining, stop;
+};
+
+/* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
+ * queued tasks). */
+static void worker_poll(struct worker *W)
+{
+    int flag;
+    MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (flag) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE);
+        W->stop = W->draining = 1;
+    }
+    MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (flag) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DRAIN, W->comm, MPI_STATUS_IGNORE);
+        W->draining = 1;
+    }
+}
+
 static int worker_stop(void *ctx)
 {
-    MPI_Comm comm = *(MPI_Comm *)ctx;
-    int flag;
-    MPI_Iprobe(0, TAG_STOP, comm, &flag, MPI_STATUS_IGNORE);
-    if (flag)
-        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, comm, MPI_STATUS_IGNORE);
-    return flag;
+    struct worker *W = ctx;
+    worker_poll(W);
+    return W->stop;
+}
+
+static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wall, const unsigned char *bytes,
+                       size_t len)
+{
+    unsigned char *msg = malloc(RESULT_HEADER + len);
+    if (!msg)
+        return -1;
+    memset(msg, 0, RESULT_HEADER);
+    memcpy(msg, &idx, 8);
+    memcpy(msg + 8, &kind, 4);
+    memcpy(msg + 16, &wall, 8);
+    if (len)
+        memcpy(msg + RESULT_HEADER, bytes, len);
+    MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm);
+    free(msg);
+    return 0;
 }
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
 {
+    struct worker W = {comm, 0, 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
     unsigned char *buf = NULL;
     size_t cap = 0;
+    int rc = 0;
     for (;;) {
         MPI_Status ms;
         int count;
@@ -334,8 +435,8 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         if ((size_t)count + 1 > cap) {
             unsigned char *nb = realloc(buf, (size_t)count + 1);
             if (!nb) {
-                free(buf);
-                return -1;
+                rc = -1;
+                break;
             }
             buf = nb;
             cap = (size_t)count + 1;
@@ -343,33 +444,37 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
         if (ms.MPI_TAG == TAG_DONE)
             break;
+        if (ms.MPI_TAG == TAG_STOP)
+            W.stop = W.draining = 1;
+        if (ms.MPI_TAG == TAG_DRAIN)
+            W.draining = 1;
         if (ms.MPI_TAG != TAG_TASK || count < 17)
-            continue; /* a stale STOP */
+            continue;
         buf[count] = 0;
         uint64_t idx, id;
         memcpy(&idx, buf, 8);
         memcpy(&id, buf + 8, 8);
+        worker_poll(&W);
+        if (W.draining) {
+            if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
         unsigned char *out = NULL;
         size_t len = 0;
-        MPI_Comm c = comm;
-        int rc = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &c, &out, &len);
-        if (rc)
-            len = 0;
-        unsigned char *msg = malloc(8 + len);
-        if (!msg) {
-            free(out);
-            free(buf);
-            return -1;
-        }
-        memcpy(msg, &idx, 8);
-        if (len)
-            memcpy(msg + 8, out, len);
+        double t = now_s();
+        int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
+        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, now_s() - t, out, r ? 0 : len);
         free(out);
-        MPI_Send(msg, (int)(8 + len), MPI_BYTE, 0, TAG_RESULT, comm);
-        free(msg);
+        if (e) {
+            rc = -1;
+            break;
+        }
     }
     free(buf);
-    return 0;
+    return rc;
 }
 
 int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,

@@ -63,7 +63,7 @@ static const char *const schema_sql =
 
 enum {
     ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
-    ST_FINISH, ST_COUNT
+    ST_FINISH, ST_PENDING, ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -82,6 +82,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
     " status, wall_s, diverged_at_samples, error) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
+    "UPDATE tasks SET status = 'pending', attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
+    " started_at = NULL WHERE task_id = ?1 AND status = 'running'",
 };
 
 struct store {
@@ -490,6 +492,16 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     if (s->sweep_id > 0)
         sqlite3_bind_int64(q, 5, s->sweep_id);
     return step_done(q);
+}
+
+int store_mark_pending(struct store *s, uint64_t id)
+{
+    char hex[17];
+    task_id_hex(id, hex);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_bind_text(s->st[ST_PENDING], 1, hex, 16, SQLITE_TRANSIENT);
+    return step_done(s->st[ST_PENDING]);
 }
 
 int store_mark_error(struct store *s, uint64_t id, const char *message)

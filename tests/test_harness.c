@@ -237,6 +237,10 @@ static void test_store(const char *dir)
     CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "interrupted"));
     CHECK(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && !strcmp(out, "error"));
     CHECK(store_mark_interrupted(st, tasks[3].id) == 0);
+    /* handed out, given back unstarted: pending again, the attempt not counted */
+    CHECK(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
+          (int)n - 4);
     CHECK(store_commit(st) == 0);
     CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);

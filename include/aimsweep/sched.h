@@ -44,6 +44,9 @@ struct sched_ops {
     /* Rank 0 only: bytes of task `index` (NULL, 0 when the task was lost: never finished).
      * Nonzero return aborts the sweep (running tasks are stopped, nothing more handed out). */
     int (*finished)(void *ctx, size_t index, int rank, const unsigned char *bytes, size_t len);
+    /* Rank 0 only: task `index` was handed out but given back unstarted (the sweep is
+     * stopping); it has to run another time. May be NULL. Nonzero return aborts. */
+    int (*returned)(void *ctx, size_t index);
     /* Rank 0 only, often (about every 0.2 s and after every result): progress. */
     void (*tick)(void *ctx, const struct sched_progress *pr);
     void *ctx;
@@ -56,7 +59,7 @@ struct sched_opts {
 };
 
 struct sched_stats {
-    size_t done, lost, not_started, skipped_deadline;
+    size_t done, lost, not_started, skipped_deadline, returned;
     int signal; /* the signal that stopped the sweep, or 0 */
     int aborted; /* a callback asked to abort */
     double elapsed_s;

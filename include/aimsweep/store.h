@@ -98,6 +98,10 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
  * died); status error with the message. */
 int store_mark_error(struct store *s, uint64_t id, const char *message);
 
+/* In the open batch: the task was handed out but given back unstarted: pending again, the
+ * attempt not counted. */
+int store_mark_pending(struct store *s, uint64_t id);
+
 /* In the open batch: the task never came back (its rank stopped answering); it is rerun by
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
