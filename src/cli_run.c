@@ -432,14 +432,17 @@ int cli_run(int argc, char **argv)
     struct sched_stats stats;
     int rc = sched_run(MPI_COMM_WORLD, st, ntodo, &ops, &so, &stats);
     if (rank == 0) {
-        if (store_commit(store) && !c.failed) {
+        if (c.failed)
+            store_rollback(store); /* the batch may hold half a result */
+        else if (store_commit(store)) {
             snprintf(c.err, sizeof c.err, "final commit failed: %s", store_errmsg(store));
             c.failed = 1;
         }
         if (c.tty && !o.quiet)
             fprintf(stderr, "\n");
         if (c.failed) {
-            fprintf(stderr, "aimsweep: %s: %s; the database keeps what was committed, rerun to resume\n", o.db, c.err);
+            fprintf(stderr, "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
+                    o.db, c.err);
             code = 1;
         } else {
             if (!o.quiet) {

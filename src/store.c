@@ -340,6 +340,14 @@ int store_commit(struct store *s)
     return 0;
 }
 
+void store_rollback(struct store *s)
+{
+    if (!s->in_txn)
+        return;
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->in_txn = 0;
+}
+
 static int step_done(sqlite3_stmt *q)
 {
     int rc = sqlite3_step(q);

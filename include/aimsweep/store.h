@@ -84,6 +84,8 @@ int store_status_todo(const char *status, int retry_errors);
 /* Batches: begin opens a transaction if none is open; commit commits it if open. */
 int store_begin(struct store *s);
 int store_commit(struct store *s);
+/* Drops the open batch (after a failed write, so that no half-written result is kept). */
+void store_rollback(struct store *s);
 
 /* In the open batch: the task is handed to a rank. */
 int store_mark_running(struct store *s, uint64_t id, int rank, const char *host);
