@@ -44,7 +44,7 @@ char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
 
 struct run_opts {
     const char *sweep, *db;
-    double grace, time_limit;
+    double grace, time_limit, commit_s;
     int retry_errors, quiet, max_attempts;
 };
 
@@ -53,7 +53,7 @@ struct run_ctx {
     const struct task *tasks; /* the tasks to run, indexed as the scheduler sees them */
     const char *name;
     size_t batch;
-    double last_commit, last_line;
+    double last_commit, last_line, commit_s;
     int tty, quiet, failed, final_shown;
     size_t nstatus[8];
     char err[512];
@@ -68,17 +68,19 @@ static double mono(void)
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--max-attempts N]\n"
-               "                    [--retry-errors] [--quiet]\n"
+    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--commit-interval S]\n"
+               "                    [--max-attempts N] [--retry-errors] [--quiet]\n"
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
                "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
+               "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
+               "                    a killed job loses\n"
                "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
                "  --retry-errors    rerun tasks whose status is error\n"
                "  --quiet           no progress on stderr\n",
-            RUN_DEFAULT_GRACE_S, RUN_DEFAULT_MAX_ATTEMPTS);
+            RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS);
 }
 
 static int parse_double(const char *s, double *x)
@@ -95,6 +97,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     memset(o, 0, sizeof *o);
     o->grace = RUN_DEFAULT_GRACE_S;
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
+    o->commit_s = RUN_BATCH_S;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -107,6 +110,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                 goto bad;
         } else if (!strcmp(a, "--time-limit") && has) {
             if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
+                goto bad;
+        } else if (!strcmp(a, "--commit-interval") && has) {
+            if (parse_double(argv[++i], &o->commit_s) || o->commit_s < 0)
                 goto bad;
         } else if (!strcmp(a, "--max-attempts") && has) {
             double x;
@@ -177,7 +183,7 @@ static void count_status(struct run_ctx *c, const char *st)
 static int maybe_commit(struct run_ctx *c, int force)
 {
     double t = mono();
-    if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < RUN_BATCH_S)
+    if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < c->commit_s)
         return 0;
     if (store_commit(c->store)) {
         snprintf(c->err, sizeof c->err, "commit failed: %s", store_errmsg(c->store));
@@ -404,6 +410,7 @@ int cli_run(int argc, char **argv)
     c.name = spec ? spec->name : "";
     c.tty = isatty(STDERR_FILENO);
     c.quiet = o.quiet;
+    c.commit_s = o.commit_s;
     c.last_commit = c.last_line = mono();
     struct sched_ops ops = {run_task, on_started, on_finished, on_returned, on_tick, &c};
     struct sched_opts so = {o.grace, 0};
@@ -452,6 +459,8 @@ int cli_run(int argc, char **argv)
                         c.nstatus[0], c.nstatus[1], c.nstatus[2], c.nstatus[3], c.nstatus[4], stats.not_started);
                 if (stats.skipped_deadline)
                     fprintf(stderr, " (%zu would not fit in the time limit)", stats.skipped_deadline);
+                if (stats.returned)
+                    fprintf(stderr, " (%zu handed back unstarted)", stats.returned);
                 fprintf(stderr, "; %.3f s\n", stats.elapsed_s);
                 if (stats.signal)
                     fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n",

@@ -12,7 +12,9 @@ SWEEP=$SRCDIR/tests/kill.yaml
 ROUNDS=${KILL_ROUNDS:-5}
 NTASK=36
 
+t0=$(date +%s.%N)
 "$AIMSWEEP" run "$SWEEP" --db "$W/ref.db" --quiet || fail "reference run"
+T=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 
 # descendants PID: PID's children, grandchildren, ...
 descendants() {
@@ -28,8 +30,9 @@ while [ $i -lt "$ROUNDS" ]; do
     i=$((i + 1))
     np=2
     [ $((i % 3)) -eq 0 ] && np=0 # every third round serial, without mpirun
-    delay=$(awk -v s="$seed" -v i="$i" 'BEGIN { srand(s + i); printf "%.2f", 0.1 + 3.0 * rand() }')
-    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 --max-attempts 1000 2>>"$W/stderr.txt" &
+    # at random between MPI start-up and half an uninterrupted run (commits every 0.1 s)
+    delay=$(awk -v s="$seed" -v i="$i" -v T="$T" 'BEGIN { srand(s + i); printf "%.2f", 0.4 + 0.5 * T * rand() }')
+    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 --max-attempts 1000 --commit-interval 0.1 2>>"$W/stderr.txt" &
     job=$!
     sleep "$delay"
     pids="$(descendants $job) $job"

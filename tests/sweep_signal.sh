@@ -25,7 +25,7 @@ wait_done() {
 # stop_and_check NAME SIGNAL DB PID: signal PID, expect exit 0 and an unfinished sweep
 stop_and_check() {
     name=$1 sig=$2 db=$3 pid=$4
-    wait_done "$db" 3 || fail "$name: no progress before the signal"
+    wait_done "$db" 1 || fail "$name: no progress before the signal"
     kill -"$sig" "$pid"
     wait "$pid"
     rc=$?
@@ -38,6 +38,9 @@ stop_and_check() {
     [ "$finished" -lt $NTASK ] || fail "$name: the signal came too late to test anything"
     [ "$running" -eq 0 ] || fail "$name: tasks left running after a clean stop"
     [ "$(q "$db" "PRAGMA integrity_check")" = ok ] || fail "$name: integrity_check"
+    # a task handed out but given back unstarted is pending again, its attempt not counted
+    [ "$(q "$db" "SELECT count(*) FROM tasks WHERE status = 'pending' AND (attempts > 0 OR rank IS NOT NULL)")" = 0 ] ||
+        fail "$name: a pending task with an attempt"
 }
 
 resume_and_check() {
