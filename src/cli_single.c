@@ -31,7 +31,8 @@ static void single_usage(FILE *f)
                "  activation: h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)\n"
                "  teacher: wishart(rho) | goe | goe_shift(m)\n"
                "  solvers: comma-separated from sgd, flow, ode\n"
-               "  closure: auto | free_cumulant | freeze | zero | spectral\n"
+               "  closure: auto | free_cumulant | freeze | zero | spectral | spectral_mp | free_residual\n"
+               "           | flat (odd order only)\n"
                "  --format: csv (one row per solver and record) or table [table]\n");
 }
 

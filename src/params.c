@@ -308,6 +308,12 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             p->closure = CLOSURE_ZERO;
         else if (!strcmp(value, "spectral"))
             p->closure = CLOSURE_SPECTRAL;
+        else if (!strcmp(value, "spectral_mp"))
+            p->closure = CLOSURE_SPECTRAL_MP;
+        else if (!strcmp(value, "free_residual"))
+            p->closure = CLOSURE_FREE_RESIDUAL;
+        else if (!strcmp(value, "flat"))
+            p->closure = CLOSURE_FLAT;
         else
             goto bad;
         return 0;
@@ -385,8 +391,10 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("order_m = %d: must be between 1 and %d", p->order_m, PARAMS_MAX_ORDER);
     if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1)
         FAIL("teacher wishart(%g): rank round(rho d) must be >= 1", p->teacher.arg);
-    if (p->closure == CLOSURE_SPECTRAL && p->decomposition != DECOMP_TIED)
-        FAIL("closure spectral exists for tied only, not %s", params_decomp_name(p->decomposition));
+    if ((p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) &&
+        p->decomposition != DECOMP_TIED)
+        FAIL("closure %s exists for tied only, not %s", params_closure_name(p->closure),
+             params_decomp_name(p->decomposition));
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
@@ -419,6 +427,9 @@ const char *params_closure_name(enum closure c)
     case CLOSURE_FREEZE: return "freeze";
     case CLOSURE_ZERO: return "zero";
     case CLOSURE_SPECTRAL: return "spectral";
+    case CLOSURE_SPECTRAL_MP: return "spectral_mp";
+    case CLOSURE_FREE_RESIDUAL: return "free_residual";
+    case CLOSURE_FLAT: return "flat";
     }
     return "?";
 }

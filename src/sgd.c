@@ -40,6 +40,7 @@ struct sgd_state {
     double *z, *zn;       /* T x k teacher projections of this and the next sample */
     double *ca, *cb;      /* T x r coefficient vectors of the rank-T update */
     double trS, trP;      /* Tr S and Tr S* */
+    double nU, nV;        /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
     long n;
 };
 
@@ -87,6 +88,23 @@ static void swap(double **a, double **b)
     *b = t;
 }
 
+/* Every SGD_RESYNC steps the norms kept in closed form are recomputed from the parameters,
+ * so that rounding cannot accumulate (the schedule depends on the step count only). */
+#define SGD_RESYNC 4096
+
+static void sgd_resync(struct sgd_state *st)
+{
+    const struct student *s = &st->s;
+    int n = s->d * s->r;
+    if (s->decomposition == DECOMP_TIED) {
+        st->trS = cblas_ddot(n, s->A, 1, s->A, 1) / s->kappa;
+    } else if (s->decomposition == DECOMP_UNTIED) {
+        st->trS = cblas_ddot(n, s->A, 1, s->B, 1) / s->kappa;
+        st->nU = cblas_ddot(n, s->A, 1, s->A, 1);
+        st->nV = cblas_ddot(n, s->B, 1, s->B, 1);
+    }
+}
+
 /* Projections of the current sample from scratch (at start). */
 static void project_current(struct sgd_state *st)
 {
@@ -100,12 +118,10 @@ static void project_current(struct sgd_state *st)
         return;
     }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, r, d, 1.0, st->x, d, s->A, r, 0.0, st->pa, r);
-    if (s->decomposition == DECOMP_TIED) {
-        st->trS = cblas_ddot(d * r, s->A, 1, s->A, 1) / s->kappa;
-    } else {
+    if (s->decomposition == DECOMP_UNTIED) {
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, r, d, 1.0, st->x, d, s->B, r, 0.0, st->pb, r);
-        st->trS = cblas_ddot(d * r, s->A, 1, s->B, 1) / s->kappa;
     }
+    sgd_resync(st);
 }
 
 struct sgd_state *sgd_state_create(const struct model *m) { return sgd_state_create_at(m, 0); }
@@ -201,6 +217,59 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
     return 0;
 }
 
+static double dot(const double *a, const double *b, int n)
+{
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int j = 0; j < n; j++)
+        s += a[j] * b[j];
+    return s;
+}
+
+/* The tied pass for T = 2: W <- alpha W - x0 c0^T - x1 c1^T row by row, accumulating the next
+ * sample's projections n = W_new^T y. Four rows at a time, so the accumulators are loaded and
+ * stored once per four rows. `scaled` is a constant at each call: without weight decay and
+ * with a zero-diagonal D, alpha = 1 and the multiply drops out. */
+static inline __attribute__((always_inline)) void tied_pass2(double *W, int d, int r, const double *c0,
+                                                             const double *c1, const double *x,
+                                                             const double *y, double *pan, double alpha,
+                                                             int scaled)
+{
+    double *n0 = pan, *n1 = pan + r;
+    int i = 0;
+    for (; i + 4 <= d; i += 4) {
+        double *w0 = W + (size_t)i * r, *w1 = w0 + r, *w2 = w1 + r, *w3 = w2 + r;
+        double a0 = x[i], a1 = x[i + 1], a2 = x[i + 2], a3 = x[i + 3];
+        double b0 = x[d + i], b1 = x[d + i + 1], b2 = x[d + i + 2], b3 = x[d + i + 3];
+        double e0 = y[i], e1 = y[i + 1], e2 = y[i + 2], e3 = y[i + 3];
+        double f0 = y[d + i], f1 = y[d + i + 1], f2 = y[d + i + 2], f3 = y[d + i + 3];
+#pragma omp simd
+        for (int j = 0; j < r; j++) {
+            double v0 = (scaled ? alpha * w0[j] : w0[j]) - a0 * c0[j] - b0 * c1[j];
+            double v1 = (scaled ? alpha * w1[j] : w1[j]) - a1 * c0[j] - b1 * c1[j];
+            double v2 = (scaled ? alpha * w2[j] : w2[j]) - a2 * c0[j] - b2 * c1[j];
+            double v3 = (scaled ? alpha * w3[j] : w3[j]) - a3 * c0[j] - b3 * c1[j];
+            w0[j] = v0;
+            w1[j] = v1;
+            w2[j] = v2;
+            w3[j] = v3;
+            n0[j] += e0 * v0 + e1 * v1 + e2 * v2 + e3 * v3;
+            n1[j] += f0 * v0 + f1 * v1 + f2 * v2 + f3 * v3;
+        }
+    }
+    for (; i < d; i++) {
+        double *w = W + (size_t)i * r;
+        double x0 = x[i], x1 = x[d + i], y0 = y[i], y1 = y[d + i];
+#pragma omp simd
+        for (int j = 0; j < r; j++) {
+            double v = (scaled ? alpha * w[j] : w[j]) - x0 * c0[j] - x1 * c1[j];
+            w[j] = v;
+            n0[j] += y0 * v;
+            n1[j] += y1 * v;
+        }
+    }
+}
+
 static void step_tied(struct sgd_state *st, const double *D, double trD)
 {
     int d = st->d, r = st->r, T = st->T;
@@ -220,44 +289,17 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     memset(st->pan, 0, sizeof(double) * (size_t)T * r);
     double nrm = 0;
     if (T == 2) {
-        /* Four rows at a time: the accumulators of the next projections are loaded and stored
-         * once per four rows instead of once per row. */
-        const double *c0 = st->ca, *c1 = st->ca + r, *x = st->x, *y = st->xn;
-        double *n0 = st->pan, *n1 = st->pan + r;
-        int i = 0;
-        for (; i + 4 <= d; i += 4) {
-            double *w0 = W + (size_t)i * r, *w1 = w0 + r, *w2 = w1 + r, *w3 = w2 + r;
-            double a0 = x[i], a1 = x[i + 1], a2 = x[i + 2], a3 = x[i + 3];
-            double b0 = x[d + i], b1 = x[d + i + 1], b2 = x[d + i + 2], b3 = x[d + i + 3];
-            double e0 = y[i], e1 = y[i + 1], e2 = y[i + 2], e3 = y[i + 3];
-            double f0 = y[d + i], f1 = y[d + i + 1], f2 = y[d + i + 2], f3 = y[d + i + 3];
-#pragma omp simd reduction(+ : nrm)
-            for (int j = 0; j < r; j++) {
-                double v0 = alpha * w0[j] - a0 * c0[j] - b0 * c1[j];
-                double v1 = alpha * w1[j] - a1 * c0[j] - b1 * c1[j];
-                double v2 = alpha * w2[j] - a2 * c0[j] - b2 * c1[j];
-                double v3 = alpha * w3[j] - a3 * c0[j] - b3 * c1[j];
-                w0[j] = v0;
-                w1[j] = v1;
-                w2[j] = v2;
-                w3[j] = v3;
-                n0[j] += e0 * v0 + e1 * v1 + e2 * v2 + e3 * v3;
-                n1[j] += f0 * v0 + f1 * v1 + f2 * v2 + f3 * v3;
-                nrm += v0 * v0 + v1 * v1 + v2 * v2 + v3 * v3;
-            }
-        }
-        for (; i < d; i++) {
-            double *w = W + (size_t)i * r;
-            double x0 = x[i], x1 = x[d + i], y0 = y[i], y1 = y[d + i];
-#pragma omp simd reduction(+ : nrm)
-            for (int j = 0; j < r; j++) {
-                double v = alpha * w[j] - x0 * c0[j] - x1 * c1[j];
-                w[j] = v;
-                n0[j] += y0 * v;
-                n1[j] += y1 * v;
-                nrm += v * v;
-            }
-        }
+        const double *c0 = st->ca, *c1 = st->ca + r;
+        /* |W_new|^2 = alpha^2 |W|^2 - 2 alpha sum_a a_a.c_a + sum_ab (x_a.x_b)(c_a.c_b) for
+         * W_new = alpha W - sum_a x_a c_a^T, a_a = W^T x_a: the pass needs no reduction. */
+        double ac = dot(st->pa, c0, r) + dot(st->pa + r, c1, r);
+        nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * ac +
+              dot(st->x, st->x, d) * dot(c0, c0, r) + 2 * dot(st->x, st->x + d, d) * dot(c0, c1, r) +
+              dot(st->x + d, st->x + d, d) * dot(c1, c1, r);
+        if (alpha == 1.0)
+            tied_pass2(W, d, r, c0, c1, st->x, st->xn, st->pan, 1.0, 0);
+        else
+            tied_pass2(W, d, r, c0, c1, st->x, st->xn, st->pan, alpha, 1);
     } else {
         for (int i = 0; i < d; i++) {
             double *w = W + (size_t)i * r;
@@ -273,6 +315,91 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
         }
     }
     st->trS = nrm / st->s.kappa;
+}
+
+/* The untied pass for T = 2 (see tied_pass2): U <- alpha U + beta V - x0 cu0^T - x1 cu1^T and
+ * V <- alpha V + beta U - x0 cv0^T - x1 cv1^T from the old U, V, accumulating p = U_new^T y,
+ * q = V_new^T y. `scaled` and `mixed` are constants at each call (alpha = 1 and beta = 0
+ * without weight decay and with a zero-diagonal D). */
+static inline __attribute__((always_inline)) void untied_pass2(double *U, double *V, int d, int r,
+                                                               const double *u0, const double *u1,
+                                                               const double *v0, const double *v1,
+                                                               const double *x, const double *y, double *pan,
+                                                               double *pbn, double alpha, double beta,
+                                                               int scaled, int mixed)
+{
+    double *p0 = pan, *p1 = pan + r, *q0 = pbn, *q1 = pbn + r;
+        int i = 0;
+        for (; i + 4 <= d; i += 4) {
+            double *U0 = U + (size_t)i * r, *U1 = U0 + r, *U2 = U1 + r, *U3 = U2 + r;
+            double *V0 = V + (size_t)i * r, *V1 = V0 + r, *V2 = V1 + r, *V3 = V2 + r;
+            double a0 = x[i], a1 = x[i + 1], a2 = x[i + 2], a3 = x[i + 3];
+            double b0 = x[d + i], b1 = x[d + i + 1], b2 = x[d + i + 2], b3 = x[d + i + 3];
+            double e0 = y[i], e1 = y[i + 1], e2 = y[i + 2], e3 = y[i + 3];
+            double f0 = y[d + i], f1 = y[d + i + 1], f2 = y[d + i + 2], f3 = y[d + i + 3];
+#pragma omp simd
+            for (int j = 0; j < r; j++) {
+                double cu0 = u0[j], cu1 = u1[j], cv0 = v0[j], cv1 = v1[j];
+                double ou0 = U0[j], ov0 = V0[j], ou1 = U1[j], ov1 = V1[j];
+                double ou2 = U2[j], ov2 = V2[j], ou3 = U3[j], ov3 = V3[j];
+                double n0u = (scaled ? alpha * ou0 : ou0) - a0 * cu0 - b0 * cu1;
+                double n0v = (scaled ? alpha * ov0 : ov0) - a0 * cv0 - b0 * cv1;
+                if (mixed) {
+                    n0u += beta * ov0;
+                    n0v += beta * ou0;
+                }
+                double n1u = (scaled ? alpha * ou1 : ou1) - a1 * cu0 - b1 * cu1;
+                double n1v = (scaled ? alpha * ov1 : ov1) - a1 * cv0 - b1 * cv1;
+                if (mixed) {
+                    n1u += beta * ov1;
+                    n1v += beta * ou1;
+                }
+                double n2u = (scaled ? alpha * ou2 : ou2) - a2 * cu0 - b2 * cu1;
+                double n2v = (scaled ? alpha * ov2 : ov2) - a2 * cv0 - b2 * cv1;
+                if (mixed) {
+                    n2u += beta * ov2;
+                    n2v += beta * ou2;
+                }
+                double n3u = (scaled ? alpha * ou3 : ou3) - a3 * cu0 - b3 * cu1;
+                double n3v = (scaled ? alpha * ov3 : ov3) - a3 * cv0 - b3 * cv1;
+                if (mixed) {
+                    n3u += beta * ov3;
+                    n3v += beta * ou3;
+                }
+                U0[j] = n0u;
+                V0[j] = n0v;
+                U1[j] = n1u;
+                V1[j] = n1v;
+                U2[j] = n2u;
+                V2[j] = n2v;
+                U3[j] = n3u;
+                V3[j] = n3v;
+                p0[j] += e0 * n0u + e1 * n1u + e2 * n2u + e3 * n3u;
+                p1[j] += f0 * n0u + f1 * n1u + f2 * n2u + f3 * n3u;
+                q0[j] += e0 * n0v + e1 * n1v + e2 * n2v + e3 * n3v;
+                q1[j] += f0 * n0v + f1 * n1v + f2 * n2v + f3 * n3v;
+            }
+        }
+        for (; i < d; i++) {
+            double *ui = U + (size_t)i * r, *vi = V + (size_t)i * r;
+            double x0 = x[i], x1 = x[d + i], y0 = y[i], y1 = y[d + i];
+#pragma omp simd
+            for (int j = 0; j < r; j++) {
+                double uo = ui[j], vo = vi[j];
+                double un = (scaled ? alpha * uo : uo) - x0 * u0[j] - x1 * u1[j];
+                double vn = (scaled ? alpha * vo : vo) - x0 * v0[j] - x1 * v1[j];
+                if (mixed) {
+                    un += beta * vo;
+                    vn += beta * uo;
+                }
+                ui[j] = un;
+                vi[j] = vn;
+                p0[j] += y0 * un;
+                p1[j] += y1 * un;
+                q0[j] += y0 * vn;
+                q1[j] += y1 * vn;
+            }
+        }
 }
 
 static void step_untied(struct sgd_state *st, const double *D, double trD)
@@ -298,62 +425,24 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     memset(st->pbn, 0, sizeof(double) * (size_t)T * r);
     double tr = 0;
     if (T == 2) {
-        /* Four rows at a time (see step_tied). */
-        const double *u0 = st->ca, *u1 = st->ca + r, *v0 = st->cb, *v1 = st->cb + r, *x = st->x, *y = st->xn;
-        double *p0 = st->pan, *p1 = st->pan + r, *q0 = st->pbn, *q1 = st->pbn + r;
-        int i = 0;
-        for (; i + 4 <= d; i += 4) {
-            double *U0 = U + (size_t)i * r, *U1 = U0 + r, *U2 = U1 + r, *U3 = U2 + r;
-            double *V0 = V + (size_t)i * r, *V1 = V0 + r, *V2 = V1 + r, *V3 = V2 + r;
-            double a0 = x[i], a1 = x[i + 1], a2 = x[i + 2], a3 = x[i + 3];
-            double b0 = x[d + i], b1 = x[d + i + 1], b2 = x[d + i + 2], b3 = x[d + i + 3];
-            double e0 = y[i], e1 = y[i + 1], e2 = y[i + 2], e3 = y[i + 3];
-            double f0 = y[d + i], f1 = y[d + i + 1], f2 = y[d + i + 2], f3 = y[d + i + 3];
-#pragma omp simd reduction(+ : tr)
-            for (int j = 0; j < r; j++) {
-                double cu0 = u0[j], cu1 = u1[j], cv0 = v0[j], cv1 = v1[j];
-                double ou0 = U0[j], ov0 = V0[j], ou1 = U1[j], ov1 = V1[j];
-                double ou2 = U2[j], ov2 = V2[j], ou3 = U3[j], ov3 = V3[j];
-                double n0u = alpha * ou0 + beta * ov0 - a0 * cu0 - b0 * cu1;
-                double n0v = alpha * ov0 + beta * ou0 - a0 * cv0 - b0 * cv1;
-                double n1u = alpha * ou1 + beta * ov1 - a1 * cu0 - b1 * cu1;
-                double n1v = alpha * ov1 + beta * ou1 - a1 * cv0 - b1 * cv1;
-                double n2u = alpha * ou2 + beta * ov2 - a2 * cu0 - b2 * cu1;
-                double n2v = alpha * ov2 + beta * ou2 - a2 * cv0 - b2 * cv1;
-                double n3u = alpha * ou3 + beta * ov3 - a3 * cu0 - b3 * cu1;
-                double n3v = alpha * ov3 + beta * ou3 - a3 * cv0 - b3 * cv1;
-                U0[j] = n0u;
-                V0[j] = n0v;
-                U1[j] = n1u;
-                V1[j] = n1v;
-                U2[j] = n2u;
-                V2[j] = n2v;
-                U3[j] = n3u;
-                V3[j] = n3v;
-                p0[j] += e0 * n0u + e1 * n1u + e2 * n2u + e3 * n3u;
-                p1[j] += f0 * n0u + f1 * n1u + f2 * n2u + f3 * n3u;
-                q0[j] += e0 * n0v + e1 * n1v + e2 * n2v + e3 * n3v;
-                q1[j] += f0 * n0v + f1 * n1v + f2 * n2v + f3 * n3v;
-                tr += n0u * n0v + n1u * n1v + n2u * n2v + n3u * n3v;
-            }
-        }
-        for (; i < d; i++) {
-            double *ui = U + (size_t)i * r, *vi = V + (size_t)i * r;
-            double x0 = x[i], x1 = x[d + i], y0 = y[i], y1 = y[d + i];
-#pragma omp simd reduction(+ : tr)
-            for (int j = 0; j < r; j++) {
-                double uo = ui[j], vo = vi[j];
-                double un = alpha * uo + beta * vo - x0 * u0[j] - x1 * u1[j];
-                double vn = alpha * vo + beta * uo - x0 * v0[j] - x1 * v1[j];
-                ui[j] = un;
-                vi[j] = vn;
-                p0[j] += y0 * un;
-                p1[j] += y1 * un;
-                q0[j] += y0 * vn;
-                q1[j] += y1 * vn;
-                tr += un * vn;
-            }
-        }
+        const double *u0 = st->ca, *u1 = st->ca + r, *v0 = st->cb, *v1 = st->cb + r;
+        const double *x = st->x, *pa = st->pa, *pb = st->pb;
+        /* |U'|^2, |V'|^2 and <U', V'> in closed form (U' = alpha U + beta V - X Cu^T, ...):
+         * <U, X C^T> = sum_a p_a.c_a with p_a = U^T x_a, and <X A^T, X B^T> = sum_ab (x_a.x_b)(a_a.b_b). */
+        double Pu = dot(pa, u0, r) + dot(pa + r, u1, r), Qu = dot(pb, u0, r) + dot(pb + r, u1, r);
+        double Pv = dot(pa, v0, r) + dot(pa + r, v1, r), Qv = dot(pb, v0, r) + dot(pb + r, v1, r);
+        double x00 = dot(x, x, d), x01 = dot(x, x + d, d), x11 = dot(x + d, x + d, d);
+        double Xuu = x00 * dot(u0, u0, r) + 2 * x01 * dot(u0, u1, r) + x11 * dot(u1, u1, r);
+        double Xvv = x00 * dot(v0, v0, r) + 2 * x01 * dot(v0, v1, r) + x11 * dot(v1, v1, r);
+        double Xuv = x00 * dot(u0, v0, r) + x01 * (dot(u0, v1, r) + dot(u1, v0, r)) + x11 * dot(u1, v1, r);
+        double NU = st->nU, NV = st->nV, UV = st->trS * st->s.kappa;
+        st->nU = alpha * alpha * NU + 2 * alpha * beta * UV + beta * beta * NV - 2 * alpha * Pu - 2 * beta * Qu + Xuu;
+        st->nV = alpha * alpha * NV + 2 * alpha * beta * UV + beta * beta * NU - 2 * alpha * Qv - 2 * beta * Pv + Xvv;
+        tr = (alpha * alpha + beta * beta) * UV + alpha * beta * (NU + NV) - alpha * (Pv + Qu) - beta * (Qv + Pu) + Xuv;
+        if (alpha == 1.0 && beta == 0.0)
+            untied_pass2(U, V, d, r, u0, u1, v0, v1, x, st->xn, st->pan, st->pbn, 1.0, 0.0, 0, 0);
+        else
+            untied_pass2(U, V, d, r, u0, u1, v0, v1, x, st->xn, st->pan, st->pbn, alpha, beta, 1, 1);
     } else {
         for (int i = 0; i < d; i++) {
             double *ui = U + (size_t)i * r, *vi = V + (size_t)i * r;
@@ -474,6 +563,8 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         swap(&st->pb, &st->pbn);
         draw_next(st);
         st->n++;
+        if (st->n % SGD_RESYNC == 0)
+            sgd_resync(st);
     }
     return 0;
 }

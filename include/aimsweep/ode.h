@@ -7,7 +7,8 @@
  * divergence detection (non-finite or exploding state: status RUN_ODE_DIVERGED).
  *
  * Systems: direct (closed, 3 unknowns), tied/untied word hierarchies (words.c) with the
- * closures of enum closure, and the tied spectral resummation (spectral.c).
+ * closures of enum closure, and the tied spectral resummation (spectral.c). A system that
+ * cannot be built (unsupported combination) leaves status RUN_ERROR and the message in out.
  */
 #ifndef AIMSWEEP_ODE_H
 #define AIMSWEEP_ODE_H
@@ -29,6 +30,13 @@ struct mom_sys {
  * -1 with a message in err. */
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen);
 void ode_system_destroy(struct mom_sys *sys);
+
+/* Integrates a system from its y0 over the tau grid of p (obs_tau_grid), pushing one row per
+ * record into out. Divergence (the right-hand side fails, the state is non-finite or beyond
+ * the explosion bound, the step collapses) is status RUN_ODE_DIVERGED with the tau in
+ * out->error and diverged_at_samples = tau d^2/eta, never an error return. Returns 0, or -1
+ * on allocation failure. Sets status, diverged_at_samples and wall_s. */
+int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj *out);
 
 /* Runs the ode solver of a model into out (traj_init done by the caller). */
 int ode_run(const struct model *m, struct traj *out);

@@ -51,7 +51,10 @@ enum closure {
     CLOSURE_FREE_CUMULANT,
     CLOSURE_FREEZE,  /* naive: the length-(M+1) moment frozen at its tau = 0 value */
     CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
-    CLOSURE_SPECTRAL /* tied only: MODEL.md §7b */
+    CLOSURE_SPECTRAL,    /* tied only: MODEL.md §7b, S0 spectrum matched to the run's own */
+    CLOSURE_SPECTRAL_MP, /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
+    CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P (words.c) */
+    CLOSURE_FLAT           /* words: flat extension of the moment matrix (words.c) */
 };
 
 struct params {
