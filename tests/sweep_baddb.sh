@@ -59,7 +59,7 @@ n=$("$AIMSWEEP" query "$W/good.db" "SELECT count(*) FROM tasks WHERE status = 'd
 # a finished database on a read-only share can still be queried, and run refuses it untouched
 chmod 755 "$W/ro" && cp "$W/good.db" "$W/ro/good.db" && chmod 644 "$W/ro/good.db" && chmod 555 "$W/ro"
 n=$($AS "$AIMSWEEP" query "$W/ro/good.db" "SELECT count(*) FROM summary" --csv --no-header 2>&1)
-[ "$n" = 24 ] || { echo "FAIL query on a read-only share: $n"; fails=$((fails + 1)); }
+[ "$n" = 36 ] || { echo "FAIL query on a read-only share: $n"; fails=$((fails + 1)); }
 expect readonly_share 2 "cannot write in directory" $AS "$AIMSWEEP" run "$SWEEP" --db "$W/ro/good.db" --quiet
 cmp -s "$W/good.db" "$W/ro/good.db" || { echo "FAIL readonly_share: file changed"; fails=$((fails + 1)); }
 

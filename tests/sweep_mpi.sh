@@ -11,8 +11,8 @@ SWEEP=$SRCDIR/tests/tiny.yaml
 "$AIMSWEEP" run "$SWEEP" --db "$W/serial.db" --quiet || fail "serial run"
 launch "$NP" run "$SWEEP" --db "$W/mpi.db" || fail "run on $NP ranks"
 [ "$(q "$W/mpi.db" "SELECT count(*) FROM tasks WHERE status = 'done'")" = 12 ] || fail "not 12 done tasks"
-[ "$(q "$W/mpi.db" "SELECT count(*) FROM summary")" = 24 ] || fail "not 24 summary rows"
-[ "$(q "$W/mpi.db" "SELECT count(*) FROM trajectory")" = 144 ] || fail "not 144 trajectory rows"
+[ "$(q "$W/mpi.db" "SELECT count(*) FROM summary")" = 36 ] || fail "not 36 summary rows"
+[ "$(q "$W/mpi.db" "SELECT count(*) FROM trajectory")" = 216 ] || fail "not 216 trajectory rows"
 [ "$(q "$W/mpi.db" "SELECT ranks FROM sweeps")" = "$([ "$NP" -eq 0 ] && echo 1 || echo "$NP")" ] || fail "ranks in sweeps"
 if [ "$NP" -gt 1 ]; then
     [ "$(q "$W/mpi.db" "SELECT count(*) FROM tasks WHERE rank = 0")" = 0 ] || fail "rank 0 ran tasks with workers present"
@@ -41,9 +41,9 @@ done
 
 # export and status read the same database
 "$AIMSWEEP" export "$W/mpi.db" --format csv --out "$W/results.csv" || fail "export"
-[ "$(wc -l < "$W/results.csv")" = 25 ] || fail "export: not a header and 24 rows"
+[ "$(wc -l < "$W/results.csv")" = 37 ] || fail "export: not a header and 36 rows"
 head -1 "$W/results.csv" | grep -q '^task_id,sweep_id,decomposition,' || fail "export header"
-[ "$("$AIMSWEEP" export "$W/mpi.db" --format csv --table trajectory | wc -l)" = 145 ] || fail "export trajectory"
+[ "$("$AIMSWEEP" export "$W/mpi.db" --format csv --table trajectory | wc -l)" = 217 ] || fail "export trajectory"
 "$AIMSWEEP" status "$W/mpi.db" | grep -q "^done  *12 " || fail "status"
 "$AIMSWEEP" plan "$SWEEP" --db "$W/mpi.db" | grep -q "to run *0 of 12" || fail "plan with the database"
 
