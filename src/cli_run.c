@@ -571,7 +571,7 @@ int cli_plan(int argc, char **argv)
     size_t todo = cnt[0] + cnt[1] + cnt[2] + cnt[3];
     printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total, maxc,
            TASK_FLOPS_PER_S);
-    if (db) {
+    if (store) {
         printf("database    %s:", db);
         for (int k = 0; names[k]; k++)
             if (cnt[k])
