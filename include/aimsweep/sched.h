@@ -3,11 +3,13 @@
  * estimated cost first, and gets back each result as opaque bytes. It moves task records
  * (id, text, cost) and bytes only: what a task means is the callbacks' business.
  *
- * With one rank, rank 0 runs the tasks itself (serial mode). Signals: SIGUSR1 and SIGTERM
- * (sched_signals_install on every rank) make rank 0 stop handing out work; running tasks get
- * opts.grace_s seconds (at most SCHED_TERM_GRACE_S after SIGTERM) to finish, then are asked
- * to stop through their stop callback; their results still come back (interrupted), and
- * sched_run returns normally.
+ * A worker holds at most two tasks: the one it runs and, when tasks are short, the next
+ * one, so that it never waits for rank 0. With one rank, rank 0 runs the tasks itself (serial
+ * mode). Signals: SIGUSR1 and SIGTERM (sched_signals_install on every rank) make rank 0 stop
+ * handing out work; held tasks that have not started come back (ops.returned); running tasks
+ * get opts.grace_s seconds (at most SCHED_TERM_GRACE_S after SIGTERM) to finish, then are
+ * asked to stop through their stop callback; their results still come back (interrupted),
+ * and sched_run returns normally.
  */
 #ifndef AIMSWEEP_SCHED_H
 #define AIMSWEEP_SCHED_H
