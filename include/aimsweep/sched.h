@@ -75,7 +75,9 @@ void sched_signals_install(void);
 int sched_signal_received(void);
 
 /* Collective over comm. Rank 0 passes the tasks (others pass NULL, 0 and are ignored) and
- * gets stats; every rank returns 0, or -1 on an MPI failure or an abort. */
+ * gets stats; every rank returns 0, or -1 on an MPI failure or an abort; rank 0 returns -2
+ * when workers did not answer within SCHED_STOP_WAIT_S of a stop (their tasks were passed to
+ * ops.finished as lost; the caller should end the job with MPI_Abort). */
 int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,
               const struct sched_opts *opts, struct sched_stats *stats);
 
