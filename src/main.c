@@ -20,6 +20,11 @@ struct command {
 static const struct command commands[] = {
     {"single", cli_single, "run one grid point and print its trajectories"},
     {"bench", cli_bench, "SGD steps per second against the measured memory bandwidth"},
+    {"run", cli_run, "run a sweep file into a results database (under mpirun, or serially)"},
+    {"plan", cli_plan, "a sweep's grid size, cost estimate, and what a database already holds"},
+    {"status", cli_status, "what a results database holds: sweeps and task statuses"},
+    {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
+    {"export", cli_export, "export a results database as csv"},
 };
 
 static void usage(FILE *f)

@@ -8,4 +8,13 @@
 int cli_single(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
+/* The sweep harness (cli_run.c): run a sweep under MPI (or serially), and plan one. */
+int cli_run(int argc, char **argv);
+int cli_plan(int argc, char **argv);
+
+/* Reading a results database (cli_db.c): status, SQL queries, CSV export. */
+int cli_status(int argc, char **argv);
+int cli_query(int argc, char **argv);
+int cli_export(int argc, char **argv);
+
 #endif

@@ -1,0 +1,84 @@
+/*
+ * sched.h: the scheduler. Rank 0 hands tasks to worker ranks as they ask for work, largest
+ * estimated cost first, and gets back each result as opaque bytes. It moves task records
+ * (id, text, cost) and bytes only: what a task means is the callbacks' business.
+ *
+ * A worker holds at most two tasks: the one it runs and, when tasks are short, the next
+ * one, so that it never waits for rank 0. With one rank, rank 0 runs the tasks itself (serial
+ * mode). Signals: SIGUSR1 and SIGTERM (sched_signals_install on every rank) make rank 0 stop
+ * handing out work; held tasks that have not started come back (ops.returned); running tasks
+ * get opts.grace_s seconds (at most SCHED_TERM_GRACE_S after SIGTERM) to finish, then are
+ * asked to stop through their stop callback; their results still come back (interrupted),
+ * and sched_run returns normally.
+ */
+#ifndef AIMSWEEP_SCHED_H
+#define AIMSWEEP_SCHED_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Grace after SIGTERM: Slurm sends SIGKILL KillWait (default 30 s) after it. */
+#define SCHED_TERM_GRACE_S 10.0
+/* After the stop request, how long rank 0 still waits for results before giving up on them. */
+#define SCHED_STOP_WAIT_S 30.0
+
+struct sched_task {
+    uint64_t id;
+    const char *text;
+    double cost; /* estimated seconds (any consistent unit; rescaled by measured wall times) */
+};
+
+struct sched_progress {
+    size_t total, done, running, skipped;
+    double elapsed_s, rate, eta_s;
+    int stopping;
+};
+
+struct sched_ops {
+    /* Every rank that computes (workers, or rank 0 alone): runs one task, returning its bytes
+     * in *out (malloc'd, freed by the scheduler). stop(stop_ctx) != 0 asks it to stop early.
+     * Returns 0, or -1 when no bytes could be made at all (the task then counts as lost). */
+    int (*run)(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,
+               unsigned char **out, size_t *len);
+    /* Rank 0 only: task `index` was handed to `rank` on `host`. Nonzero return aborts. */
+    int (*started)(void *ctx, size_t index, int rank, const char *host);
+    /* Rank 0 only: bytes of task `index` (NULL, 0 when the task was lost: never finished).
+     * Nonzero return aborts the sweep (running tasks are stopped, nothing more handed out). */
+    int (*finished)(void *ctx, size_t index, int rank, const unsigned char *bytes, size_t len);
+    /* Rank 0 only: task `index` was handed out but given back unstarted (the sweep is
+     * stopping); it has to run another time. May be NULL. Nonzero return aborts. */
+    int (*returned)(void *ctx, size_t index);
+    /* Rank 0 only, often (about every 0.2 s and after every result): progress. */
+    void (*tick)(void *ctx, const struct sched_progress *pr);
+    void *ctx;
+};
+
+struct sched_opts {
+    double grace_s;  /* after SIGUSR1: how long running tasks may go on */
+    double deadline; /* wall-clock end (seconds since the epoch), 0 = none: no task is started
+                        whose scaled estimate would end after it */
+};
+
+struct sched_stats {
+    size_t done, lost, not_started, skipped_deadline, returned;
+    int signal; /* the signal that stopped the sweep, or 0 */
+    int aborted; /* a callback asked to abort */
+    double elapsed_s;
+};
+
+/* Installs SIGUSR1 and SIGTERM handlers that only set a flag. Call on every rank (a rank
+ * without them would die of SIGUSR1, the default action). Not collective. */
+void sched_signals_install(void);
+
+/* The signal received so far (SIGUSR1, SIGTERM) or 0. */
+int sched_signal_received(void);
+
+/* Collective over comm. Rank 0 passes the tasks (others pass NULL, 0 and are ignored) and
+ * gets stats; every rank returns 0, or -1 on an MPI failure or an abort; rank 0 returns -2
+ * when workers did not answer within SCHED_STOP_WAIT_S of a stop (their tasks were passed to
+ * ops.finished as lost; the caller should end the job with MPI_Abort). */
+int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,
+              const struct sched_opts *opts, struct sched_stats *stats);
+
+#endif

@@ -1,0 +1,30 @@
+# Tests of the sweep harness (included from tests/CMakeLists.txt when the harness is built).
+# unit: modules without MPI; mpi: whole sweeps at 1, 2 and 4 ranks (oversubscribed);
+# fault: SIGKILL and SIGUSR1 in the middle of a sweep.
+add_executable(test_harness test_harness.c)
+target_link_libraries(test_harness PRIVATE aimsweep_harness)
+aimsweep_warnings(test_harness)
+add_test(NAME test_harness COMMAND test_harness ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_harness PROPERTIES LABELS unit TIMEOUT 60)
+
+set(HARNESS_ENV "AIMSWEEP=$<TARGET_FILE:aimsweep>" "MPIEXEC=${MPIEXEC_EXECUTABLE}"
+    "SRCDIR=${CMAKE_SOURCE_DIR}" "OPENBLAS_NUM_THREADS=1"
+    # Open MPI leaks in MPI_Init by design; the harness itself is leak-checked by test_harness
+    "ASAN_OPTIONS=detect_leaks=0")
+
+add_test(NAME sweep_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_errors)
+set_tests_properties(sweep_errors PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_baddb COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_baddb.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_baddb)
+set_tests_properties(sweep_baddb PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")
+
+foreach(np 1 2 4)
+  add_test(NAME sweep_mpi_${np} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_mpi.sh ${np} ${CMAKE_CURRENT_BINARY_DIR}/sweep_mpi_${np})
+  set_tests_properties(sweep_mpi_${np} PROPERTIES LABELS mpi PROCESSORS ${np} TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+endforeach()
+
+add_test(NAME sweep_kill COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_kill.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_kill)
+set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
+set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")

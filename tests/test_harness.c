@@ -1,0 +1,309 @@
+/*
+ * test_harness.c: the harness modules without MPI: sweep files, grid expansion, task text,
+ * result bytes and the results database.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "aimsweep/grid.h"
+#include "aimsweep/params.h"
+#include "aimsweep/result.h"
+#include "aimsweep/spec.h"
+#include "aimsweep/store.h"
+#include "aimsweep/task.h"
+
+static int failures;
+#define CHECK(c)                                                                                     \
+    do {                                                                                             \
+        if (!(c)) {                                                                                  \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                    \
+            failures++;                                                                              \
+        }                                                                                            \
+    } while (0)
+
+static const char good[] = "name: t\n"
+                           "grid:\n"
+                           "  decomposition: [direct, tied]\n"
+                           "  d: [10, 12, 14]\n"
+                           "  init-scale: [0.5]\n"
+                           "fixed:\n"
+                           "  tau_end: 0.02\n"
+                           "  records: 3\n"
+                           "  lr: 5e-2\n"
+                           "seeds: [3, 7]\n"
+                           "solvers: [sgd, flow]\n";
+
+static struct sweep_spec *parse(const char *text, char *err, size_t n)
+{
+    struct sweep_spec *s = NULL;
+    spec_parse("x.yaml", text, strlen(text), &s, err, n);
+    return s;
+}
+
+static void test_spec_grid(void)
+{
+    char err[1024] = "";
+    struct sweep_spec *s = parse(good, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK(!strcmp(s->name, "t"));
+    CHECK(s->ngrid == 4); /* decomposition, d, init_scale, seed (seed last) */
+    CHECK(!strcmp(s->grid[3].key, "seed"));
+    CHECK(!strcmp(s->grid[2].key, "init_scale"));
+    CHECK(grid_size(s) == 12);
+    struct params *pts = NULL;
+    size_t n = 0;
+    CHECK(grid_expand(s, &pts, &n, err, sizeof err) == 0);
+    CHECK(n == 12);
+    /* last axis fastest: point 0 = direct, d 10, seed 3; point 1 = seed 7; point 2 = d 12 */
+    CHECK(pts[0].decomposition == DECOMP_DIRECT && pts[0].d == 10 && pts[0].seed == 3);
+    CHECK(pts[1].seed == 7 && pts[2].d == 12 && pts[6].decomposition == DECOMP_TIED);
+    CHECK(pts[5].lr == 0.05 && pts[5].records == 3 && pts[5].init_scale == 0.5);
+    CHECK(pts[5].solvers == (SOLVER_SGD | SOLVER_FLOW));
+    /* every point a distinct task; canonical text rebuilds the same point and id */
+    for (size_t i = 0; i < n; i++) {
+        struct task t;
+        struct params q;
+        CHECK(task_make(&pts[i], &t) == 0);
+        CHECK(task_parse(t.text, &q, err, sizeof err) == 0);
+        CHECK(params_task_id(&q) == t.id);
+        CHECK(t.cost > 0);
+        for (size_t j = 0; j < i; j++)
+            CHECK(params_task_id(&pts[j]) != t.id);
+        char hex[17];
+        uint64_t back;
+        task_id_hex(t.id, hex);
+        CHECK(strlen(hex) == 16 && task_id_parse(hex, &back) == 0 && back == t.id);
+        task_free(&t);
+    }
+    /* cost grows with d and with tau_end/lr */
+    struct params a = pts[0], b = pts[0];
+    b.d *= 2;
+    CHECK(task_cost(&b) > 4 * task_cost(&a));
+    b = a;
+    b.lr /= 2;
+    CHECK(task_cost(&b) > task_cost(&a));
+    free(pts);
+    spec_destroy(&s);
+    CHECK(s == NULL);
+    spec_destroy(&s);
+
+    /* same point written two ways: one task id */
+    struct sweep_spec *s1 = parse("fixed: {lr: 0.050, d: 12}\n", err, sizeof err);
+    struct sweep_spec *s2 = parse("fixed: {lr: 5e-2, d: 12}\n", err, sizeof err);
+    CHECK(s1 && s2);
+    if (s1 && s2) {
+        struct params *p1, *p2;
+        size_t n1, n2;
+        CHECK(grid_expand(s1, &p1, &n1, err, sizeof err) == 0 && n1 == 1);
+        CHECK(grid_expand(s2, &p2, &n2, err, sizeof err) == 0 && n2 == 1);
+        CHECK(params_task_id(p1) == params_task_id(p2));
+        free(p1);
+        free(p2);
+    }
+    spec_destroy(&s1);
+    spec_destroy(&s2);
+
+    /* an error names file, line and key */
+    s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        struct params *bad = NULL;
+        CHECK(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
+        CHECK(strstr(err, "x.yaml:4: key 'lr'") != NULL);
+        spec_destroy(&s);
+    }
+    s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
+    CHECK(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
+}
+
+static void fake_result(struct task_result *r, int n, double base)
+{
+    memset(r, 0, sizeof *r);
+    r->nsolvers = 2;
+    r->wall_s = 1.5;
+    for (int s = 0; s < 2; s++) {
+        traj_init(&r->traj[s], s ? SOLVER_FLOW : SOLVER_SGD, n);
+        for (int k = 0; k < n; k++) {
+            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1)};
+            traj_push(&r->traj[s], &o);
+        }
+        r->traj[s].status = RUN_OK;
+        r->traj[s].diverged_at_samples = -1;
+        r->sum[s] = (struct solver_summary){r->traj[s].solver, s ? 0.2 : -1, s ? 20 : -1, 0.5, 0.25, s ? 0.01 : -1,
+                                            RUN_OK};
+    }
+    r->traj[1].status = RUN_DIVERGED;
+    snprintf(r->traj[1].error, sizeof r->traj[1].error, "exploded");
+}
+
+static void test_result_bytes(void)
+{
+    struct task_result r, back;
+    unsigned char *buf;
+    size_t len;
+    char terr[256];
+    fake_result(&r, 7, 1.0);
+    CHECK(result_pack(&r, NULL, &buf, &len) == 0);
+    CHECK(result_unpack(buf, len, &back, terr, sizeof terr) == 0);
+    CHECK(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
+    CHECK(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
+    CHECK(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
+    worker_result_free(&back);
+    /* every truncation and a trailing byte are refused */
+    int refused = 1;
+    for (size_t cut = 0; cut < len; cut++)
+        if (result_unpack(buf, cut, &back, terr, sizeof terr) == 0) {
+            refused = 0;
+            worker_result_free(&back);
+        }
+    CHECK(refused);
+    unsigned char *big = malloc(len + 1);
+    memcpy(big, buf, len);
+    big[len] = 0;
+    CHECK(result_unpack(big, len + 1, &back, terr, sizeof terr) != 0);
+    free(big);
+    free(buf);
+    CHECK(result_pack(NULL, "bad task", &buf, &len) == 0);
+    CHECK(result_unpack(buf, len, &back, terr, sizeof terr) == 0 && back.nsolvers == 0 && !strcmp(terr, "bad task"));
+    free(buf);
+    worker_result_free(&r);
+}
+
+static int count(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q;
+    int n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    return n;
+}
+
+static void test_store(const char *dir)
+{
+    char path[512], err[1024];
+    snprintf(path, sizeof path, "%s/test_harness.db", dir);
+    unlink(path);
+    struct sweep_spec *s = parse(good, err, sizeof err);
+    struct params *pts;
+    size_t n;
+    CHECK(s && grid_expand(s, &pts, &n, err, sizeof err) == 0);
+    struct task *tasks = calloc(n, sizeof *tasks);
+    for (size_t i = 0; i < n; i++)
+        task_make(&pts[i], &tasks[i]);
+    struct store_provenance pv = {"v", "c", "h", "cc", "blas", "mpi", 1};
+    struct store *st = store_open(path, err, sizeof err);
+    CHECK(st != NULL);
+    if (!st) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK(count(store_db(st), "PRAGMA user_version") == STORE_SCHEMA_VERSION);
+    CHECK(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n, err, sizeof err) == 1);
+    /* a second run of an overlapping sweep adds only the new tasks */
+    CHECK(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n / 2, err, sizeof err) == 2);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
+    CHECK(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
+    const char **status = calloc(n, sizeof *status);
+    int *attempts = calloc(n, sizeof *attempts);
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[0], "pending") && attempts[0] == 0);
+    CHECK(store_status_todo("pending", 0) && store_status_todo("running", 0) && store_status_todo("interrupted", 0));
+    CHECK(!store_status_todo("done", 0) && !store_status_todo("diverged", 0) && !store_status_todo("error", 0));
+    CHECK(store_status_todo("error", 1));
+
+    struct task_result r;
+    const char *out;
+    fake_result(&r, 5, 1.0);
+    CHECK(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
+    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "diverged"));
+    /* the same task again: rows replaced, never duplicated */
+    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0);
+    CHECK(store_commit(st) == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10);
+    CHECK(count(store_db(st), "SELECT count(*) FROM summary") == 2);
+    CHECK(count(store_db(st), "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
+    CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    CHECK(count(store_db(st), "SELECT count(*) FROM results") == 2);
+    r.traj[1].status = RUN_OK;
+    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "done"));
+    r.traj[0].status = RUN_INTERRUPTED;
+    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "interrupted"));
+    CHECK(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && !strcmp(out, "error"));
+    CHECK(store_mark_interrupted(st, tasks[3].id) == 0);
+    /* handed out, given back unstarted: pending again, the attempt not counted */
+    CHECK(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
+          (int)n - 4);
+    CHECK(store_commit(st) == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
+    CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[4], "error"));
+    CHECK(!strcmp(status[0], "diverged") && attempts[0] == 1 && !strcmp(status[1], "interrupted"));
+    /* a second writer is refused while the first holds the file */
+    struct store *st2 = store_open(path, err, sizeof err);
+    CHECK(st2 == NULL && strstr(err, "another aimsweep run"));
+    store_close(&st2);
+    store_close(&st);
+    CHECK(st == NULL);
+    worker_result_free(&r);
+
+    /* read-only connection refuses writes */
+    st = store_open_readonly(path, err, sizeof err);
+    CHECK(st != NULL);
+    if (st) {
+        CHECK(sqlite3_exec(store_db(st), "DELETE FROM tasks", NULL, NULL, NULL) != SQLITE_OK);
+        CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
+        store_close(&st);
+    }
+    /* a file that is not a database is refused and left as it was */
+    snprintf(path, sizeof path, "%s/test_harness.txt", dir);
+    FILE *f = fopen(path, "w");
+    const char text[] = "precious notes, not a database, long enough to look like a header......................"
+                        "...............................................................................\n";
+    fputs(text, f);
+    fclose(f);
+    CHECK(store_open(path, err, sizeof err) == NULL && strstr(err, "not an SQLite database"));
+    CHECK(store_open_readonly(path, err, sizeof err) == NULL);
+    f = fopen(path, "r");
+    char back[512] = "";
+    size_t got = fread(back, 1, sizeof back - 1, f);
+    fclose(f);
+    CHECK(got == strlen(text) && !memcmp(back, text, got));
+    /* an SQLite file of something else is refused */
+    snprintf(path, sizeof path, "%s/test_harness_other.db", dir);
+    unlink(path);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    sqlite3_exec(db, "CREATE TABLE mine(x); INSERT INTO mine VALUES (42);", NULL, NULL, NULL);
+    sqlite3_close(db);
+    CHECK(store_open(path, err, sizeof err) == NULL && strstr(err, "not an aimsweep results database"));
+
+    for (size_t i = 0; i < n; i++)
+        task_free(&tasks[i]);
+    free(tasks);
+    free(status);
+    free(attempts);
+    free(pts);
+    spec_destroy(&s);
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    test_spec_grid();
+    test_result_bytes();
+    test_store(dir);
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("all checks passed\n");
+    return failures ? 1 : 0;
+}
