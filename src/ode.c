@@ -5,10 +5,10 @@
  * Dispatch (decomposition x closure, CLOSURE_AUTO resolved here):
  *   direct            -> the closed system below (closures play no role; M is ignored)
  *   tied, auto        -> spectral (spectral.c), the exact resummation; with --ode-noise on
- *                        the word hierarchy with free_cumulant instead (spectral has no noise)
+ *                        the word hierarchy's auto closure instead (spectral has no noise)
  *   tied, spectral    -> spectral (matched S0 spectrum); spectral_mp: Marchenko-Pastur S0
  *   tied, other       -> word hierarchy (words.c)
- *   untied, auto      -> word hierarchy with free_cumulant
+ *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M (words.c)
  *   untied, other     -> word hierarchy
  *
  * The direct system. MODEL.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
@@ -157,8 +157,8 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     case DECOMP_DIRECT:
         return direct_create(m, sys, err, errlen);
     case DECOMP_TIED:
-        if (cl == CLOSURE_AUTO)
-            cl = p->ode_noise ? CLOSURE_FREE_CUMULANT : CLOSURE_SPECTRAL;
+        if (cl == CLOSURE_AUTO && !p->ode_noise)
+            cl = CLOSURE_SPECTRAL;
         if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
             if (p->ode_noise) {
                 snprintf(err, errlen,
