@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aimsweep/clock.h"
 #include "aimsweep/cli.h"
 #include "aimsweep/model.h"
 #include "aimsweep/sgd.h"
@@ -23,13 +24,6 @@
 #define BENCH_SECONDS 1.0
 #define BENCH_BW_REPS 3
 #define BENCH_ROUNDS 5
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Bytes/s of one read-modify-write pass over rw doubles plus one read pass over ro doubles. */
 static double bandwidth(size_t rw, size_t ro, double seconds)
@@ -43,7 +37,7 @@ static double bandwidth(size_t rw, size_t ro, double seconds)
     double best = 0, bytes = 16.0 * (double)rw + 8.0 * (double)ro;
     long reps = 1;
     for (int rep = 0; rep < BENCH_BW_REPS; rep++) {
-        double t0 = now_s(), t;
+        double t0 = clock_now_s(), t;
         for (long k = 0; k < reps; k++) {
             double s = 0, al = 1.0 - 1e-9 * (double)(k & 1);
 #pragma omp simd
@@ -54,7 +48,7 @@ static double bandwidth(size_t rw, size_t ro, double seconds)
                 s += b[i];
             sink += s + a[k % rw];
         }
-        t = now_s() - t0;
+        t = clock_now_s() - t0;
         if (t < seconds / BENCH_BW_REPS) {
             reps *= 2;
             rep--;
@@ -161,17 +155,17 @@ int cli_bench(int argc, char **argv)
             long n = 16;
             double t = 0, best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
             for (;;) {
-                double t0 = now_s();
+                double t0 = clock_now_s();
                 sgd_steps(st, n);
-                t = now_s() - t0;
+                t = clock_now_s() - t0;
                 if (t >= slice)
                     break;
                 n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * slice / t) : 8.0)) + 1;
             }
             for (int round = 0; round < BENCH_ROUNDS; round++) {
-                double t0 = now_s();
+                double t0 = clock_now_s();
                 sgd_steps(st, n);
-                t = now_s() - t0;
+                t = clock_now_s() - t0;
                 best_us = fmin(best_us, 1e6 * t / (double)n);
                 bw = fmax(bw, bandwidth(par, fac, slice));
             }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aimsweep/clock.h"
 #include "aimsweep/cli.h"
 #include "aimsweep/grid.h"
 #include "aimsweep/params.h"
@@ -58,13 +59,6 @@ struct run_ctx {
     size_t nstatus[8];
     char err[512];
 };
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void run_usage(FILE *f)
 {
@@ -182,7 +176,7 @@ static void count_status(struct run_ctx *c, const char *st)
 
 static int maybe_commit(struct run_ctx *c, int force)
 {
-    double t = mono();
+    double t = clock_now_s();
     if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < c->commit_s)
         return 0;
     if (store_commit(c->store)) {
@@ -266,7 +260,7 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     maybe_commit(c, 0);
     if (c->quiet)
         return;
-    double t = mono();
+    double t = clock_now_s();
     int last = pr->done == pr->total;
     if (last && c->final_shown)
         return;
@@ -411,7 +405,7 @@ int cli_run(int argc, char **argv)
     c.tty = isatty(STDERR_FILENO);
     c.quiet = o.quiet;
     c.commit_s = o.commit_s;
-    c.last_commit = c.last_line = mono();
+    c.last_commit = c.last_line = clock_now_s();
     struct sched_ops ops = {run_task, on_started, on_finished, on_returned, on_tick, &c};
     struct sched_opts so = {o.grace, 0};
     if (rank == 0) {

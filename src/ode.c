@@ -26,6 +26,7 @@
  * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
  * second-order term.
  */
+#include "aimsweep/clock.h"
 #include "aimsweep/ode.h"
 #include "aimsweep/words.h"
 
@@ -231,13 +232,6 @@ static int row_ok(const struct obs_row *r)
     return r->omega11 >= 0.0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
 static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
 {
     out->status = RUN_ODE_DIVERGED;
@@ -255,7 +249,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     gsl_odeiv2_evolve *ev = NULL;
     struct gsl_bridge br = {sys};
     gsl_odeiv2_system gs = {bridge_rhs, NULL, (size_t)sys->dim, &br};
-    double t0 = now_s();
+    double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     out->status = RUN_OK;
     out->diverged_at_samples = -1.0;
@@ -318,7 +312,7 @@ done:
         out->status = RUN_ERROR;
         snprintf(out->error, sizeof out->error, "ode: out of memory");
     }
-    out->wall_s = now_s() - t0;
+    out->wall_s = clock_now_s() - t0;
     if (ev)
         gsl_odeiv2_evolve_free(ev);
     if (ctl)
@@ -334,16 +328,16 @@ int ode_run(const struct model *m, struct traj *out)
 {
     struct mom_sys sys;
     char err[200];
-    double t0 = now_s();
+    double t0 = clock_now_s();
     if (ode_system_create(m, &sys, err, sizeof err)) {
         out->status = RUN_ERROR;
         out->diverged_at_samples = -1.0;
         snprintf(out->error, sizeof out->error, "%s", err);
-        out->wall_s = now_s() - t0;
+        out->wall_s = clock_now_s() - t0;
         return 0;
     }
     int ret = ode_integrate(&sys, &m->p, out);
     ode_system_destroy(&sys);
-    out->wall_s = now_s() - t0;
+    out->wall_s = clock_now_s() - t0;
     return ret;
 }

@@ -362,7 +362,6 @@ bad:
 
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
-    char b[64];
 #define FAIL(...)                                                                               \
     do {                                                                                        \
         if (err && errlen)                                                                      \
@@ -398,7 +397,6 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
-    (void)b;
 #undef FAIL
     return 0;
 }

@@ -13,6 +13,7 @@
  * Rank 0 polls with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
  * seen within milliseconds and rank 0 does not spin a core it shares with workers.
  */
+#include "aimsweep/clock.h"
 #include "aimsweep/sched.h"
 
 #include <signal.h>
@@ -57,11 +58,17 @@ void sched_signals_install(void)
 
 int sched_signal_received(void) { return got_signal; }
 
-static double now_s(void)
+/* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
+static int grow(unsigned char **buf, size_t *cap, size_t need)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (need <= *cap)
+        return 0;
+    unsigned char *nb = realloc(*buf, need);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *cap = need;
+    return 0;
 }
 
 static double wall_s(void)
@@ -105,7 +112,7 @@ static double scale(const struct root *R) { return R->done_cost > 0 ? R->done_wa
 
 static void progress(struct root *R, int force)
 {
-    double t = now_s();
+    double t = clock_now_s();
     if (!force && t - R->last_tick < SCHED_TICK_S)
         return;
     R->last_tick = t;
@@ -130,7 +137,7 @@ static void check_signal(struct root *R)
     double grace = R->opts->grace_s;
     if (sig == SIGTERM && grace > SCHED_TERM_GRACE_S)
         grace = SCHED_TERM_GRACE_S;
-    R->stop_at = now_s() + grace;
+    R->stop_at = clock_now_s() + grace;
 }
 
 /* The next task to hand out, or SIZE_MAX. */
@@ -170,7 +177,7 @@ static int serial_stop(void *ctx)
 {
     struct root *R = ctx;
     check_signal(R);
-    return R->stopping && now_s() >= R->stop_at;
+    return R->stopping && clock_now_s() >= R->stop_at;
 }
 
 static int run_serial(struct root *R)
@@ -187,9 +194,9 @@ static int run_serial(struct root *R)
         progress(R, 1);
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = now_s();
+        double t = clock_now_s();
         int rc = R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
-        account(R, i, now_s() - t, rc != 0);
+        account(R, i, clock_now_s() - t, rc != 0);
         int frc = R->ops->finished(R->ops->ctx, i, 0, rc ? NULL : out, rc ? 0 : len);
         free(out);
         if (frc) {
@@ -224,7 +231,7 @@ static void abort_sweep(struct root *R)
     R->st->aborted = 1;
     if (!R->stopping) {
         R->stopping = 1;
-        R->stop_at = now_s();
+        R->stop_at = clock_now_s();
     }
 }
 
@@ -273,13 +280,13 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
     unsigned char *buf = NULL;
     size_t cap = 0;
     int active = size - 1, rc = 0, drain_sent = 0;
-    double idle_since = now_s();
+    double idle_since = clock_now_s();
     if (!ws)
         return -1;
     while (active > 0) {
         check_signal(R);
         progress(R, 0);
-        double t = now_s();
+        double t = clock_now_s();
         if (R->stopping && !drain_sent) {
             /* queued tasks come back unstarted; running ones go on until stop_at */
             for (int r = 1; r < size; r++)
@@ -304,17 +311,12 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
                 nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
             continue;
         }
-        idle_since = now_s();
+        idle_since = clock_now_s();
         int count, src = ms.MPI_SOURCE;
         MPI_Get_count(&ms, MPI_BYTE, &count);
-        if ((size_t)count + 1 > cap) {
-            unsigned char *nb = realloc(buf, (size_t)count + 1);
-            if (!nb) {
-                rc = -1;
-                break;
-            }
-            buf = nb;
-            cap = (size_t)count + 1;
+        if (grow(&buf, &cap, (size_t)count + 1)) {
+            rc = -1;
+            break;
         }
         MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
         struct wstate *w = &ws[src];
@@ -432,14 +434,9 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         int count;
         MPI_Probe(0, MPI_ANY_TAG, comm, &ms);
         MPI_Get_count(&ms, MPI_BYTE, &count);
-        if ((size_t)count + 1 > cap) {
-            unsigned char *nb = realloc(buf, (size_t)count + 1);
-            if (!nb) {
-                rc = -1;
-                break;
-            }
-            buf = nb;
-            cap = (size_t)count + 1;
+        if (grow(&buf, &cap, (size_t)count + 1)) {
+            rc = -1;
+            break;
         }
         MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
         if (ms.MPI_TAG == TAG_DONE)
@@ -464,9 +461,9 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         }
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = now_s();
+        double t = clock_now_s();
         int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
-        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, now_s() - t, out, r ? 0 : len);
+        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
         free(out);
         if (e) {
             rc = -1;
@@ -494,7 +491,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     R.ops = ops;
     R.opts = opts;
     R.st = stats;
-    R.t0 = now_s();
+    R.t0 = clock_now_s();
     R.order = malloc((n ? n : 1) * sizeof *R.order);
     if (!R.order)
         return -1;
@@ -506,7 +503,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     qsort(R.order, n, sizeof *R.order, cmp_cost);
     int rc = size == 1 ? run_serial(&R) : run_root(comm, size, &R);
     stats->not_started = n - stats->done - stats->lost - stats->skipped_deadline;
-    stats->elapsed_s = now_s() - R.t0;
+    stats->elapsed_s = clock_now_s() - R.t0;
     progress(&R, 1);
     free(R.order);
     return rc == 0 && !stats->aborted ? 0 : rc == -2 ? -2 : -1;

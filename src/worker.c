@@ -1,6 +1,7 @@
 /*
  * worker.c: one grid point, every requested solver, and the summary rows.
  */
+#include "aimsweep/clock.h"
 #include "aimsweep/worker.h"
 
 #include <math.h>
@@ -12,13 +13,6 @@
 #include "aimsweep/model.h"
 #include "aimsweep/ode.h"
 #include "aimsweep/sgd.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void summarise(const struct params *p, const struct traj *t, const struct traj *sgd,
                       struct solver_summary *s)
@@ -44,7 +38,7 @@ static void summarise(const struct params *p, const struct traj *t, const struct
 int worker_run(const struct params *p, struct task_result *res, worker_stop_fn stop, void *ctx)
 {
     memset(res, 0, sizeof *res);
-    double t0 = now_s();
+    double t0 = clock_now_s();
     struct model *m = model_create(p);
     if (!m)
         return -1;
@@ -58,11 +52,11 @@ int worker_run(const struct params *p, struct task_result *res, worker_stop_fn s
         if (traj_init(t, sv, p->records + 1))
             goto fail;
         res->nsolvers++;
-        double ts = now_s();
+        double ts = clock_now_s();
         int rc = sv == SOLVER_SGD ? sgd_run(m, t, stop, ctx)
                  : sv == SOLVER_FLOW ? flow_run(m, t, stop, ctx)
                                      : ode_run(m, t);
-        t->wall_s = now_s() - ts;
+        t->wall_s = clock_now_s() - ts;
         if (rc)
             goto fail;
         if (sv == SOLVER_SGD)
@@ -72,7 +66,7 @@ int worker_run(const struct params *p, struct task_result *res, worker_stop_fn s
     }
     for (int i = 0; i < res->nsolvers; i++)
         summarise(p, &res->traj[i], isgd >= 0 ? &res->traj[isgd] : NULL, &res->sum[i]);
-    res->wall_s = now_s() - t0;
+    res->wall_s = clock_now_s() - t0;
     model_destroy(&m);
     return 0;
 fail:
