@@ -194,14 +194,9 @@ int flow_run(const struct model *m, struct traj *out, worker_stop_fn stop, void 
             }
         }
         struct student s = view(m, y);
-        struct order_params o;
-        struct phi_val pv;
-        model_order_params(m, &s, &o);
-        struct obs_row row = {taus[k], taus[k] * per_tau, o.omega11, o.psi11, o.omega12, o.t1,
-                              obs_overlap(o.omega11, o.omega12, o.t1, m->t2), NAN};
-        if (!phi_eval(&p->activation, m->T, o.omega11, o.psi11, o.omega12, &pv))
-            row.loss = pv.phi;
-        if (!(o.omega11 <= FLOW_OMEGA_MAX) || !isfinite(o.omega12)) {
+        struct obs_row row = {.tau = taus[k], .samples = taus[k] * per_tau};
+        model_observe(m, &s, &row);
+        if (!(row.omega11 <= FLOW_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = t * per_tau;
             break;

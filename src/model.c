@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include "aimsweep/act.h"
+#include "aimsweep/phi.h"
 #include "aimsweep/rng.h"
 
 /* LAPACK's symmetric eigensolver (OpenBLAS ships LAPACK). */
@@ -254,6 +255,19 @@ void model_order_params(const struct model *m, const struct student *s, struct o
         free(VU);
     }
     free(PA);
+}
+
+void model_observe(const struct model *m, const struct student *s, struct obs_row *row)
+{
+    struct order_params o;
+    struct phi_val pv;
+    model_order_params(m, s, &o);
+    row->omega11 = o.omega11;
+    row->psi11 = o.psi11;
+    row->omega12 = o.omega12;
+    row->trace = o.t1;
+    row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
+    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
 }
 
 void model_form_S(const struct student *s, double *out)

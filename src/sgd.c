@@ -22,7 +22,6 @@
 
 #include <cblas.h>
 
-#include "aimsweep/phi.h"
 #include "aimsweep/rng.h"
 
 /* A step whose attention index exceeds this in magnitude (or is not finite) has diverged. */
@@ -616,20 +615,6 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     free(g);
 }
 
-/* Observables of a student state. */
-static void observe(const struct model *m, const struct student *s, struct obs_row *row)
-{
-    struct order_params o;
-    struct phi_val pv;
-    model_order_params(m, s, &o);
-    row->omega11 = o.omega11;
-    row->psi11 = o.psi11;
-    row->omega12 = o.omega12;
-    row->trace = o.t1;
-    row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
-}
-
 /* Order parameters this large mean the run has blown up even if the index has not. */
 #define SGD_OMEGA_MAX 1e12
 
@@ -653,7 +638,7 @@ int sgd_run(const struct model *m, struct traj *out, worker_stop_fn stop, void *
             break;
         }
         struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
-        observe(m, &st->s, &row);
+        model_observe(m, &st->s, &row);
         if (!(row.omega11 <= SGD_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;

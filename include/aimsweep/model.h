@@ -12,6 +12,7 @@
 #ifndef AIMSWEEP_MODEL_H
 #define AIMSWEEP_MODEL_H
 
+#include "aimsweep/obs.h"
 #include "aimsweep/params.h"
 
 struct model {
@@ -55,6 +56,10 @@ struct order_params {
     double omega11, psi11, omega12, t1;
 };
 void model_order_params(const struct model *m, const struct student *s, struct order_params *o);
+
+/* The recorded observables of a student state (MODEL.md §8): everything in row but tau and
+ * samples. The loss is NAN where Phi cannot be evaluated. */
+void model_observe(const struct model *m, const struct student *s, struct obs_row *row);
 
 /* Forms S = W W^T/kappa (tied), U V^T/kappa (untied) or copies S (direct) into out (d x d). */
 void model_form_S(const struct student *s, double *out);
