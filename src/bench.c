@@ -25,28 +25,38 @@
 #define BENCH_BW_REPS 3
 #define BENCH_ROUNDS 5
 
-/* Bytes/s of one read-modify-write pass over rw doubles plus one read pass over ro doubles. */
+/* Bytes/s of one read-modify-write pass over rw doubles plus one read pass over ro doubles,
+ * both 64-byte aligned like the step's arrays. The read pass keeps 32 partial sums (eight
+ * vectors), so that it is bound by the loads and not by the latency of the additions. */
+#define BENCH_PARTIALS 32
 static double bandwidth(size_t rw, size_t ro, double seconds)
 {
-    double *a = malloc(sizeof(double) * rw), *b = malloc(sizeof(double) * (ro ? ro : 1));
+    double *a = NULL, *b = NULL;
+    if (posix_memalign((void **)&a, 64, sizeof(double) * rw) ||
+        posix_memalign((void **)&b, 64, sizeof(double) * (ro + BENCH_PARTIALS))) {
+        free(a);
+        return NAN;
+    }
     for (size_t i = 0; i < rw; i++)
         a[i] = 1.0 / (double)(i + 1);
-    for (size_t i = 0; i < ro; i++)
-        b[i] = 1.0 / (double)(i + 2);
+    for (size_t i = 0; i < ro + BENCH_PARTIALS; i++)
+        b[i] = i < ro ? 1.0 / (double)(i + 2) : 0.0;
     volatile double sink = 0;
     double best = 0, bytes = 16.0 * (double)rw + 8.0 * (double)ro;
     long reps = 1;
     for (int rep = 0; rep < BENCH_BW_REPS; rep++) {
         double t0 = clock_now_s(), t;
         for (long k = 0; k < reps; k++) {
-            double s = 0, al = 1.0 - 1e-9 * (double)(k & 1);
+            double s[BENCH_PARTIALS] = {0}, al = 1.0 - 1e-9 * (double)(k & 1);
 #pragma omp simd
             for (size_t i = 0; i < rw; i++)
                 a[i] = al * a[i] + 1e-12;
-#pragma omp simd reduction(+ : s)
-            for (size_t i = 0; i < ro; i++)
-                s += b[i];
-            sink += s + a[k % rw];
+            for (size_t i = 0; i < ro; i += BENCH_PARTIALS)
+                for (int q = 0; q < BENCH_PARTIALS; q++)
+                    s[q] += b[i + q];
+            for (int q = 1; q < BENCH_PARTIALS; q++)
+                s[0] += s[q];
+            sink += s[0] + a[k % rw];
         }
         t = clock_now_s() - t0;
         if (t < seconds / BENCH_BW_REPS) {

@@ -101,8 +101,10 @@ static void check_one(const char *decomp, const char *act, int T)
 }
 
 /* Many fused steps against as many reference steps on the same samples, with weight decay:
- * covers the norms the fused pass keeps in closed form and the scaled/mixed kernels. */
-static void many(const char *decomp, const char *act, double wd)
+ * covers the norms the fused pass keeps in closed form and the scales of the stored matrices.
+ * Over 5000 steps with wd = 40 (alpha = 0.986) the scales are folded into the arrays both when
+ * they leave range (near step 1590) and on the periodic resync (step 4096). */
+static void many(const char *decomp, const char *act, double wd, int steps)
 {
     struct params p;
     char err[256];
@@ -122,19 +124,35 @@ static void many(const char *decomp, const char *act, double wd)
     struct rng g;
     rng_init(&g, p.seed, STREAM_SGD, (uint32_t)d);
     double x[2 * 12];
-    for (int k = 0; k < 60; k++) {
+    size_t n = p.decomposition == DECOMP_DIRECT ? (size_t)d * d : (size_t)d * m->r;
+    /* compared every 25 steps, so that an error made when a scale is folded is seen before
+     * the weight decay forgets it */
+    double worst = 0, wamax = 0;
+    int bad = -1;
+    for (int k = 1; k <= steps; k++) {
         rng_normals(&g, x, (size_t)T * d);
         sgd_reference_step(&p, &s, m->teacher, x);
+        sgd_steps(st, 1);
+        if (k % 25 && k != steps)
+            continue;
+        const struct student *f = sgd_student(st);
+        double dmax = 0, amax = 0;
+        for (size_t i = 0; i < n; i++) {
+            dmax = fmax(dmax, fabs(s.A[i] - f->A[i]));
+            amax = fmax(amax, fabs(s.A[i]));
+            if (s.B) {
+                dmax = fmax(dmax, fabs(s.B[i] - f->B[i]));
+                amax = fmax(amax, fabs(s.B[i]));
+            }
+        }
+        if (dmax / amax > worst / wamax || bad < 0) {
+            worst = dmax;
+            wamax = amax;
+            bad = k;
+        }
     }
-    sgd_steps(st, 60);
-    size_t n = p.decomposition == DECOMP_DIRECT ? (size_t)d * d : (size_t)d * m->r;
-    double dmax = 0;
-    for (size_t i = 0; i < n; i++) {
-        dmax = fmax(dmax, fabs(s.A[i] - sgd_student(st)->A[i]));
-        if (s.B)
-            dmax = fmax(dmax, fabs(s.B[i] - sgd_student(st)->B[i]));
-    }
-    CHECK(dmax < 1e-10, "%s %s wd=%g: 60 fused steps differ from 60 reference steps by %.3g", decomp, act, wd, dmax);
+    CHECK(worst <= 1e-10 * wamax, "%s %s wd=%g: fused steps differ from reference steps by %.3g at step %d (max |entry| %.3g)",
+          decomp, act, wd, worst, bad, wamax);
     student_free(&s);
     sgd_state_destroy(&st);
     model_destroy(&m);
@@ -153,8 +171,10 @@ int main(void)
     }
     for (int i = 0; i < 3; i++)
         for (int w = 0; w < 2; w++) {
-            many(decomps[i], "h2", w ? 40.0 : 0.0);
-            many(decomps[i], "softmax(2)", w ? 40.0 : 0.0);
+            many(decomps[i], "h2", w ? 40.0 : 0.0, 60);
+            many(decomps[i], "softmax(2)", w ? 40.0 : 0.0, 60);
         }
+    for (int i = 0; i < 3; i++)
+        many(decomps[i], "softmax(2)", 40.0, 5000);
     return check_done("test_grad");
 }

@@ -26,8 +26,9 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first);
 void sgd_state_destroy(struct sgd_state **st);
 /* Takes nsteps steps; returns 0, or 1 when the run diverged (values non-finite/exploding). */
 int sgd_steps(struct sgd_state *st, long nsteps);
-/* The current student (borrowed; valid until the next step or destroy). */
-const struct student *sgd_student(const struct sgd_state *st);
+/* The current student in the model's layout (borrowed; valid until the next step or destroy).
+ * Writes it out from the stepping state when it has changed since the last call. */
+const struct student *sgd_student(struct sgd_state *st);
 long sgd_count(const struct sgd_state *st);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the

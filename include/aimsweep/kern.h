@@ -1,0 +1,32 @@
+/*
+ * kern.h: the two inner loops of the SGD step (sgd.c), over the rows of a row-major matrix.
+ *
+ * Every decomposition's step is a rank-T correction of its parameters followed by the
+ * projections of the next sample onto the corrected parameters (sgd.c). Stored so that the
+ * correction runs along rows (S for direct, W^T, (U + V)^T and (U - V)^T otherwise), both
+ * reduce to kern_update_project; the teacher's index of a sample needs only kern_project.
+ * A row is read once and written once, and its dot products stay in registers.
+ *
+ * With AVX2 and FMA (-march=native on x86-64) T = 2 runs a hand-scheduled kernel; every other
+ * case, and every machine without them, runs the portable loops, which the tests compare it
+ * with. The two differ only in the order of the sums.
+ */
+#ifndef AIMSWEEP_KERN_H
+#define AIMSWEEP_KERN_H
+
+/* For each row i of the n x m matrix M: M_i <- M_i - sum_a C[a n + i] X_a, then
+ * O[b n + i] = M_i . Y_b with the new row (a, b < T; X and Y are T x m, C and O are T x n). */
+void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
+                         const double *Y, double *O);
+/* O[b n + i] = M_i . Y_b for each row i of the n x m matrix M (b < T). */
+void kern_project(const double *M, int n, int m, int T, const double *Y, double *O);
+
+/* The portable loops, whatever the build (the reference in tests). */
+void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
+                                  const double *X, const double *Y, double *O);
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O);
+
+/* 1 when this build has the vector kernels (AVX2 and FMA), else 0. */
+int kern_vector(void);
+
+#endif
