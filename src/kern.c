@@ -172,6 +172,52 @@ static inline void project_pair(const double *f0, const double *f1, int m, const
     out[3] = o11;
 }
 
+/* update_project_pair together with one row f of another matrix projected on y0, y1:
+ * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1. Loading y0 and y1 once for both jobs saves a
+ * third of the loads of doing them apart; there is no register left for partial sums, so one
+ * accumulator per sum (the chain is no longer the bound with five multiply-adds a step). */
+static inline void update_project_pair_f(double *r0, double *r1, const double *f, int m, double a0,
+                                         double b0, double a1, double b1, const double *x0,
+                                         const double *x1, const double *y0, const double *y1,
+                                         double out[6])
+{
+    const __m256d A0 = _mm256_set1_pd(a0), B0 = _mm256_set1_pd(b0);
+    const __m256d A1 = _mm256_set1_pd(a1), B1 = _mm256_set1_pd(b1);
+    __m256d s00 = _mm256_setzero_pd(), s01 = s00, s10 = s00, s11 = s00, g0 = s00, g1 = s00;
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256d X0 = _mm256_loadu_pd(x0 + j), X1 = _mm256_loadu_pd(x1 + j);
+        __m256d Y0 = _mm256_loadu_pd(y0 + j), Y1 = _mm256_loadu_pd(y1 + j);
+        __m256d v = _mm256_fnmadd_pd(A0, X0, _mm256_loadu_pd(r0 + j));
+        __m256d u = _mm256_fnmadd_pd(A1, X0, _mm256_loadu_pd(r1 + j));
+        v = _mm256_fnmadd_pd(B0, X1, v);
+        u = _mm256_fnmadd_pd(B1, X1, u);
+        _mm256_storeu_pd(r0 + j, v);
+        _mm256_storeu_pd(r1 + j, u);
+        s00 = _mm256_fmadd_pd(v, Y0, s00);
+        s01 = _mm256_fmadd_pd(v, Y1, s01);
+        s10 = _mm256_fmadd_pd(u, Y0, s10);
+        s11 = _mm256_fmadd_pd(u, Y1, s11);
+        __m256d F = _mm256_loadu_pd(f + j);
+        g0 = _mm256_fmadd_pd(F, Y0, g0);
+        g1 = _mm256_fmadd_pd(F, Y1, g1);
+    }
+    double o[6] = {hsum(s00), hsum(s01), hsum(s10), hsum(s11), hsum(g0), hsum(g1)};
+    for (; j < m; j++) {
+        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
+        r0[j] = v;
+        r1[j] = u;
+        o[0] += v * y0[j];
+        o[1] += v * y1[j];
+        o[2] += u * y0[j];
+        o[3] += u * y1[j];
+        o[4] += f[j] * y0[j];
+        o[5] += f[j] * y1[j];
+    }
+    for (int q = 0; q < 6; q++)
+        out[q] = o[q];
+}
+
 #endif
 
 void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
@@ -227,4 +273,53 @@ void kern_project(const double *M, int n, int m, int T, const double *Y, double 
     }
 #endif
     kern_project_portable(M, n, m, T, Y, O);
+}
+
+int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
+                              const double *Y, double *O, const double *F, int nf, double *Z, int ldz)
+{
+    if (T != 2) {
+        kern_update_project(M, n, m, T, C, X, Y, O);
+        return 0;
+    }
+    int pairs = n / 2, done = nf < pairs ? nf : pairs;
+#if KERN_VECTOR
+    const double *x0 = X, *x1 = X + m, *y0 = Y, *y1 = Y + m;
+    for (int p = 0; p < done; p++) {
+        int i = 2 * p;
+        double out[6];
+        double *r0 = M + (size_t)i * m;
+        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], x0, x1, y0,
+                              y1, out);
+        O[i] = out[0];
+        O[n + i] = out[1];
+        O[i + 1] = out[2];
+        O[n + i + 1] = out[3];
+        Z[p] = out[4];
+        Z[ldz + p] = out[5];
+    }
+    /* the rows left over: C, O of the remaining rows are not contiguous, so one pair at a time */
+    for (int i = 2 * done; i < n; i += 2) {
+        int rows = i + 2 <= n ? 2 : 1;
+        double c[4], o[4];
+        for (int q = 0; q < rows; q++) {
+            c[q] = C[i + q];
+            c[rows + q] = C[n + i + q];
+        }
+        kern_update_project(M + (size_t)i * m, rows, m, 2, c, X, Y, o);
+        for (int q = 0; q < rows; q++) {
+            O[i + q] = o[q];
+            O[n + i + q] = o[rows + q];
+        }
+    }
+#else
+    kern_update_project_portable(M, n, m, T, C, X, Y, O);
+    for (int p = 0; p < done; p++) {
+        double o[2];
+        kern_project_portable(F + (size_t)p * m, 1, m, 2, Y, o);
+        Z[p] = o[0];
+        Z[ldz + p] = o[1];
+    }
+#endif
+    return done;
 }

@@ -63,6 +63,7 @@ struct sgd_state {
     double *pan, *pbn;    /* the same for the next sample */
     double *op, *oq;      /* T x rows: the passes' projections of the next sample onto P and Q */
     double *z, *zn;       /* T x k teacher projections of this and the next sample */
+    double *zt;           /* T x k scratch */
     double *ca, *cb;      /* T x rows: coefficients of the rank-T correction */
     double *cp, *cq;      /* the same, as applied to the arrays P and Q */
     double trS, trP;      /* Tr S and Tr S* */
@@ -94,15 +95,27 @@ static void swap(double **a, double **b)
     *b = t;
 }
 
-/* Draws the next sample and its teacher projections z_t = F^T x_t. */
-static void draw_next(struct sgd_state *st)
+/* Draws the next sample. Its teacher projections are made by the step's pass
+ * (kern_update_project_fused) and teacher_rest. */
+static void draw_next(struct sgd_state *st) { rng_normals(&st->g, st->xn, (size_t)st->T * st->d); }
+
+/* The teacher projections z_t = F^T y_t of the tokens y (T x d) into z (T x k), from row
+ * `from` of F^T on (the rows before it were projected by the pass). */
+static void teacher_rest(struct sgd_state *st, const double *y, double *z, int from)
 {
-    int d = st->d, k = st->k, T = st->T;
-    rng_normals(&st->g, st->xn, (size_t)T * d);
-    if (T == 2)
-        kern_project(st->Ft, k, d, T, st->xn, st->zn);
-    else
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, k, d, 1.0, st->xn, d, st->Ft, d, 0.0, st->zn, k);
+    int d = st->d, k = st->k, T = st->T, left = k - from;
+    if (left <= 0)
+        return;
+    if (T != 2) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d, st->Ft + (size_t)from * d, d, 0.0,
+                    z + from, k);
+        return;
+    }
+    kern_project(st->Ft + (size_t)from * d, left, d, T, y, st->zt);
+    for (int j = 0; j < left; j++) {
+        z[from + j] = st->zt[j];
+        z[k + from + j] = st->zt[left + j];
+    }
 }
 
 /* Multiplies the scale *s by f; folds it into the array a (n entries) when it leaves range. */
@@ -231,8 +244,8 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
     double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->op,
-                       &st->oq, &st->z, &st->zn, &st->ca, &st->cb, &st->cp, &st->cq};
-    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn, Tn, Tn};
+                       &st->oq, &st->z, &st->zn, &st->zt, &st->ca, &st->cb, &st->cp, &st->cq};
+    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tn, Tn, Tk, Tk, Tk, Tn, Tn, Tn, Tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -243,7 +256,7 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     rng_seek_normal(&st->g, (uint64_t)first * Td);
     draw_next(st);
     swap(&st->x, &st->xn);
-    swap(&st->z, &st->zn);
+    teacher_rest(st, st->x, st->z, 0);
     load_student(st);
     draw_next(st);
     return st;
@@ -259,7 +272,7 @@ void sgd_state_destroy(struct sgd_state **pst)
     struct sgd_state *st = *pst;
     student_free(&st->s);
     double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->op,
-                      st->oq, st->z, st->zn, st->ca, st->cb, st->cp, st->cq};
+                      st->oq, st->z, st->zn, st->zt, st->ca, st->cb, st->cp, st->cq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(st);
@@ -334,7 +347,8 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     scale_by(st->P, (size_t)r * d, &st->sp, alpha);
     for (size_t i = 0; i < (size_t)T * r; i++)
         st->cp[i] = st->ca[i] / st->sp;
-    kern_update_project(st->P, r, d, T, st->cp, st->x, st->xn, st->op);
+    int f = kern_update_project_fused(st->P, r, d, T, st->cp, st->x, st->xn, st->op, st->Ft, st->k, st->zn, st->k);
+    teacher_rest(st, st->xn, st->zn, f);
     for (size_t i = 0; i < (size_t)T * r; i++)
         st->pan[i] = st->sp * st->op[i];
     st->trS = nrm / st->s.kappa;
@@ -377,8 +391,10 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
         st->cp[i] = (cu[i] + cv[i]) / st->sp;
         st->cq[i] = (cu[i] - cv[i]) / st->sq;
     }
-    kern_update_project(st->P, r, d, T, st->cp, x, st->xn, st->op);
-    kern_update_project(st->Q, r, d, T, st->cq, x, st->xn, st->oq);
+    int k = st->k, f = kern_update_project_fused(st->P, r, d, T, st->cp, x, st->xn, st->op, st->Ft, k, st->zn, k);
+    f += kern_update_project_fused(st->Q, r, d, T, st->cq, x, st->xn, st->oq, st->Ft + (size_t)f * d, k - f,
+                                   st->zn + f, k);
+    teacher_rest(st, st->xn, st->zn, f);
     for (size_t i = 0; i < (size_t)T * r; i++) {
         double p = st->sp * st->op[i], q = st->sq * st->oq[i];
         st->pan[i] = (p + q) / 2;
@@ -413,7 +429,8 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
             st->P[(size_t)i * d + i] += dg;
     for (size_t i = 0; i < (size_t)T * d; i++)
         st->cp[i] = e[i] / st->sp;
-    kern_update_project(st->P, d, d, T, st->cp, st->x, st->xn, st->op);
+    int f = kern_update_project_fused(st->P, d, d, T, st->cp, st->x, st->xn, st->op, st->Ft, st->k, st->zn, st->k);
+    teacher_rest(st, st->xn, st->zn, f);
     for (size_t i = 0; i < (size_t)T * d; i++)
         st->pan[i] = st->sp * st->op[i];
 }

@@ -73,6 +73,39 @@ static void one(struct rng *g, int n, int m, int T)
     kern_project_portable(M0, n, m, T, Y, O2);
     CHECK(maxdiff(O1, O0, Tn) <= to, "project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O1, O0, Tn));
     CHECK(maxdiff(O2, O0, Tn) <= to, "portable project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O2, O0, Tn));
+    /* fused with the projection of nf rows of another matrix F, at two offsets of Z's rows */
+    for (int nf = 0; nf <= n; nf += n / 2 + 1) {
+        int ldz = nf + 3;
+        double *F = malloc(sizeof(double) * ((size_t)nf * m + 1)), *Z = malloc(sizeof(double) * (size_t)T * ldz);
+        rng_normals(g, F, (size_t)nf * m);
+        memcpy(M1, M2, sizeof(double) * nm);
+        memcpy(M0, M2, sizeof(double) * nm);
+        naive(M0, n, m, T, C, X, Y, O0);
+        for (size_t i = 0; i < (size_t)T * ldz; i++)
+            Z[i] = NAN;
+        int done = kern_update_project_fused(M1, n, m, T, C, X, Y, O1, F, nf, Z, ldz);
+        int want = T == 2 ? (nf < n / 2 ? nf : n / 2) : 0;
+        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T, nf, done, want);
+        CHECK(maxdiff(M1, M0, nm) <= 1e-14 * maxabs(M0, nm) && maxdiff(O1, O0, Tn) <= 1e-14 * (double)m * maxabs(O0, Tn),
+              "fused n=%d m=%d T=%d nf=%d: update differs", n, m, T, nf);
+        double zd = 0, zmax = 0;
+        for (int p = 0; p < done; p++)
+            for (int b = 0; b < T; b++) {
+                long double t = 0;
+                for (int j = 0; j < m; j++)
+                    t += (long double)F[(size_t)p * m + j] * Y[(size_t)b * m + j];
+                zd = fmax(zd, fabs(Z[(size_t)b * ldz + p] - (double)t));
+                zmax = fmax(zmax, fabs((double)t));
+            }
+        int untouched = 1;
+        for (int b = 0; b < T; b++)
+            for (int p = done; p < ldz; p++)
+                untouched &= isnan(Z[(size_t)b * ldz + p]);
+        CHECK(zd <= 1e-14 * (double)m * (1 + zmax) && untouched,
+              "fused n=%d m=%d T=%d nf=%d: teacher rows differ by %.3g or rows past %d written", n, m, T, nf, zd, done);
+        free(F);
+        free(Z);
+    }
     free(M0);
     free(M1);
     free(M2);

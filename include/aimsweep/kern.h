@@ -18,6 +18,11 @@
  * O[b n + i] = M_i . Y_b with the new row (a, b < T; X and Y are T x m, C and O are T x n). */
 void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
                          const double *Y, double *O);
+/* kern_update_project, and for T = 2 also the projections of the first rows of F (nf x m)
+ * on Y, one alongside each pair of rows of M: Z[b ldz + p] = F_p . Y_b for p < min(nf, n/2).
+ * Returns the number of rows of F projected (0 unless T = 2); the caller projects the rest. */
+int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
+                              const double *Y, double *O, const double *F, int nf, double *Z, int ldz);
 /* O[b n + i] = M_i . Y_b for each row i of the n x m matrix M (b < T). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O);
 
