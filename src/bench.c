@@ -18,6 +18,7 @@
 
 #include "aimsweep/clock.h"
 #include "aimsweep/cli.h"
+#include "aimsweep/kern.h"
 #include "aimsweep/model.h"
 #include "aimsweep/sgd.h"
 
@@ -137,7 +138,8 @@ int cli_bench(int argc, char **argv)
     if (csv)
         printf("decomposition,d,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
     else
-        printf("%-7s %5s %12s %10s %12s %10s %11s %8s\n", "decomp", "d", "steps/s", "us/step", "bytes/step",
+        printf("SGD kernels: %s\n%-7s %5s %12s %10s %12s %10s %11s %8s\n",
+               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp", "d", "steps/s", "us/step", "bytes/step",
                "BW GB/s", "roofline us", "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {

@@ -126,7 +126,7 @@ int cli_single(int argc, char **argv)
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
-                printf("%s,%.10g,%.0f,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", obs_solver_name(res.traj[i].solver),
+                printf("%s,%.10g,%.17g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", obs_solver_name(res.traj[i].solver),
                        r->tau, r->samples, r->omega11, r->psi11, r->omega12, r->trace, r->overlap, r->loss);
             }
         print_summary(stderr, &p, &res, "# ");

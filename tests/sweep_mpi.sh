@@ -33,7 +33,7 @@ for id in $(q "$W/mpi.db" "SELECT task_id FROM tasks ORDER BY task_id"); do
     awk -F, 'NR == FNR { a[FNR] = $0; n = FNR; next }
              { split(a[FNR], x, ","); if ($1 != x[1]) bad = 1
                for (i = 2; i <= NF; i++) { d = $i - x[i]; if (d < 0) d = -d; s = x[i] < 0 ? -x[i] : x[i]
-                                           tol = i == 3 ? 0.5 : 1e-8 * s  # single prints samples rounded
+                                           tol = 1e-8 * s
                                            if (d > tol) bad = 1 } }
              END { exit (bad || n != FNR) }' "$W/single.csv" "$W/db.csv" ||
         fail "task $id: database rows differ from aimsweep single $flags"
