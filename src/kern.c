@@ -22,56 +22,94 @@
 
 int kern_vector(void) { return KERN_VECTOR; }
 
+/* The portable loops: for T = 2 two rows at a time (x0, x1, y0, y1 loaded once for both, four
+ * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
+#define KERN_LANES 4
+
+static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0, double b0,
+                                 double a1, double b1, const double *restrict x0, const double *restrict x1,
+                                 const double *restrict y0, const double *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
+        r0[j] = v;
+        r1[j] = u;
+        s00 += v * y0[j];
+        s01 += v * y1[j];
+        s10 += u * y0[j];
+        s11 += u * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
+static double dot_lanes(const double *restrict a, const double *restrict b, int m)
+{
+    double s[KERN_LANES] = {0}, t = 0;
+    int j = 0;
+    for (; j + KERN_LANES <= m; j += KERN_LANES)
+        for (int q = 0; q < KERN_LANES; q++)
+            s[q] += a[j + q] * b[j + q];
+    for (int q = 0; q < KERN_LANES; q++)
+        t += s[q];
+    for (; j < m; j++)
+        t += a[j] * b[j];
+    return t;
+}
+
 void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
                                   const double *X, const double *Y, double *O)
 {
-    for (int i = 0; i < n; i++) {
-        double *row = M + (size_t)i * m;
-        if (T == 2) {
-            double a = C[i], b = C[n + i], s0 = 0, s1 = 0;
-            const double *x0 = X, *x1 = X + m, *y0 = Y, *y1 = Y + m;
-#pragma omp simd reduction(+ : s0, s1)
-            for (int j = 0; j < m; j++) {
-                double v = row[j] - a * x0[j] - b * x1[j];
-                row[j] = v;
-                s0 += v * y0[j];
-                s1 += v * y1[j];
-            }
-            O[i] = s0;
-            O[n + i] = s1;
-            continue;
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4], *r0 = M + (size_t)i * m;
+            update_project_rows2(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
+            O[i] = out[0];
+            O[n + i] = out[1];
+            O[i + 1] = out[2];
+            O[n + i + 1] = out[3];
         }
+    for (; i < n; i++) {
+        double *row = M + (size_t)i * m;
         for (int a = 0; a < T; a++) {
             double c = C[(size_t)a * n + i];
             const double *xa = X + (size_t)a * m;
-#pragma omp simd
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
-        for (int b = 0; b < T; b++) {
-            double s = 0;
-            const double *yb = Y + (size_t)b * m;
-#pragma omp simd reduction(+ : s)
-            for (int j = 0; j < m; j++)
-                s += row[j] * yb[j];
-            O[(size_t)b * n + i] = s;
-        }
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * n + i] = dot_lanes(row, Y + (size_t)b * m, m);
     }
 }
 
 void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O)
 {
-    for (int i = 0; i < n; i++) {
-        const double *row = M + (size_t)i * m;
-        for (int b = 0; b < T; b++) {
-            double s = 0;
-            const double *yb = Y + (size_t)b * m;
-#pragma omp simd reduction(+ : s)
-            for (int j = 0; j < m; j++)
-                s += row[j] * yb[j];
-            O[(size_t)b * n + i] = s;
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            const double *restrict f0 = M + (size_t)i * m, *restrict f1 = f0 + m;
+            const double *restrict y0 = Y, *restrict y1 = Y + m;
+            double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+            for (int j = 0; j < m; j++) {
+                s00 += f0[j] * y0[j];
+                s01 += f0[j] * y1[j];
+                s10 += f1[j] * y0[j];
+                s11 += f1[j] * y1[j];
+            }
+            O[i] = s00;
+            O[n + i] = s01;
+            O[i + 1] = s10;
+            O[n + i + 1] = s11;
         }
-    }
+    for (; i < n; i++)
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * n + i] = dot_lanes(M + (size_t)i * m, Y + (size_t)b * m, m);
 }
 
 #if KERN_VECTOR
@@ -314,11 +352,14 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
     }
 #else
     kern_update_project_portable(M, n, m, T, C, X, Y, O);
-    for (int p = 0; p < done; p++) {
-        double o[2];
-        kern_project_portable(F + (size_t)p * m, 1, m, 2, Y, o);
-        Z[p] = o[0];
-        Z[ldz + p] = o[1];
+    for (int p = 0; p < done; p += 2) {
+        int rows = p + 2 <= done ? 2 : 1;
+        double o[4];
+        kern_project_portable(F + (size_t)p * m, rows, m, 2, Y, o);
+        for (int q = 0; q < rows; q++) {
+            Z[p + q] = o[q];
+            Z[ldz + p + q] = o[rows + q];
+        }
     }
 #endif
     return done;
