@@ -24,7 +24,7 @@ int kern_vector(void) { return KERN_VECTOR; }
 
 /* The portable loops: for T = 2 two rows at a time (x0, x1, y0, y1 loaded once for both, four
  * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
-#define KERN_LANES 4
+#define KERN_LANES 8
 
 static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0, double b0,
                                  double a1, double b1, const double *restrict x0, const double *restrict x1,
@@ -47,7 +47,7 @@ static void update_project_rows2(double *restrict r0, double *restrict r1, int m
     out[3] = s11;
 }
 
-static double dot_lanes(const double *restrict a, const double *restrict b, int m)
+double kern_dot(const double *restrict a, const double *restrict b, int m)
 {
     double s[KERN_LANES] = {0}, t = 0;
     int j = 0;
@@ -83,7 +83,7 @@ void kern_update_project_portable(double *M, int n, int m, int T, const double *
                 row[j] -= c * xa[j];
         }
         for (int b = 0; b < T; b++)
-            O[(size_t)b * n + i] = dot_lanes(row, Y + (size_t)b * m, m);
+            O[(size_t)b * n + i] = kern_dot(row, Y + (size_t)b * m, m);
     }
 }
 
@@ -109,7 +109,7 @@ void kern_project_portable(const double *M, int n, int m, int T, const double *Y
         }
     for (; i < n; i++)
         for (int b = 0; b < T; b++)
-            O[(size_t)b * n + i] = dot_lanes(M + (size_t)i * m, Y + (size_t)b * m, m);
+            O[(size_t)b * n + i] = kern_dot(M + (size_t)i * m, Y + (size_t)b * m, m);
 }
 
 #if KERN_VECTOR

@@ -79,14 +79,7 @@ static double *alloc_doubles(size_t n)
     return posix_memalign(&p, 64, sizeof(double) * n) ? NULL : p;
 }
 
-static double dot(const double *a, const double *b, int n)
-{
-    double s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int j = 0; j < n; j++)
-        s += a[j] * b[j];
-    return s;
-}
+static double dot(const double *a, const double *b, int n) { return kern_dot(a, b, n); }
 
 static void swap(double **a, double **b)
 {
@@ -306,13 +299,21 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
     return 0;
 }
 
-/* sum_ab (x_a . x_b)(c_a . e_b) = <X C^T, X E^T> for T x d tokens and T x n coefficients. */
-static double gram_pair(const double *x, int d, const double *c, const double *e, int n, int T)
+/* The Gram matrix of the sample's tokens, xx[a T + b] = x_a . x_b (T x d tokens). */
+static void gram_tokens(const double *x, int d, int T, double *xx)
+{
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b <= a; b++)
+            xx[a * T + b] = xx[b * T + a] = dot(x + (size_t)a * d, x + (size_t)b * d, d);
+}
+
+/* sum_ab (x_a . x_b)(c_a . e_b) = <X C^T, X E^T> for T x n coefficients, xx from gram_tokens. */
+static double gram_pair(const double *xx, const double *c, const double *e, int n, int T)
 {
     double s = 0;
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++)
-            s += dot(x + (size_t)a * d, x + (size_t)b * d, d) * dot(c + (size_t)a * n, e + (size_t)b * n, n);
+            s += xx[a * T + b] * dot(c + (size_t)a * n, e + (size_t)b * n, n);
     return s;
 }
 
@@ -341,9 +342,10 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     }
     /* W' = alpha W - X C^T: |W'|^2 = alpha^2 |W|^2 - 2 alpha sum_a a_a . c_a + <X C^T, X C^T>,
      * since <W, X C^T> = sum_a (W^T x_a) . c_a. */
-    double alpha = st->alpha + 2 * st->mu * trD / st->sqd;
+    double alpha = st->alpha + 2 * st->mu * trD / st->sqd, xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    gram_tokens(st->x, d, T, xx);
     double nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * dot_rows(st->pa, st->ca, r, T) +
-                 gram_pair(st->x, d, st->ca, st->ca, r, T);
+                 gram_pair(xx, st->ca, st->ca, r, T);
     scale_by(st->P, (size_t)r * d, &st->sp, alpha);
     for (size_t i = 0; i < (size_t)T * r; i++)
         st->cp[i] = st->ca[i] / st->sp;
@@ -377,8 +379,9 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     const double *cu = st->ca, *cv = st->cb, *x = st->x;
     double Pu = dot_rows(st->pa, cu, r, T), Qu = dot_rows(st->pb, cu, r, T);
     double Pv = dot_rows(st->pa, cv, r, T), Qv = dot_rows(st->pb, cv, r, T);
-    double Xuu = gram_pair(x, d, cu, cu, r, T), Xvv = gram_pair(x, d, cv, cv, r, T);
-    double Xuv = gram_pair(x, d, cu, cv, r, T);
+    double xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    gram_tokens(x, d, T, xx);
+    double Xuu = gram_pair(xx, cu, cu, r, T), Xvv = gram_pair(xx, cv, cv, r, T), Xuv = gram_pair(xx, cu, cv, r, T);
     double NU = st->nU, NV = st->nV, UV = st->trS * st->s.kappa;
     st->nU = alpha * alpha * NU + 2 * alpha * beta * UV + beta * beta * NV - 2 * alpha * Pu - 2 * beta * Qu + Xuu;
     st->nV = alpha * alpha * NV + 2 * alpha * beta * UV + beta * beta * NU - 2 * alpha * Qv - 2 * beta * Pv + Xvv;

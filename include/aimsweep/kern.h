@@ -26,6 +26,9 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
 /* O[b n + i] = M_i . Y_b for each row i of the n x m matrix M (b < T). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O);
 
+/* a . b over m entries, with independent partial sums (for the step's short dot products). */
+double kern_dot(const double *a, const double *b, int m);
+
 /* The portable loops, whatever the build (the reference in tests). */
 void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
                                   const double *X, const double *Y, double *O);
