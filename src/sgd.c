@@ -21,9 +21,11 @@
  * instead of a pass: the array receives the correction divided by the new scale. The scale is
  * folded into the array every SGD_RESYNC steps, and at once if it leaves [2^-32, 2^32].
  *
- * The step is then one pass over each stored matrix (kern_update_project) that writes the new
- * row and, from it, the projections of the next sample (drawn before the pass); each parameter
- * is read once and written once per step. The norms the next step needs (Tr S for tied and
+ * The step is then one pass over each stored matrix (kern_update_project_fused) that writes the
+ * new row and, from it, the projections of the next sample (drawn before the pass), and that
+ * takes the teacher's projections of the next sample, z = F^T y, along the way (the rows of F^T
+ * are as long as those of the parameters); each parameter is read once and written once per
+ * step, and the teacher's factor read once. The norms the next step needs (Tr S for tied and
  * untied, |U|^2 and |V|^2) follow in closed form from the projections. sgd_student writes the
  * parameters back in the model's layout when asked.
  */
