@@ -47,6 +47,24 @@ static void update_project_rows2(double *restrict r0, double *restrict r1, int m
     out[3] = s11;
 }
 
+/* out = f0.y0, f0.y1, f1.y0, f1.y1 */
+static void project_rows2(const double *restrict f0, const double *restrict f1, int m, const double *restrict y0,
+                          const double *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        s00 += f0[j] * y0[j];
+        s01 += f0[j] * y1[j];
+        s10 += f1[j] * y0[j];
+        s11 += f1[j] * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
 double kern_dot(const double *restrict a, const double *restrict b, int m)
 {
     double s[KERN_LANES] = {0}, t = 0;
@@ -61,55 +79,56 @@ double kern_dot(const double *restrict a, const double *restrict b, int m)
     return t;
 }
 
-void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
-                                  const double *X, const double *Y, double *O)
+/* kern_update_project_portable with C and O of row stride ld >= n (so that a caller can hand
+ * over the rows from some i on: M + i m, C + i, O + i, the same ld). */
+static void update_project_portable_ld(double *M, int n, int m, int T, const double *C, const double *X,
+                                       const double *Y, double *O, int ld)
 {
     int i = 0;
     if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4], *r0 = M + (size_t)i * m;
-            update_project_rows2(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
+            update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m, Y, Y + m, out);
             O[i] = out[0];
-            O[n + i] = out[1];
+            O[ld + i] = out[1];
             O[i + 1] = out[2];
-            O[n + i + 1] = out[3];
+            O[ld + i + 1] = out[3];
         }
     for (; i < n; i++) {
         double *row = M + (size_t)i * m;
         for (int a = 0; a < T; a++) {
-            double c = C[(size_t)a * n + i];
+            double c = C[(size_t)a * ld + i];
             const double *xa = X + (size_t)a * m;
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
         for (int b = 0; b < T; b++)
-            O[(size_t)b * n + i] = kern_dot(row, Y + (size_t)b * m, m);
+            O[(size_t)b * ld + i] = kern_dot(row, Y + (size_t)b * m, m);
     }
 }
 
-void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O)
+void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
+                                  const double *X, const double *Y, double *O)
+{
+    update_project_portable_ld(M, n, m, T, C, X, Y, O, n);
+}
+
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
 {
     int i = 0;
     if (T == 2)
         for (; i + 2 <= n; i += 2) {
-            const double *restrict f0 = M + (size_t)i * m, *restrict f1 = f0 + m;
-            const double *restrict y0 = Y, *restrict y1 = Y + m;
-            double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#pragma omp simd reduction(+ : s00, s01, s10, s11)
-            for (int j = 0; j < m; j++) {
-                s00 += f0[j] * y0[j];
-                s01 += f0[j] * y1[j];
-                s10 += f1[j] * y0[j];
-                s11 += f1[j] * y1[j];
-            }
-            O[i] = s00;
-            O[n + i] = s01;
-            O[i + 1] = s10;
-            O[n + i + 1] = s11;
+            double out[4];
+            const double *f0 = M + (size_t)i * m;
+            project_rows2(f0, f0 + m, m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ldo + i] = out[1];
+            O[i + 1] = out[2];
+            O[ldo + i + 1] = out[3];
         }
     for (; i < n; i++)
         for (int b = 0; b < T; b++)
-            O[(size_t)b * n + i] = kern_dot(M + (size_t)i * m, Y + (size_t)b * m, m);
+            O[(size_t)b * ldo + i] = kern_dot(M + (size_t)i * m, Y + (size_t)b * m, m);
 }
 
 #if KERN_VECTOR
@@ -156,21 +175,13 @@ static inline void update_project_pair(double *r0, double *r1, int m, double a0,
         KERN_ROW4(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
         j += 4;
     }
-    double o00 = hsum(_mm256_add_pd(s00, t00)), o01 = hsum(_mm256_add_pd(s01, t01));
-    double o10 = hsum(_mm256_add_pd(s10, t10)), o11 = hsum(_mm256_add_pd(s11, t11));
-    for (; j < m; j++) {
-        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
-        r0[j] = v;
-        r1[j] = u;
-        o00 += v * y0[j];
-        o01 += v * y1[j];
-        o10 += u * y0[j];
-        o11 += u * y1[j];
-    }
-    out[0] = o00;
-    out[1] = o01;
-    out[2] = o10;
-    out[3] = o11;
+    double tail[4] = {0, 0, 0, 0}; /* the last m % 4 columns, by the portable loop */
+    if (j < m)
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+    out[0] = tail[0] + hsum(_mm256_add_pd(s00, t00));
+    out[1] = tail[1] + hsum(_mm256_add_pd(s01, t01));
+    out[2] = tail[2] + hsum(_mm256_add_pd(s10, t10));
+    out[3] = tail[3] + hsum(_mm256_add_pd(s11, t11));
 }
 
 /* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each). */
@@ -196,18 +207,13 @@ static inline void project_pair(const double *f0, const double *f1, int m, const
         t10 = _mm256_fmadd_pd(F1, Y0, t10);
         t11 = _mm256_fmadd_pd(F1, Y1, t11);
     }
-    double o00 = hsum(_mm256_add_pd(s00, t00)), o01 = hsum(_mm256_add_pd(s01, t01));
-    double o10 = hsum(_mm256_add_pd(s10, t10)), o11 = hsum(_mm256_add_pd(s11, t11));
-    for (; j < m; j++) {
-        o00 += f0[j] * y0[j];
-        o01 += f0[j] * y1[j];
-        o10 += f1[j] * y0[j];
-        o11 += f1[j] * y1[j];
-    }
-    out[0] = o00;
-    out[1] = o01;
-    out[2] = o10;
-    out[3] = o11;
+    double tail[4] = {0, 0, 0, 0}; /* the last m % 8 columns, by the portable loop */
+    if (j < m)
+        project_rows2(f0 + j, f1 + j, m - j, y0 + j, y1 + j, tail);
+    out[0] = tail[0] + hsum(_mm256_add_pd(s00, t00));
+    out[1] = tail[1] + hsum(_mm256_add_pd(s01, t01));
+    out[2] = tail[2] + hsum(_mm256_add_pd(s10, t10));
+    out[3] = tail[3] + hsum(_mm256_add_pd(s11, t11));
 }
 
 /* update_project_pair together with one row f of another matrix projected on y0, y1:
@@ -240,95 +246,80 @@ static inline void update_project_pair_f(double *r0, double *r1, const double *f
         g0 = _mm256_fmadd_pd(F, Y0, g0);
         g1 = _mm256_fmadd_pd(F, Y1, g1);
     }
-    double o[6] = {hsum(s00), hsum(s01), hsum(s10), hsum(s11), hsum(g0), hsum(g1)};
-    for (; j < m; j++) {
-        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
-        r0[j] = v;
-        r1[j] = u;
-        o[0] += v * y0[j];
-        o[1] += v * y1[j];
-        o[2] += u * y0[j];
-        o[3] += u * y1[j];
-        o[4] += f[j] * y0[j];
-        o[5] += f[j] * y1[j];
+    double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
+    if (j < m) {
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+        tail[4] = kern_dot(f + j, y0 + j, m - j);
+        tail[5] = kern_dot(f + j, y1 + j, m - j);
     }
-    for (int q = 0; q < 6; q++)
-        out[q] = o[q];
+    out[0] = tail[0] + hsum(s00);
+    out[1] = tail[1] + hsum(s01);
+    out[2] = tail[2] + hsum(s10);
+    out[3] = tail[3] + hsum(s11);
+    out[4] = tail[4] + hsum(g0);
+    out[5] = tail[5] + hsum(g1);
 }
 
 #endif
 
-void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
-                         const double *Y, double *O)
+/* kern_update_project from row `from` on, C and O of row stride n: pairs of rows through the
+ * vector kernel, an odd last row through the portable loop. */
+static void update_project_from(double *M, int n, int m, int T, const double *C, const double *X,
+                                const double *Y, double *O, int from)
 {
+    int i = from;
 #if KERN_VECTOR
-    if (T == 2) {
-        const double *x0 = X, *x1 = X + m, *y0 = Y, *y1 = Y + m;
-        int i = 0;
+    if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4];
             double *r0 = M + (size_t)i * m;
-            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], x0, x1, y0, y1,
-                                out);
+            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
             O[i] = out[0];
             O[n + i] = out[1];
             O[i + 1] = out[2];
             O[n + i + 1] = out[3];
         }
-        if (i < n) {
-            double c[2] = {C[i], C[n + i]}, o[2];
-            kern_update_project_portable(M + (size_t)i * m, 1, m, 2, c, X, Y, o);
-            O[i] = o[0];
-            O[n + i] = o[1];
-        }
-        return;
-    }
 #endif
-    kern_update_project_portable(M, n, m, T, C, X, Y, O);
+    if (i < n)
+        update_project_portable_ld(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
 }
 
-void kern_project(const double *M, int n, int m, int T, const double *Y, double *O)
+void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
+                         const double *Y, double *O)
 {
+    update_project_from(M, n, m, T, C, X, Y, O, 0);
+}
+
+void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
+{
+    int i = 0;
 #if KERN_VECTOR
-    if (T == 2) {
-        int i = 0;
+    if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4];
             const double *f0 = M + (size_t)i * m;
             project_pair(f0, f0 + m, m, Y, Y + m, out);
             O[i] = out[0];
-            O[n + i] = out[1];
+            O[ldo + i] = out[1];
             O[i + 1] = out[2];
-            O[n + i + 1] = out[3];
+            O[ldo + i + 1] = out[3];
         }
-        if (i < n) {
-            double o[2];
-            kern_project_portable(M + (size_t)i * m, 1, m, 2, Y, o);
-            O[i] = o[0];
-            O[n + i] = o[1];
-        }
-        return;
-    }
 #endif
-    kern_project_portable(M, n, m, T, Y, O);
+    if (i < n)
+        kern_project_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
 }
 
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
                               const double *Y, double *O, const double *F, int nf, double *Z, int ldz)
 {
-    if (T != 2) {
-        kern_update_project(M, n, m, T, C, X, Y, O);
-        return 0;
-    }
-    int pairs = n / 2, done = nf < pairs ? nf : pairs;
+    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
 #if KERN_VECTOR
-    const double *x0 = X, *x1 = X + m, *y0 = Y, *y1 = Y + m;
     for (int p = 0; p < done; p++) {
         int i = 2 * p;
         double out[6];
         double *r0 = M + (size_t)i * m;
-        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], x0, x1, y0,
-                              y1, out);
+        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
+                              Y + m, out);
         O[i] = out[0];
         O[n + i] = out[1];
         O[i + 1] = out[2];
@@ -336,31 +327,10 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
         Z[p] = out[4];
         Z[ldz + p] = out[5];
     }
-    /* the rows left over: C, O of the remaining rows are not contiguous, so one pair at a time */
-    for (int i = 2 * done; i < n; i += 2) {
-        int rows = i + 2 <= n ? 2 : 1;
-        double c[4], o[4];
-        for (int q = 0; q < rows; q++) {
-            c[q] = C[i + q];
-            c[rows + q] = C[n + i + q];
-        }
-        kern_update_project(M + (size_t)i * m, rows, m, 2, c, X, Y, o);
-        for (int q = 0; q < rows; q++) {
-            O[i + q] = o[q];
-            O[n + i + q] = o[rows + q];
-        }
-    }
+    update_project_from(M, n, m, T, C, X, Y, O, 2 * done);
 #else
     kern_update_project_portable(M, n, m, T, C, X, Y, O);
-    for (int p = 0; p < done; p += 2) {
-        int rows = p + 2 <= done ? 2 : 1;
-        double o[4];
-        kern_project_portable(F + (size_t)p * m, rows, m, 2, Y, o);
-        for (int q = 0; q < rows; q++) {
-            Z[p + q] = o[q];
-            Z[ldz + p + q] = o[rows + q];
-        }
-    }
+    kern_project_portable(F, done, m, T, Y, Z, ldz);
 #endif
     return done;
 }

@@ -65,7 +65,6 @@ struct sgd_state {
     double *pan, *pbn;    /* the same for the next sample */
     double *op, *oq;      /* T x rows: the passes' projections of the next sample onto P and Q */
     double *z, *zn;       /* T x k teacher projections of this and the next sample */
-    double *zt;           /* T x k scratch */
     double *ca, *cb;      /* T x rows: coefficients of the rank-T correction */
     double *cp, *cq;      /* the same, as applied to the arrays P and Q */
     double trS, trP;      /* Tr S and Tr S* */
@@ -106,29 +105,34 @@ static void teacher_rest(struct sgd_state *st, const double *y, double *z, int f
                     z + from, k);
         return;
     }
-    kern_project(st->Ft + (size_t)from * d, left, d, T, y, st->zt);
-    for (int j = 0; j < left; j++) {
-        z[from + j] = st->zt[j];
-        z[k + from + j] = st->zt[left + j];
-    }
+    kern_project(st->Ft + (size_t)from * d, left, d, T, y, z + from, k);
 }
 
-/* Multiplies the scale *s by f; folds it into the array a (n entries) when it leaves range. */
-static void scale_by(double *a, size_t n, double *s, double f)
-{
-    double ns = *s * f;
-    if (!(fabs(ns) >= SGD_SCALE_MIN && fabs(ns) <= 1 / SGD_SCALE_MIN)) {
-        cblas_dscal((int)n, ns, a, 1);
-        ns = 1;
-    }
-    *s = ns;
-}
-
+/* Folds the scale *s into the array a (n entries): the parameters stay s a. */
 static void fold(double *a, size_t n, double *s)
 {
     if (*s != 1.0)
         cblas_dscal((int)n, *s, a, 1);
     *s = 1;
+}
+
+/* Multiplies the scale *s by f; folds it into the array when it leaves range. */
+static void scale_by(double *a, size_t n, double *s, double f)
+{
+    *s *= f;
+    if (!(fabs(*s) >= SGD_SCALE_MIN && fabs(*s) <= 1 / SGD_SCALE_MIN))
+        fold(a, n, s);
+}
+
+/* U^T y and V^T y from the projections p, q on the stored (U + V)^T and (U - V)^T with scales
+ * sp, sq (n entries each; u, v may be p, q). */
+static void uv_from_pq(double sp, const double *p, double sq, const double *q, double *u, double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double a = sp * p[i], b = sq * q[i];
+        u[i] = (a + b) / 2;
+        v[i] = (a - b) / 2;
+    }
 }
 
 static void sgd_resync(struct sgd_state *st)
@@ -175,14 +179,10 @@ static void load_student(struct sgd_state *st)
             }
     }
     st->sp = st->sq = 1;
-    kern_project(st->P, n, d, T, st->x, st->pa);
+    kern_project(st->P, n, d, T, st->x, st->pa, n);
     if (s->decomposition == DECOMP_UNTIED) {
-        kern_project(st->Q, n, d, T, st->x, st->pb);
-        for (size_t i = 0; i < (size_t)T * n; i++) {
-            double p = st->pa[i], q = st->pb[i];
-            st->pa[i] = (p + q) / 2;
-            st->pb[i] = (p - q) / 2;
-        }
+        kern_project(st->Q, n, d, T, st->x, st->pb, n);
+        uv_from_pq(1, st->pa, 1, st->pb, st->pa, st->pb, (size_t)T * n);
     }
     st->synced = 1;
     sgd_resync(st);
@@ -239,8 +239,8 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
     double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->op,
-                       &st->oq, &st->z, &st->zn, &st->zt, &st->ca, &st->cb, &st->cp, &st->cq};
-    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tn, Tn, Tk, Tk, Tk, Tn, Tn, Tn, Tn};
+                       &st->oq, &st->z, &st->zn, &st->ca, &st->cb, &st->cp, &st->cq};
+    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn, Tn, Tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -267,7 +267,7 @@ void sgd_state_destroy(struct sgd_state **pst)
     struct sgd_state *st = *pst;
     student_free(&st->s);
     double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->op,
-                      st->oq, st->z, st->zn, st->zt, st->ca, st->cb, st->cp, st->cq};
+                      st->oq, st->z, st->zn, st->ca, st->cb, st->cp, st->cq};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(st);
@@ -400,11 +400,7 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     f += kern_update_project_fused(st->Q, r, d, T, st->cq, x, st->xn, st->oq, st->Ft + (size_t)f * d, k - f,
                                    st->zn + f, k);
     teacher_rest(st, st->xn, st->zn, f);
-    for (size_t i = 0; i < (size_t)T * r; i++) {
-        double p = st->sp * st->op[i], q = st->sq * st->oq[i];
-        st->pan[i] = (p + q) / 2;
-        st->pbn[i] = (p - q) / 2;
-    }
+    uv_from_pq(st->sp, st->op, st->sq, st->oq, st->pan, st->pbn, (size_t)T * r);
     st->trS = tr / st->s.kappa;
 }
 

@@ -69,10 +69,33 @@ static void one(struct rng *g, int n, int m, int T)
           maxdiff(O1, O0, Tn));
     CHECK(maxdiff(M2, M0, nm) <= tm && maxdiff(O2, O0, Tn) <= to, "portable update n=%d m=%d T=%d differs", n, m, T);
     /* projection only, of the updated rows */
-    kern_project(M0, n, m, T, Y, O1);
-    kern_project_portable(M0, n, m, T, Y, O2);
+    kern_project(M0, n, m, T, Y, O1, n);
+    kern_project_portable(M0, n, m, T, Y, O2, n);
     CHECK(maxdiff(O1, O0, Tn) <= to, "project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O1, O0, Tn));
     CHECK(maxdiff(O2, O0, Tn) <= to, "portable project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O2, O0, Tn));
+    /* into rows of a longer output (ldo = n + 2): the same values, the gaps untouched */
+    for (int port = 0; port < 2; port++) {
+        int ldo = n + 2;
+        double *O3 = malloc(sizeof(double) * (size_t)T * ldo), worst = 0;
+        for (size_t i = 0; i < (size_t)T * ldo; i++)
+            O3[i] = NAN;
+        if (port)
+            kern_project_portable(M0, n, m, T, Y, O3, ldo);
+        else
+            kern_project(M0, n, m, T, Y, O3, ldo);
+        int gaps = 1;
+        for (int b = 0; b < T; b++) {
+            for (int i = 0; i < n; i++) {
+                double e = fabs(O3[(size_t)b * ldo + i] - O0[(size_t)b * n + i]);
+                if (!(e <= worst)) /* an entry left unwritten (NaN) makes worst NaN */
+                    worst = e;
+            }
+            gaps &= isnan(O3[(size_t)b * ldo + n]) && isnan(O3[(size_t)b * ldo + n + 1]);
+        }
+        CHECK(worst <= to && gaps, "%s project n=%d m=%d T=%d ldo=%d: differs by %.3g or gaps written",
+              port ? "portable" : "vector", n, m, T, ldo, worst);
+        free(O3);
+    }
     /* fused with the projection of nf rows of another matrix F, at two offsets of Z's rows */
     for (int nf = 0; nf <= n; nf += n / 2 + 1) {
         int ldz = nf + 3;

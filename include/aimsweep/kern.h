@@ -23,8 +23,8 @@ void kern_update_project(double *M, int n, int m, int T, const double *C, const 
  * Returns the number of rows of F projected (0 unless T = 2); the caller projects the rest. */
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
                               const double *Y, double *O, const double *F, int nf, double *Z, int ldz);
-/* O[b n + i] = M_i . Y_b for each row i of the n x m matrix M (b < T). */
-void kern_project(const double *M, int n, int m, int T, const double *Y, double *O);
+/* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
+void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
 /* a . b over m entries, with independent partial sums (for the step's short dot products). */
 double kern_dot(const double *a, const double *b, int m);
@@ -32,7 +32,7 @@ double kern_dot(const double *a, const double *b, int m);
 /* The portable loops, whatever the build (the reference in tests). */
 void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
                                   const double *X, const double *Y, double *O);
-void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O);
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
 /* 1 when this build has the vector kernels (AVX2 and FMA), else 0. */
 int kern_vector(void);
