@@ -63,10 +63,8 @@ struct sgd_state {
     double *x, *xn;       /* T x d: this sample and the next */
     double *pa, *pb;      /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
     double *pan, *pbn;    /* the same for the next sample */
-    double *op, *oq;      /* T x rows: the passes' projections of the next sample onto P and Q */
     double *z, *zn;       /* T x k teacher projections of this and the next sample */
     double *ca, *cb;      /* T x rows: coefficients of the rank-T correction */
-    double *cp, *cq;      /* the same, as applied to the arrays P and Q */
     double trS, trP;      /* Tr S and Tr S* */
     double nU, nV;        /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
     long n;
@@ -124,14 +122,13 @@ static void scale_by(double *a, size_t n, double *s, double f)
         fold(a, n, s);
 }
 
-/* U^T y and V^T y from the projections p, q on the stored (U + V)^T and (U - V)^T with scales
- * sp, sq (n entries each; u, v may be p, q). */
-static void uv_from_pq(double sp, const double *p, double sq, const double *q, double *u, double *v, size_t n)
+/* In place, the projections (U + V)^T y, (U - V)^T y into U^T y, V^T y (n entries each). */
+static void uv_from_pq(double *p, double *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        double a = sp * p[i], b = sq * q[i];
-        u[i] = (a + b) / 2;
-        v[i] = (a - b) / 2;
+        double a = p[i], b = q[i];
+        p[i] = (a + b) / 2;
+        q[i] = (a - b) / 2;
     }
 }
 
@@ -182,7 +179,7 @@ static void load_student(struct sgd_state *st)
     kern_project(st->P, n, d, T, st->x, st->pa, n);
     if (s->decomposition == DECOMP_UNTIED) {
         kern_project(st->Q, n, d, T, st->x, st->pb, n);
-        uv_from_pq(1, st->pa, 1, st->pb, st->pa, st->pb, (size_t)T * n);
+        uv_from_pq(st->pa, st->pb, (size_t)T * n);
     }
     st->synced = 1;
     sgd_resync(st);
@@ -238,9 +235,9 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->op,
-                       &st->oq, &st->z, &st->zn, &st->ca, &st->cb, &st->cp, &st->cq};
-    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn, Tn, Tn};
+    double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->z,
+                       &st->zn, &st->ca, &st->cb};
+    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -266,8 +263,8 @@ void sgd_state_destroy(struct sgd_state **pst)
         return;
     struct sgd_state *st = *pst;
     student_free(&st->s);
-    double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->op,
-                      st->oq, st->z, st->zn, st->ca, st->cb, st->cp, st->cq};
+    double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->z,
+                      st->zn, st->ca, st->cb};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     free(st);
@@ -328,6 +325,21 @@ static double dot_rows(const double *p, const double *c, int n, int T)
     return s;
 }
 
+/* One pass over a stored matrix M of scale s (already multiplied by this step's factor): its
+ * rows take the correction C / s (C, T x rows, is overwritten), O receives the next sample's
+ * projections on the parameters s M, and the teacher's rows from *f on are projected along the
+ * way (*f advances past those done). */
+static void pass(struct sgd_state *st, double *M, double s, double *C, double *O, int *f)
+{
+    size_t n = (size_t)st->T * st->rows;
+    for (size_t i = 0; i < n; i++)
+        C[i] /= s;
+    *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O, st->Ft + (size_t)*f * st->d,
+                                    st->k - *f, st->zn + *f, st->k);
+    for (size_t i = 0; i < n; i++)
+        O[i] *= s;
+}
+
 static void step_tied(struct sgd_state *st, const double *D, double trD)
 {
     int d = st->d, r = st->r, T = st->T;
@@ -349,12 +361,9 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     double nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * dot_rows(st->pa, st->ca, r, T) +
                  gram_pair(xx, st->ca, st->ca, r, T);
     scale_by(st->P, (size_t)r * d, &st->sp, alpha);
-    for (size_t i = 0; i < (size_t)T * r; i++)
-        st->cp[i] = st->ca[i] / st->sp;
-    int f = kern_update_project_fused(st->P, r, d, T, st->cp, st->x, st->xn, st->op, st->Ft, st->k, st->zn, st->k);
+    int f = 0;
+    pass(st, st->P, st->sp, st->ca, st->pan, &f);
     teacher_rest(st, st->xn, st->zn, f);
-    for (size_t i = 0; i < (size_t)T * r; i++)
-        st->pan[i] = st->sp * st->op[i];
     st->trS = nrm / st->s.kappa;
 }
 
@@ -392,15 +401,16 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     size_t n = (size_t)r * d;
     scale_by(st->P, n, &st->sp, alpha + beta);
     scale_by(st->Q, n, &st->sq, alpha - beta);
-    for (size_t i = 0; i < (size_t)T * r; i++) {
-        st->cp[i] = (cu[i] + cv[i]) / st->sp;
-        st->cq[i] = (cu[i] - cv[i]) / st->sq;
+    for (size_t i = 0; i < (size_t)T * r; i++) { /* the corrections of P and Q */
+        double a = st->ca[i], b = st->cb[i];
+        st->ca[i] = a + b;
+        st->cb[i] = a - b;
     }
-    int k = st->k, f = kern_update_project_fused(st->P, r, d, T, st->cp, x, st->xn, st->op, st->Ft, k, st->zn, k);
-    f += kern_update_project_fused(st->Q, r, d, T, st->cq, x, st->xn, st->oq, st->Ft + (size_t)f * d, k - f,
-                                   st->zn + f, k);
+    int f = 0;
+    pass(st, st->P, st->sp, st->ca, st->pan, &f);
+    pass(st, st->Q, st->sq, st->cb, st->pbn, &f);
     teacher_rest(st, st->xn, st->zn, f);
-    uv_from_pq(st->sp, st->op, st->sq, st->oq, st->pan, st->pbn, (size_t)T * r);
+    uv_from_pq(st->pan, st->pbn, (size_t)T * r);
     st->trS = tr / st->s.kappa;
 }
 
@@ -428,12 +438,9 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     if (dg != 0)
         for (int i = 0; i < d; i++)
             st->P[(size_t)i * d + i] += dg;
-    for (size_t i = 0; i < (size_t)T * d; i++)
-        st->cp[i] = e[i] / st->sp;
-    int f = kern_update_project_fused(st->P, d, d, T, st->cp, st->x, st->xn, st->op, st->Ft, st->k, st->zn, st->k);
+    int f = 0;
+    pass(st, st->P, st->sp, e, st->pan, &f);
     teacher_rest(st, st->xn, st->zn, f);
-    for (size_t i = 0; i < (size_t)T * d; i++)
-        st->pan[i] = st->sp * st->op[i];
 }
 
 int sgd_steps(struct sgd_state *st, long nsteps)
