@@ -4,7 +4,7 @@
  * - h3 at a large learning rate is recorded as diverged, with the step, and nothing crashes. */
 #include <string.h>
 
-#include "aimsweep/worker.h"
+#include "aimsweep/run/worker.h"
 #include "check.h"
 
 static void run(struct task_result *r, const char *decomp, const char *act, const char *teacher, double lr,

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/flow.h"
-#include "aimsweep/model.h"
-#include "aimsweep/sgd.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
 #define TRIALS 12000

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/model.h"
-#include "aimsweep/rng.h"
-#include "aimsweep/sgd.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/rng.h"
+#include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
 /* loss of parameters (A, B) on tokens x */

@@ -8,12 +8,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include "aimsweep/grid.h"
-#include "aimsweep/params.h"
-#include "aimsweep/result.h"
-#include "aimsweep/spec.h"
-#include "aimsweep/store.h"
-#include "aimsweep/task.h"
+#include "aimsweep/harness/grid.h"
+#include "aimsweep/base/params.h"
+#include "aimsweep/run/result.h"
+#include "aimsweep/harness/spec.h"
+#include "aimsweep/harness/store.h"
+#include "aimsweep/harness/task.h"
 
 static int failures;
 #define CHECK(c)                                                                                     \

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/kern.h"
-#include "aimsweep/model.h"
-#include "aimsweep/rng.h"
+#include "aimsweep/model/kern.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/rng.h"
 #include "check.h"
 
 /* Rows updated and projected in long double: the reference. */

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/flow.h"
-#include "aimsweep/model.h"
-#include "aimsweep/noise.h"
-#include "aimsweep/ode.h"
-#include "aimsweep/rng.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/theory/noise.h"
+#include "aimsweep/theory/ode.h"
+#include "aimsweep/model/rng.h"
 #include "check.h"
 
 static struct params mk(const char *decomp, const char *act, int d, double tau_end, int records)

@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "aimsweep/model.h"
-#include "aimsweep/ode.h"
-#include "aimsweep/sgd.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/theory/ode.h"
+#include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
 #define NSEED 6

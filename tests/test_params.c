@@ -1,7 +1,7 @@
 /* Parameters: parsing, validation, canonical text and task ids. */
 #include <string.h>
 
-#include "aimsweep/params.h"
+#include "aimsweep/base/params.h"
 #include "check.h"
 
 static int set(struct params *p, const char *k, const char *v)

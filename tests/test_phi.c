@@ -2,8 +2,8 @@
  * the softmax T = 2 reduction against the general tensor rule, and an exact value for h1. */
 #include <string.h>
 
-#include "aimsweep/params.h"
-#include "aimsweep/phi.h"
+#include "aimsweep/base/params.h"
+#include "aimsweep/model/phi.h"
 #include "check.h"
 
 static struct act parse(const char *s)

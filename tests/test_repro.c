@@ -3,10 +3,10 @@
  * stream is entered. */
 #include <string.h>
 
-#include "aimsweep/model.h"
-#include "aimsweep/rng.h"
-#include "aimsweep/sgd.h"
-#include "aimsweep/worker.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/rng.h"
+#include "aimsweep/solvers/sgd.h"
+#include "aimsweep/run/worker.h"
 #include "check.h"
 
 static void params_for(struct params *p, const char *decomp, uint64_t seed)

@@ -13,9 +13,9 @@
 
 #include <cblas.h>
 
-#include "aimsweep/model.h"
-#include "aimsweep/phi.h"
-#include "aimsweep/rng.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/phi.h"
+#include "aimsweep/model/rng.h"
 #include "check.h"
 
 #define NSAMPLES 40000

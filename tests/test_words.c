@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/flow.h"
-#include "aimsweep/model.h"
-#include "aimsweep/ode.h"
-#include "aimsweep/rng.h"
-#include "aimsweep/words.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/theory/ode.h"
+#include "aimsweep/model/rng.h"
+#include "aimsweep/theory/words.h"
 #include "words_util.h"
 
 static int failures;

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "aimsweep/flow.h"
-#include "aimsweep/words.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/theory/words.h"
 #include "words_util.h"
 
 static double now(void)

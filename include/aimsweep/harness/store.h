@@ -1,0 +1,114 @@
+/*
+ * store.h: the results database (SQLite). Only rank 0 ever opens it.
+ *
+ * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
+ * indexes, when the file is new):
+ *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks)
+ *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
+ *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
+ *         host, started_at, finished_at, wall_s, error,
+ *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params)
+ *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
+ *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)
+ *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
+ *           status, wall_s, diverged_at_samples, error)
+ *   view results = tasks JOIN summary (one row per task and solver)
+ *
+ * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
+ * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
+ * tasks.sweep_id names the run that computed the task (the one that registered it until then).
+ * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
+ * rebuild it. Task status (tasks.status):
+ *   pending       registered, not run yet
+ *   running       handed to a rank; a job that died leaves this, and the next run reruns it
+ *                 (up to a limit: a task running each time a job died becomes error)
+ *   done          every solver finished
+ *   diverged      sgd or flow stopped on non-finite or exploding values (a result, not a failure)
+ *   ode_diverged  only the moment ODE stopped that way
+ *   error         a solver or the task failed (message in error); not rerun unless asked
+ *   interrupted   stopped by a signal or time limit; rerun by the next run
+ * summary.status is the same vocabulary per solver (done, diverged, ode_diverged, error,
+ * interrupted). Writes are batched: a result replaces whatever rows its task had, in the same
+ * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
+ */
+#ifndef AIMSWEEP_STORE_H
+#define AIMSWEEP_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "aimsweep/base/params.h"
+#include "aimsweep/harness/task.h"
+#include "aimsweep/run/worker.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+
+struct store_provenance {
+    const char *version, *git_commit, *host, *compiler, *blas, *mpi;
+    int ranks;
+};
+
+/* Opens (creating if needed) a database for a run: checks it is an aimsweep database of a
+ * known version, creates the schema on a new file, turns on WAL, and takes an exclusive lock
+ * so that two runs never share a file. Returns NULL with a one-line message in err. */
+struct store *store_open(const char *path, char *err, size_t errlen);
+
+/* Opens an existing database read-only (query, status, export, plan). NULL with err on
+ * failure; a file that does not exist is an error, never created. */
+struct store *store_open_readonly(const char *path, char *err, size_t errlen);
+
+/* Commits any open batch, finalises, closes. Accepts NULL; sets *s = NULL. */
+void store_close(struct store **s);
+
+/* The connection, for read-only commands that run their own SQL. */
+sqlite3 *store_db(struct store *s);
+
+/* Registers a sweep and its tasks (existing tasks are kept as they are). One transaction.
+ * pts[i] and tasks[i] describe the same point. Returns the new sweep_id, or -1 with err. */
+int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text,
+                        const struct store_provenance *pv, const struct params *pts,
+                        const struct task *tasks, size_t n, char *err, size_t errlen);
+
+/* For each task, its status in the database (a static string; "new" when absent) through
+ * status[i], and how often it was handed to a rank through attempts[i] (attempts may be NULL).
+ * Returns 0 or -1. */
+int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts);
+
+/* 1 when a task in this status still has to run (pending, running, interrupted; error too
+ * when retry_errors). */
+int store_status_todo(const char *status, int retry_errors);
+
+/* Batches: begin opens a transaction if none is open; commit commits it if open. */
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+/* Drops the open batch (after a failed write, so that no half-written result is kept). */
+void store_rollback(struct store *s);
+
+/* In the open batch: the task is handed to a rank. */
+int store_mark_running(struct store *s, uint64_t id, int rank, const char *host);
+
+/* In the open batch: stores a result (r may be NULL when task_error says why), replacing the
+ * task's earlier rows, and sets the task's status from its solvers. Interrupted tasks keep no
+ * rows. Returns 0 or -1 with err. The status written is returned through status_out. */
+int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
+                     const char **status_out, char *err, size_t errlen);
+
+/* In the open batch: the task failed without a result (e.g. it was running each time a job
+ * died); status error with the message. */
+int store_mark_error(struct store *s, uint64_t id, const char *message);
+
+/* In the open batch: the task was handed out but given back unstarted: pending again, the
+ * attempt not counted. */
+int store_mark_pending(struct store *s, uint64_t id);
+
+/* In the open batch: the task never came back (its rank stopped answering); it is rerun by
+ * the next run. */
+int store_mark_interrupted(struct store *s, uint64_t id);
+
+/* The last SQLite message. */
+const char *store_errmsg(struct store *s);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * task.h: a grid point as the scheduler and the database see it: its canonical parameter
+ * text (params_canonical), the id hashed from that text (params_task_id), and an estimated
+ * cost. The text is all a rank needs to rebuild the point (task_parse), so the id and the seed
+ * define the run whichever rank runs it.
+ */
+#ifndef AIMSWEEP_TASK_H
+#define AIMSWEEP_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aimsweep/base/params.h"
+
+/* Nominal machine speed that turns the cost model into seconds for one core (rough: the
+ * scheduler rescales it with the measured wall times as tasks finish). */
+#define TASK_FLOPS_PER_S 6.0e9
+
+struct task {
+    uint64_t id;
+    char *text;   /* canonical parameter text, owned */
+    double cost;  /* estimated seconds on one core at TASK_FLOPS_PER_S */
+};
+
+/* Fills t from a validated point. Returns 0, or -1 on allocation failure (t zeroed). */
+int task_make(const struct params *p, struct task *t);
+void task_free(struct task *t);
+
+/* Rebuilds a point from canonical text (or any "key=value;..." text): defaults, then each
+ * key with params_set, then params_validate. Returns 0, or -1 with a message in err. */
+int task_parse(const char *text, struct params *p, char *err, size_t errlen);
+
+/* The estimated cost in seconds of all solvers of a point (see task.c for the model). */
+double task_cost(const struct params *p);
+
+/* The id as 16 lowercase hex digits (the form the database stores), and back. */
+void task_id_hex(uint64_t id, char out[17]);
+int task_id_parse(const char *hex, uint64_t *id);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * act.h: the activation sigma and its derivatives, and the softmax row map.
+ */
+#ifndef AIMSWEEP_ACT_H
+#define AIMSWEEP_ACT_H
+
+#include "aimsweep/base/params.h"
+
+/* sigma(h), sigma'(h), sigma''(h) of an elementwise activation (not softmax). */
+double act_f(const struct act *a, double h);
+double act_df(const struct act *a, double h);
+double act_d2f(const struct act *a, double h);
+
+/* Probabilists' Hermite He_k(x) for k <= ACT_MAX_DEGREE. */
+double act_hermite(int k, double x);
+
+/* softmax(beta s) of a row of length T into p. */
+void act_softmax(double beta, int T, const double *s, double *p);
+
+#endif

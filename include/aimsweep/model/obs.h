@@ -1,0 +1,70 @@
+/*
+ * obs.h: observables (MODEL.md §8), the tau grid they are recorded on, and a solver's
+ * trajectory.
+ *
+ * Every solver records the same row at the same tau values, so rows of sgd, flow and ode
+ * compare one to one. A trajectory owns its rows; `traj_destroy` accepts NULL.
+ */
+#ifndef AIMSWEEP_OBS_H
+#define AIMSWEEP_OBS_H
+
+#include <stdint.h>
+
+#include "aimsweep/base/params.h"
+
+struct obs_row {
+    double tau;
+    double samples; /* n = tau d^2 / eta (a double: it exceeds 2^53 never, but saves casts) */
+    double omega11; /* Tr(S S^T)/d */
+    double psi11;   /* Tr(S^2)/d */
+    double omega12; /* Tr(S S*)/d */
+    double trace;   /* t1 = Tr(S)/d */
+    double overlap; /* centred overlap m */
+    double loss;    /* population loss Phi(omega11, psi11, omega12) */
+};
+
+/* Outcome of one solver run. */
+enum run_status {
+    RUN_OK = 0,
+    RUN_DIVERGED,     /* sgd or flow: non-finite or exploding values; stopped */
+    RUN_ODE_DIVERGED, /* ode: a closure or word went non-finite or exploded */
+    RUN_ERROR,        /* anything else: see the message */
+    RUN_INTERRUPTED   /* stopped from outside before the end */
+};
+const char *run_status_name(enum run_status s);
+
+/* Optional: called by long solvers between records; a nonzero return stops the run with
+ * RUN_INTERRUPTED. */
+typedef int (*obs_stop_fn)(void *ctx);
+
+struct traj {
+    int solver; /* SOLVER_SGD, SOLVER_FLOW or SOLVER_ODE */
+    int n, cap;
+    struct obs_row *rows;
+    enum run_status status;
+    double diverged_at_samples; /* step at which the run stopped, or -1 */
+    double wall_s;
+    char error[256];
+};
+
+/* The record times: records + 1 values from 0 to tau_end inclusive, linear, or log-spaced
+ * from tau_end * 1e-3 (with 0 first) when log_grid. Writes into taus (records + 1 values). */
+void obs_tau_grid(const struct params *p, double *taus);
+
+int traj_init(struct traj *t, int solver, int cap);
+int traj_push(struct traj *t, const struct obs_row *row);
+void traj_free(struct traj *t);
+
+/* The centred overlap from the traces: omega12, omega11, t1, and the teacher's t2 = Tr(S*)/d
+ * (Tr S*^2/d = 1). Uses Tr(S~ S~*)/d = omega12 - t1 t2, Tr(S~ S~^T)/d = omega11 - t1^2,
+ * Tr(S~*^2)/d = 1 - t2^2. */
+double obs_overlap(double omega11, double omega12, double t1, double t2);
+
+/* First tau with |m| >= threshold (linear interpolation between records is not used: the
+ * first recorded tau). Returns -1 when never reached. */
+double obs_tau_wr(const struct traj *t, double threshold);
+
+/* name of a solver bit */
+const char *obs_solver_name(int solver);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * worker.h: one grid point, every requested solver, and its summary.
+ *
+ * This is all a rank needs to run a task: numerics in, rows and summaries out. It knows
+ * nothing of MPI or SQLite.
+ */
+#ifndef AIMSWEEP_WORKER_H
+#define AIMSWEEP_WORKER_H
+
+#include "aimsweep/model/obs.h"
+#include "aimsweep/base/params.h"
+
+struct solver_summary {
+    int solver;
+    double tau_wr;      /* -1 when never reached (NULL in the database) */
+    double samples_wr;  /* tau_wr d^2 / eta, -1 when never reached */
+    double final_overlap;
+    double final_loss;
+    double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
+    enum run_status status;
+};
+
+struct task_result {
+    int nsolvers;
+    struct traj traj[SOLVER_COUNT];
+    struct solver_summary sum[SOLVER_COUNT];
+    double wall_s;
+};
+
+/* Runs every solver in p->solvers, in the order sgd, flow, ode. Returns 0 (each solver's own
+ * failure is a status in the result), or -1 on allocation failure. */
+int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx);
+void worker_result_free(struct task_result *res);
+
+#endif

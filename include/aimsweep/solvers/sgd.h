@@ -1,0 +1,38 @@
+/*
+ * sgd.h: online SGD of the student (MODEL.md §4), one fresh sample per step.
+ *
+ * The step never forms S for tied/untied: it works with the projections W^T x_a. Each step
+ * is one fused pass over the parameters: the rank-T update and the projections of the next
+ * sample are computed in the same sweep over memory.
+ */
+#ifndef AIMSWEEP_SGD_H
+#define AIMSWEEP_SGD_H
+
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/obs.h"
+
+/* Runs SGD from the model's initial state to tau_end, recording on the tau grid into out
+ * (traj_init done by the caller). Divergence is a status in out, never an error return.
+ * Returns 0, or -1 on allocation failure. */
+int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
+
+/* A stepping state, exposed for tests and benchmarks. */
+struct sgd_state;
+struct sgd_state *sgd_state_create(const struct model *m);
+/* The same, from the initial state but with sample number `first` of the run's stream as its
+ * first sample (the samples of a run are numbered 0, 1, ...). */
+struct sgd_state *sgd_state_create_at(const struct model *m, long first);
+void sgd_state_destroy(struct sgd_state **st);
+/* Takes nsteps steps; returns 0, or 1 when the run diverged (values non-finite/exploding). */
+int sgd_steps(struct sgd_state *st, long nsteps);
+/* The current student in the model's layout (borrowed; valid until the next step or destroy).
+ * Writes it out from the stepping state when it has changed since the last call. */
+const struct student *sgd_student(struct sgd_state *st);
+long sgd_count(const struct sgd_state *st);
+
+/* One step's update given a sample, without the fused machinery: the reference used by the
+ * tests. x is T x d tokens. Updates s in place. */
+void sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
+                        const double *x);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * main.c: the aimsweep command line. It only finds the subcommand and calls its module.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aimsweep/cli/cli.h"
+#include "aimsweep/version.h"
+
+/* OpenBLAS (threads would compete with the MPI ranks sharing a node). */
+extern void openblas_set_num_threads(int n);
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"single", cli_single, "run one grid point and print its trajectories"},
+    {"bench", cli_bench, "SGD steps per second against the measured memory bandwidth"},
+    {"run", cli_run, "run a sweep file into a results database (under mpirun, or serially)"},
+    {"plan", cli_plan, "a sweep's grid size, cost estimate, and what a database already holds"},
+    {"status", cli_status, "what a results database holds: sweeps and task statuses"},
+    {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
+    {"export", cli_export, "export a results database as csv"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n", AIMSWEEP_VERSION);
+    fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("aimsweep %s %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT);
+        return 0;
+    }
+    /* One BLAS thread per process unless asked otherwise: a sweep runs one rank per core. */
+    if (!getenv("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads(1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "aimsweep: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

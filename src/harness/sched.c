@@ -1,0 +1,510 @@
+/*
+ * sched.c: the rank-0 scheduler (see sched.h).
+ *
+ * Protocol (rank 0 <-> worker w):
+ *   w -> 0  HELLO   hostname
+ *   0 -> w  TASK    u64 index, u64 id, text (NUL-terminated); up to SCHED_DEPTH held at once
+ *   w -> 0  RESULT  u64 index, u32 kind (bytes, lost, unstarted), f64 seconds, bytes
+ *                   (each result also asks for the next task)
+ *   0 -> w  DRAIN   (start no more held tasks: send them back unstarted)
+ *   0 -> w  STOP    (stop the running task now, and drain)
+ *   0 -> w  DONE    (nothing is held and nothing is left: leave)
+ * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
+ * Rank 0 polls with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
+ * seen within milliseconds and rank 0 does not spin a core it shares with workers.
+ */
+#include "aimsweep/base/clock.h"
+#include "aimsweep/harness/sched.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_DRAIN, TAG_STOP, TAG_DONE };
+
+/* RESULT: u64 index, u32 kind, u32 unused, f64 seconds the task ran, then the bytes. */
+enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
+#define RESULT_HEADER 24
+
+#define SCHED_TICK_S 0.2
+/* Tasks per worker: one running and, when tasks are shorter than SCHED_QUEUE_S, the next one
+ * already sent, so that a worker never waits for rank 0. */
+#define SCHED_DEPTH 2
+#define SCHED_QUEUE_S 1.0
+/* After a message, rank 0 polls without sleeping this long. */
+#define SCHED_SPIN_S 0.002
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    if (!got_signal || sig == SIGTERM)
+        got_signal = sig;
+}
+
+void sched_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int sched_signal_received(void) { return got_signal; }
+
+/* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
+static int grow(unsigned char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    unsigned char *nb = realloc(*buf, need);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *cap = need;
+    return 0;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* Rank 0's view of the sweep. */
+struct root {
+    const struct sched_task *tasks;
+    size_t n, *order, next;
+    const struct sched_ops *ops;
+    const struct sched_opts *opts;
+    struct sched_stats *st;
+    double t0, last_tick, stop_at;
+    double done_cost, done_wall, remaining_cost;
+    size_t running;
+    int stopping, stop_sent;
+};
+
+static const struct sched_task *g_sort_tasks;
+static int cmp_cost(const void *a, const void *b)
+{
+    double ca = g_sort_tasks[*(const size_t *)a].cost, cb = g_sort_tasks[*(const size_t *)b].cost;
+    if (ca != cb)
+        return ca > cb ? -1 : 1;
+    size_t ia = *(const size_t *)a, ib = *(const size_t *)b; /* stable: file order */
+    return ia < ib ? -1 : ia > ib;
+}
+
+/* Seconds of wall time per unit of estimated cost, from the finished tasks. */
+static double scale(const struct root *R) { return R->done_cost > 0 ? R->done_wall / R->done_cost : 1.0; }
+
+static void progress(struct root *R, int force)
+{
+    double t = clock_now_s();
+    if (!force && t - R->last_tick < SCHED_TICK_S)
+        return;
+    R->last_tick = t;
+    if (!R->ops->tick)
+        return;
+    struct sched_progress pr = {R->n, R->st->done + R->st->lost, R->running, R->st->skipped_deadline, t - R->t0, 0, -1,
+                                R->stopping};
+    if (pr.elapsed_s > 0)
+        pr.rate = (double)pr.done / pr.elapsed_s;
+    if (R->done_cost > 0 && pr.elapsed_s > 0)
+        pr.eta_s = R->remaining_cost * pr.elapsed_s / R->done_cost;
+    R->ops->tick(R->ops->ctx, &pr);
+}
+
+static void check_signal(struct root *R)
+{
+    int sig = got_signal;
+    if (!sig || R->stopping)
+        return;
+    R->stopping = 1;
+    R->st->signal = sig;
+    double grace = R->opts->grace_s;
+    if (sig == SIGTERM && grace > SCHED_TERM_GRACE_S)
+        grace = SCHED_TERM_GRACE_S;
+    R->stop_at = clock_now_s() + grace;
+}
+
+/* The next task to hand out, or SIZE_MAX. */
+static size_t next_task(struct root *R)
+{
+    if (R->stopping)
+        return (size_t)-1;
+    while (R->next < R->n) {
+        size_t i = R->order[R->next++];
+        if (R->opts->deadline > 0 && wall_s() + R->tasks[i].cost * scale(R) > R->opts->deadline) {
+            R->st->skipped_deadline++;
+            R->remaining_cost -= R->tasks[i].cost;
+            continue;
+        }
+        return i;
+    }
+    return (size_t)-1;
+}
+
+static void account(struct root *R, size_t i, double wall, int lost)
+{
+    R->running--;
+    R->remaining_cost -= R->tasks[i].cost;
+    if (lost)
+        R->st->lost++;
+    else {
+        R->st->done++;
+        if (wall > 0) {
+            R->done_cost += R->tasks[i].cost;
+            R->done_wall += wall;
+        }
+    }
+}
+
+/* Serial mode: the stop callback for tasks rank 0 runs itself. */
+static int serial_stop(void *ctx)
+{
+    struct root *R = ctx;
+    check_signal(R);
+    return R->stopping && clock_now_s() >= R->stop_at;
+}
+
+static int run_serial(struct root *R)
+{
+    size_t i;
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    while ((check_signal(R), i = next_task(R)) != (size_t)-1) {
+        if (R->ops->started(R->ops->ctx, i, 0, host)) {
+            R->st->aborted = 1;
+            return -1;
+        }
+        R->running++;
+        progress(R, 1);
+        unsigned char *out = NULL;
+        size_t len = 0;
+        double t = clock_now_s();
+        int rc = R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
+        account(R, i, clock_now_s() - t, rc != 0);
+        int frc = R->ops->finished(R->ops->ctx, i, 0, rc ? NULL : out, rc ? 0 : len);
+        free(out);
+        if (frc) {
+            R->st->aborted = 1;
+            return -1;
+        }
+        progress(R, 1);
+    }
+    return 0;
+}
+
+/* Rank 0's view of one worker: the tasks it holds (running first, then queued). */
+struct wstate {
+    size_t held[SCHED_DEPTH];
+    int n;
+    int done; /* DONE sent */
+    char host[256];
+};
+
+static void held_remove(struct wstate *w, size_t idx)
+{
+    for (int k = 0; k < w->n; k++)
+        if (w->held[k] == idx) {
+            memmove(&w->held[k], &w->held[k + 1], (size_t)(w->n - k - 1) * sizeof w->held[0]);
+            w->n--;
+            return;
+        }
+}
+
+static void abort_sweep(struct root *R)
+{
+    R->st->aborted = 1;
+    if (!R->stopping) {
+        R->stopping = 1;
+        R->stop_at = clock_now_s();
+    }
+}
+
+/* Hands worker src tasks until it holds one, or SCHED_DEPTH when tasks are short (so that
+ * the next one is already there when it finishes; long tasks are never queued, which would
+ * keep them from an idle worker at the end). Sends DONE when nothing is left for it. */
+static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *active)
+{
+    while (w->n < SCHED_DEPTH && !w->done) {
+        if (w->n > 0) {
+            size_t peek = R->next < R->n ? R->order[R->next] : (size_t)-1;
+            if (peek == (size_t)-1 || R->done_cost <= 0 || R->tasks[peek].cost * scale(R) > SCHED_QUEUE_S)
+                break;
+        }
+        size_t i = next_task(R);
+        if (i == (size_t)-1)
+            break;
+        if (R->ops->started(R->ops->ctx, i, src, w->host)) {
+            abort_sweep(R);
+            break;
+        }
+        size_t len = strlen(R->tasks[i].text) + 1;
+        unsigned char *msg = malloc(16 + len);
+        if (!msg)
+            return -1;
+        uint64_t idx = i;
+        memcpy(msg, &idx, 8);
+        memcpy(msg + 8, &R->tasks[i].id, 8);
+        memcpy(msg + 16, R->tasks[i].text, len);
+        MPI_Send(msg, (int)(16 + len), MPI_BYTE, src, TAG_TASK, comm);
+        free(msg);
+        w->held[w->n++] = i;
+        R->running++;
+    }
+    if (w->n == 0 && !w->done) {
+        MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm);
+        w->done = 1;
+        (*active)--;
+    }
+    return 0;
+}
+
+static int run_root(MPI_Comm comm, int size, struct root *R)
+{
+    struct wstate *ws = calloc((size_t)size, sizeof *ws);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    int active = size - 1, rc = 0, drain_sent = 0;
+    double idle_since = clock_now_s();
+    if (!ws)
+        return -1;
+    while (active > 0) {
+        check_signal(R);
+        progress(R, 0);
+        double t = clock_now_s();
+        if (R->stopping && !drain_sent) {
+            /* queued tasks come back unstarted; running ones go on until stop_at */
+            for (int r = 1; r < size; r++)
+                if (!ws[r].done && ws[r].n > 0)
+                    MPI_Send(NULL, 0, MPI_BYTE, r, TAG_DRAIN, comm);
+            drain_sent = 1;
+        }
+        if (R->stopping && !R->stop_sent && t >= R->stop_at) {
+            for (int r = 1; r < size; r++)
+                if (!ws[r].done && ws[r].n > 0)
+                    MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, comm);
+            R->stop_sent = 1;
+        }
+        if (R->stop_sent && t >= R->stop_at + SCHED_STOP_WAIT_S)
+            break; /* a worker that does not answer: give its tasks up */
+        int flag;
+        MPI_Status ms;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms);
+        if (!flag) {
+            /* spin briefly after traffic (results come in bursts), then sleep longer */
+            if (t - idle_since > SCHED_SPIN_S)
+                nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
+            continue;
+        }
+        idle_since = clock_now_s();
+        int count, src = ms.MPI_SOURCE;
+        MPI_Get_count(&ms, MPI_BYTE, &count);
+        if (grow(&buf, &cap, (size_t)count + 1)) {
+            rc = -1;
+            break;
+        }
+        MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
+        struct wstate *w = &ws[src];
+        if (ms.MPI_TAG == TAG_HELLO) {
+            buf[count] = 0;
+            snprintf(w->host, sizeof w->host, "%s", (char *)buf);
+        } else if (ms.MPI_TAG == TAG_RESULT && count >= RESULT_HEADER) {
+            uint64_t idx;
+            uint32_t kind;
+            double wall;
+            memcpy(&idx, buf, 8);
+            memcpy(&kind, buf + 8, 4);
+            memcpy(&wall, buf + 16, 8);
+            int held = 0;
+            for (int k = 0; k < w->n; k++)
+                held |= w->held[k] == idx;
+            if (!held)
+                continue; /* not ours: ignore */
+            held_remove(w, idx);
+            if (kind == RESULT_UNSTARTED) {
+                R->running--;
+                R->st->returned++;
+                if (R->ops->returned && R->ops->returned(R->ops->ctx, idx))
+                    abort_sweep(R);
+            } else {
+                int lost = kind != RESULT_BYTES;
+                account(R, idx, wall, lost);
+                if (!R->st->aborted &&
+                    R->ops->finished(R->ops->ctx, idx, src, lost ? NULL : buf + RESULT_HEADER,
+                                     lost ? 0 : (size_t)count - RESULT_HEADER))
+                    abort_sweep(R);
+            }
+            progress(R, 1);
+        } else
+            continue;
+        if (fill(comm, R, w, src, &active)) {
+            rc = -1;
+            break;
+        }
+    }
+    if (active > 0) {
+        /* workers that never answered: their tasks are lost; do not wait for them */
+        for (int r = 1; r < size; r++)
+            for (int k = 0; k < ws[r].n; k++) {
+                account(R, ws[r].held[k], 0, 1);
+                if (R->ops->finished(R->ops->ctx, ws[r].held[k], r, NULL, 0))
+                    R->st->aborted = 1;
+            }
+        fprintf(stderr, "aimsweep: %d worker(s) did not stop in time; aborting them\n", active);
+        rc = rc ? rc : -2;
+    }
+    free(ws);
+    free(buf);
+    return rc;
+}
+
+/* Worker side. */
+struct worker {
+    MPI_Comm comm;
+    int draining, stop;
+};
+
+/* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
+ * queued tasks). */
+static void worker_poll(struct worker *W)
+{
+    int flag;
+    MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (flag) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE);
+        W->stop = W->draining = 1;
+    }
+    MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (flag) {
+        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DRAIN, W->comm, MPI_STATUS_IGNORE);
+        W->draining = 1;
+    }
+}
+
+static int worker_stop(void *ctx)
+{
+    struct worker *W = ctx;
+    worker_poll(W);
+    return W->stop;
+}
+
+static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wall, const unsigned char *bytes,
+                       size_t len)
+{
+    unsigned char *msg = malloc(RESULT_HEADER + len);
+    if (!msg)
+        return -1;
+    memset(msg, 0, RESULT_HEADER);
+    memcpy(msg, &idx, 8);
+    memcpy(msg + 8, &kind, 4);
+    memcpy(msg + 16, &wall, 8);
+    if (len)
+        memcpy(msg + RESULT_HEADER, bytes, len);
+    MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm);
+    free(msg);
+    return 0;
+}
+
+static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
+{
+    struct worker W = {comm, 0, 0};
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    for (;;) {
+        MPI_Status ms;
+        int count;
+        MPI_Probe(0, MPI_ANY_TAG, comm, &ms);
+        MPI_Get_count(&ms, MPI_BYTE, &count);
+        if (grow(&buf, &cap, (size_t)count + 1)) {
+            rc = -1;
+            break;
+        }
+        MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
+        if (ms.MPI_TAG == TAG_DONE)
+            break;
+        if (ms.MPI_TAG == TAG_STOP)
+            W.stop = W.draining = 1;
+        if (ms.MPI_TAG == TAG_DRAIN)
+            W.draining = 1;
+        if (ms.MPI_TAG != TAG_TASK || count < 17)
+            continue;
+        buf[count] = 0;
+        uint64_t idx, id;
+        memcpy(&idx, buf, 8);
+        memcpy(&id, buf + 8, 8);
+        worker_poll(&W);
+        if (W.draining) {
+            if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        unsigned char *out = NULL;
+        size_t len = 0;
+        double t = clock_now_s();
+        int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
+        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
+        free(out);
+        if (e) {
+            rc = -1;
+            break;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,
+              const struct sched_opts *opts, struct sched_stats *stats)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (rank != 0)
+        return run_worker(comm, ops);
+
+    struct root R;
+    memset(&R, 0, sizeof R);
+    memset(stats, 0, sizeof *stats);
+    R.tasks = tasks;
+    R.n = n;
+    R.ops = ops;
+    R.opts = opts;
+    R.st = stats;
+    R.t0 = clock_now_s();
+    R.order = malloc((n ? n : 1) * sizeof *R.order);
+    if (!R.order)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        R.order[i] = i;
+        R.remaining_cost += tasks[i].cost;
+    }
+    g_sort_tasks = tasks;
+    qsort(R.order, n, sizeof *R.order, cmp_cost);
+    int rc = size == 1 ? run_serial(&R) : run_root(comm, size, &R);
+    stats->not_started = n - stats->done - stats->lost - stats->skipped_deadline;
+    stats->elapsed_s = clock_now_s() - R.t0;
+    progress(&R, 1);
+    free(R.order);
+    return rc == 0 && !stats->aborted ? 0 : rc == -2 ? -2 : -1;
+}

@@ -1,0 +1,648 @@
+/*
+ * store.c: the SQLite results database (schema and statuses in store.h).
+ *
+ * Opening is careful not to damage what is there: a file that is not SQLite, an SQLite file
+ * of something else, or a newer schema are refused before anything is written; WAL is turned
+ * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
+ * own locks are fcntl locks, which flock does not touch on Linux).
+ */
+#include "aimsweep/harness/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long a statement waits for a lock held by a reader before giving up. */
+#define STORE_BUSY_TIMEOUT_MS 10000
+
+static const char *const schema_sql =
+    "CREATE TABLE sweeps("
+    " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER);"
+    "CREATE TABLE tasks("
+    " task_id TEXT PRIMARY KEY, sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
+    " decomposition TEXT NOT NULL, activation TEXT NOT NULL, d INTEGER NOT NULL, lr REAL NOT NULL,"
+    " init_scale REAL NOT NULL, tokens INTEGER NOT NULL, teacher TEXT NOT NULL, width REAL NOT NULL,"
+    " weight_decay REAL NOT NULL, order_m INTEGER NOT NULL, closure TEXT NOT NULL, tau_end REAL NOT NULL,"
+    " seed INTEGER NOT NULL,"
+    " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
+    "  ('pending','running','done','diverged','ode_diverged','error','interrupted')),"
+    " attempts INTEGER NOT NULL DEFAULT 0, rank INTEGER, host TEXT, started_at TEXT, finished_at TEXT,"
+    " wall_s REAL, error TEXT,"
+    " info_exponent INTEGER, records INTEGER NOT NULL, log_grid INTEGER NOT NULL,"
+    " recovery_threshold REAL NOT NULL, ode_noise INTEGER NOT NULL, solvers TEXT NOT NULL,"
+    " cost REAL, params TEXT NOT NULL);"
+    "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
+    " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
+    "CREATE TABLE trajectory("
+    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, k INTEGER NOT NULL,"
+    " tau REAL, samples REAL, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL);"
+    "CREATE TABLE summary("
+    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr REAL,"
+    " final_overlap REAL, final_loss REAL, max_gap_to_sgd REAL, status TEXT NOT NULL, wall_s REAL,"
+    " diverged_at_samples REAL, error TEXT);"
+    "CREATE UNIQUE INDEX trajectory_row ON trajectory(task_id, solver, k);"
+    "CREATE UNIQUE INDEX summary_row ON summary(task_id, solver);"
+    "CREATE INDEX tasks_status ON tasks(status);"
+    "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
+    "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
+    "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
+    "CREATE VIEW results AS SELECT"
+    " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale,"
+    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
+    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
+    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;";
+
+enum {
+    ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
+    ST_FINISH, ST_PENDING, ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
+    " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
+    " recovery_threshold, ode_noise, solvers, cost, params)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
+    "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
+    "SELECT status, attempts FROM tasks WHERE task_id = ?1",
+    "UPDATE tasks SET status = 'running', attempts = attempts + 1, rank = ?2, host = ?3,"
+    " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
+    "DELETE FROM trajectory WHERE task_id = ?1",
+    "DELETE FROM summary WHERE task_id = ?1",
+    "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
+    " status, wall_s, diverged_at_samples, error) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
+    "UPDATE tasks SET status = 'pending', attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
+    " started_at = NULL WHERE task_id = ?1 AND status = 'running'",
+};
+
+struct store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_COUNT];
+    int in_txn;
+    int lock_fd;
+    int readonly;
+    int64_t sweep_id; /* the sweep registered by this run, or 0 */
+};
+
+static void now_iso(char *buf, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t k = strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + k, n - k, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+sqlite3 *store_db(struct store *s) { return s->db; }
+const char *store_errmsg(struct store *s) { return s && s->db ? sqlite3_errmsg(s->db) : "no database"; }
+
+void store_close(struct store **sp)
+{
+    if (!sp || !*sp)
+        return;
+    struct store *s = *sp;
+    if (s->in_txn)
+        store_commit(s);
+    for (int i = 0; i < ST_COUNT; i++)
+        sqlite3_finalize(s->st[i]);
+    if (s->db)
+        sqlite3_close(s->db);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    free(s);
+    *sp = NULL;
+}
+
+/* Reads user_version and whether the file has any schema. SQLite reads the header here, so a
+ * file that is not a database fails at this point, before anything is written. */
+static int inspect(struct store *s, const char *path, int *version, int *nobjects, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT (SELECT user_version FROM pragma_user_version),"
+                                       " (SELECT count(*) FROM sqlite_schema)", -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) {
+        int ec = sqlite3_errcode(s->db);
+        if (ec == SQLITE_NOTADB)
+            snprintf(err, errlen, "%s: not an SQLite database (refusing to touch it)", path);
+        else
+            snprintf(err, errlen, "%s: cannot read database: %s", path, sqlite3_errmsg(s->db));
+        sqlite3_finalize(q);
+        return -1;
+    }
+    *version = sqlite3_column_int(q, 0);
+    *nobjects = sqlite3_column_int(q, 1);
+    sqlite3_finalize(q);
+    if (*version > STORE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "%s: database schema version %d is newer than this aimsweep (%d)", path, *version,
+                 STORE_SCHEMA_VERSION);
+        return -1;
+    }
+    if (*version == 0 && *nobjects > 0) {
+        snprintf(err, errlen, "%s: an SQLite database, but not an aimsweep results database (refusing to touch it)",
+                 path);
+        return -1;
+    }
+    return 0;
+}
+
+static int exec(struct store *s, const char *sql, char *err, size_t errlen, const char *path)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+struct store *store_open(const char *path, char *err, size_t errlen)
+{
+    struct store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    s->lock_fd = -1;
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        goto fail;
+    }
+    {
+        /* SQLite keeps -wal and -shm files beside the database: its directory must be writable. */
+        char *copy = strdup(path);
+        const char *dir = copy ? dirname(copy) : ".";
+        char probe[4096];
+        snprintf(probe, sizeof probe, "%s/.aimsweep-probe-XXXXXX", dir);
+        int fd = mkstemp(probe);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: cannot write in directory %s (%s); the database and its -wal file need a writable directory",
+                     path, dir, strerror(errno));
+            free(copy);
+            goto fail;
+        }
+        close(fd);
+        unlink(probe);
+        free(copy);
+    }
+    if (exists && access(path, R_OK | W_OK) != 0) {
+        snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
+        goto fail;
+    }
+    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+    sqlite3_extended_result_codes(s->db, 1);
+    int version, nobj;
+    if (inspect(s, path, &version, &nobj, err, errlen))
+        goto fail;
+    s->lock_fd = open(path, O_RDWR | O_CLOEXEC);
+    if (s->lock_fd < 0) {
+        snprintf(err, errlen, "%s: cannot open for locking: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            snprintf(err, errlen, "%s: another aimsweep run is using this database", path);
+            goto fail;
+        }
+        /* some network file systems have no flock: go on, unguarded, and say so */
+        fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
+                strerror(errno));
+    }
+    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
+        goto fail;
+    if (version == 0) {
+        char sql[8192];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema_sql,
+                 STORE_SCHEMA_VERSION);
+        if (exec(s, sql, err, errlen, path)) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+    }
+    for (int i = 0; i < ST_COUNT; i++)
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+            goto fail;
+        }
+    return s;
+fail:
+    store_close(&s);
+    return NULL;
+}
+
+/* "file:PATH?immutable=1" with PATH percent-escaped. Returns 0, or -1 when it does not fit. */
+static int uri_file(const char *path, char *out, size_t n)
+{
+    size_t o = (size_t)snprintf(out, n, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if (o + 4 >= n)
+            return -1;
+        if (*c == '%' || *c == '?' || *c == '#' || *c <= ' ' || *c >= 0x7f)
+            o += (size_t)snprintf(out + o, n - o, "%%%02X", *c);
+        else
+            out[o++] = (char)*c;
+    }
+    return snprintf(out + o, n - o, "?immutable=1") >= (int)(n - o) ? -1 : 0;
+}
+
+struct store *store_open_readonly(const char *path, char *err, size_t errlen)
+{
+    struct store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    s->lock_fd = -1;
+    s->readonly = 1;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        goto fail;
+    }
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+    int version, nobj;
+    if (inspect(s, path, &version, &nobj, err, errlen)) {
+        /* A WAL database in a directory we cannot write (a read-only share): SQLite cannot make
+         * its -shm file. With no -wal file left over, the file alone is the whole database and
+         * can be read as immutable. */
+        char wal[4096], uri[8192];
+        int ec = sqlite3_errcode(s->db);
+        snprintf(wal, sizeof wal, "%s-wal", path);
+        if ((ec & 0xff) != SQLITE_READONLY && (ec & 0xff) != SQLITE_CANTOPEN)
+            goto fail;
+        if (access(wal, F_OK) == 0 || uri_file(path, uri, sizeof uri))
+            goto fail;
+        sqlite3_close(s->db);
+        s->db = NULL;
+        if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL) !=
+                SQLITE_OK ||
+            inspect(s, path, &version, &nobj, err, errlen))
+            goto fail;
+    }
+    if (version == 0) {
+        snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
+        goto fail;
+    }
+    if (exec(s, "PRAGMA query_only=ON;", err, errlen, path))
+        goto fail;
+    return s;
+fail:
+    store_close(&s);
+    return NULL;
+}
+
+int store_begin(struct store *s)
+{
+    if (s->in_txn)
+        return 0;
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    s->in_txn = 1;
+    return 0;
+}
+
+int store_commit(struct store *s)
+{
+    if (!s->in_txn)
+        return 0;
+    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    s->in_txn = 0;
+    return 0;
+}
+
+void store_rollback(struct store *s)
+{
+    if (!s->in_txn)
+        return;
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->in_txn = 0;
+}
+
+static int step_done(sqlite3_stmt *q)
+{
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text,
+                        const struct store_provenance *pv, const struct params *pts,
+                        const struct task *tasks, size_t n, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    char now[40], hex[17], buf[512];
+    int64_t sweep_id = -1;
+    now_iso(now, sizeof now);
+    if (s->in_txn && store_commit(s))
+        goto fail;
+    if (store_begin(s))
+        goto fail;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host, compiler, blas,"
+                           " mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                           -1, &q, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, spec_text, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    const char *pvs[6] = {pv->version, pv->git_commit, pv->host, pv->compiler, pv->blas, pv->mpi};
+    for (int i = 0; i < 6; i++)
+        if (pvs[i] && *pvs[i])
+            sqlite3_bind_text(q, 4 + i, pvs[i], -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(q, 10, pv->ranks);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        goto fail;
+    sweep_id = s->sweep_id = sqlite3_last_insert_rowid(s->db);
+    sqlite3_stmt *ins = s->st[ST_INS_TASK], *link = s->st[ST_INS_LINK];
+    for (size_t i = 0; i < n; i++) {
+        const struct params *p = &pts[i];
+        task_id_hex(tasks[i].id, hex);
+        sqlite3_bind_text(ins, 1, hex, 16, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(ins, 2, sweep_id);
+        static const char *const textkeys[] = {"decomposition", "activation", NULL};
+        for (int k = 0; textkeys[k]; k++) {
+            params_get(p, textkeys[k], buf, sizeof buf);
+            sqlite3_bind_text(ins, 3 + k, buf, -1, SQLITE_TRANSIENT);
+        }
+        sqlite3_bind_int(ins, 5, p->d);
+        sqlite3_bind_double(ins, 6, p->lr);
+        sqlite3_bind_double(ins, 7, p->init_scale);
+        sqlite3_bind_int(ins, 8, p->tokens);
+        params_get(p, "teacher", buf, sizeof buf);
+        sqlite3_bind_text(ins, 9, buf, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(ins, 10, p->width);
+        sqlite3_bind_double(ins, 11, p->weight_decay);
+        sqlite3_bind_int(ins, 12, p->order_m);
+        params_get(p, "closure", buf, sizeof buf);
+        sqlite3_bind_text(ins, 13, buf, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(ins, 14, p->tau_end);
+        sqlite3_bind_int64(ins, 15, (sqlite3_int64)p->seed);
+        int ie = params_info_exponent(&p->activation);
+        if (ie > 0)
+            sqlite3_bind_int(ins, 16, ie);
+        sqlite3_bind_int(ins, 17, p->records);
+        sqlite3_bind_int(ins, 18, p->log_grid);
+        sqlite3_bind_double(ins, 19, p->recovery_threshold);
+        sqlite3_bind_int(ins, 20, p->ode_noise);
+        params_get(p, "solvers", buf, sizeof buf);
+        sqlite3_bind_text(ins, 21, buf, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(ins, 22, tasks[i].cost);
+        sqlite3_bind_text(ins, 23, tasks[i].text, -1, SQLITE_STATIC);
+        if (step_done(ins))
+            goto fail;
+        sqlite3_bind_int64(link, 1, sweep_id);
+        sqlite3_bind_text(link, 2, hex, 16, SQLITE_TRANSIENT);
+        if (step_done(link))
+            goto fail;
+    }
+    if (store_commit(s))
+        goto fail;
+    sqlite3_finalize(q);
+    return sweep_id;
+fail:
+    snprintf(err, errlen, "cannot register the sweep: %s", sqlite3_errmsg(s->db));
+    sqlite3_finalize(q);
+    if (s->in_txn) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->in_txn = 0;
+    }
+    return -1;
+}
+
+static const char *const status_names[] = {"pending", "running", "done", "diverged", "ode_diverged", "error",
+                                           "interrupted", NULL};
+
+static const char *intern_status(const unsigned char *t)
+{
+    for (int i = 0; t && status_names[i]; i++)
+        if (!strcmp((const char *)t, status_names[i]))
+            return status_names[i];
+    return "unknown";
+}
+
+int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts)
+{
+    sqlite3_stmt *q = NULL;
+    /* the read-only commands have no cached statements */
+    if (sqlite3_prepare_v2(s->db, stmt_sql[ST_STATUS], -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    char hex[17];
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        task_id_hex(tasks[i].id, hex);
+        sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+        int r = sqlite3_step(q);
+        if (attempts)
+            attempts[i] = 0;
+        if (r == SQLITE_ROW) {
+            status[i] = intern_status(sqlite3_column_text(q, 0));
+            if (attempts)
+                attempts[i] = sqlite3_column_int(q, 1);
+        } else if (r == SQLITE_DONE)
+            status[i] = "new";
+        else {
+            rc = -1;
+            break;
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int store_status_todo(const char *st, int retry_errors)
+{
+    return !strcmp(st, "new") || !strcmp(st, "pending") || !strcmp(st, "running") || !strcmp(st, "interrupted") ||
+           (retry_errors && !strcmp(st, "error"));
+}
+
+int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
+{
+    char hex[17], now[40];
+    task_id_hex(id, hex);
+    now_iso(now, sizeof now);
+    sqlite3_stmt *q = s->st[ST_RUNNING];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_int(q, 2, rank);
+    sqlite3_bind_text(q, 3, host, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT);
+    if (s->sweep_id > 0)
+        sqlite3_bind_int64(q, 5, s->sweep_id);
+    return step_done(q);
+}
+
+int store_mark_pending(struct store *s, uint64_t id)
+{
+    char hex[17];
+    task_id_hex(id, hex);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_bind_text(s->st[ST_PENDING], 1, hex, 16, SQLITE_TRANSIENT);
+    return step_done(s->st[ST_PENDING]);
+}
+
+int store_mark_error(struct store *s, uint64_t id, const char *message)
+{
+    char hex[17], now[40];
+    task_id_hex(id, hex);
+    now_iso(now, sizeof now);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_stmt *q = s->st[ST_FINISH];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, "error", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT);
+    return step_done(q);
+}
+
+int store_mark_interrupted(struct store *s, uint64_t id)
+{
+    char hex[17], now[40];
+    task_id_hex(id, hex);
+    now_iso(now, sizeof now);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT);
+    if (step_done(s->st[ST_DEL_TRAJ]) || step_done(s->st[ST_DEL_SUM]))
+        return -1;
+    sqlite3_stmt *q = s->st[ST_FINISH];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, "interrupted", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1, SQLITE_STATIC);
+    return step_done(q);
+}
+
+static const char *solver_status(enum run_status st)
+{
+    switch (st) {
+    case RUN_OK: return "done";
+    case RUN_DIVERGED: return "diverged";
+    case RUN_ODE_DIVERGED: return "ode_diverged";
+    case RUN_INTERRUPTED: return "interrupted";
+    default: return "error";
+    }
+}
+
+static void bind_opt(sqlite3_stmt *q, int i, double v)
+{
+    if (v < 0)
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_double(q, i, v);
+}
+
+int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
+                     const char **status_out, char *err, size_t errlen)
+{
+    char hex[17], now[40];
+    const char *errtext = task_error && *task_error ? task_error : NULL;
+    task_id_hex(id, hex);
+    now_iso(now, sizeof now);
+    /* the task's status: interrupted > error > diverged > ode_diverged > done */
+    int interrupted = 0, error = errtext != NULL, diverged = 0, odediv = 0;
+    int ns = r ? r->nsolvers : 0;
+    for (int i = 0; i < ns; i++) {
+        enum run_status st = r->traj[i].status;
+        interrupted |= st == RUN_INTERRUPTED;
+        error |= st == RUN_ERROR;
+        diverged |= st == RUN_DIVERGED;
+        odediv |= st == RUN_ODE_DIVERGED;
+        if (st == RUN_ERROR && !errtext && r->traj[i].error[0])
+            errtext = r->traj[i].error;
+    }
+    if (!r && !errtext)
+        errtext = "no result";
+    const char *status = interrupted ? "interrupted"
+                         : error     ? "error"
+                         : diverged  ? "diverged"
+                         : odediv    ? "ode_diverged"
+                                     : "done";
+    if (!s->in_txn && store_begin(s))
+        goto fail;
+    sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT);
+    if (step_done(s->st[ST_DEL_TRAJ]) || step_done(s->st[ST_DEL_SUM]))
+        goto fail;
+    for (int i = 0; i < ns && !interrupted; i++) {
+        const struct traj *t = &r->traj[i];
+        const struct solver_summary *su = &r->sum[i];
+        const char *solver = obs_solver_name(t->solver);
+        sqlite3_stmt *q = s->st[ST_INS_TRAJ];
+        for (int k = 0; k < t->n; k++) {
+            const struct obs_row *o = &t->rows[k];
+            double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+            sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+            sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
+            sqlite3_bind_int(q, 3, k);
+            for (int j = 0; j < 8; j++)
+                sqlite3_bind_double(q, 4 + j, v[j]); /* NaN binds as NULL */
+            if (step_done(q))
+                goto fail;
+        }
+        q = s->st[ST_INS_SUM];
+        sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
+        bind_opt(q, 3, su->tau_wr);
+        bind_opt(q, 4, su->samples_wr);
+        sqlite3_bind_double(q, 5, su->final_overlap);
+        sqlite3_bind_double(q, 6, su->final_loss);
+        bind_opt(q, 7, su->max_gap_to_sgd);
+        sqlite3_bind_text(q, 8, solver_status(t->status), -1, SQLITE_STATIC);
+        sqlite3_bind_double(q, 9, t->wall_s);
+        bind_opt(q, 10, t->diverged_at_samples);
+        if (t->error[0])
+            sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT);
+        if (step_done(q))
+            goto fail;
+    }
+    sqlite3_stmt *q = s->st[ST_FINISH];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    if (r)
+        sqlite3_bind_double(q, 4, r->wall_s);
+    if (errtext)
+        sqlite3_bind_text(q, 5, errtext, -1, SQLITE_TRANSIENT);
+    if (step_done(q))
+        goto fail;
+    if (status_out)
+        *status_out = intern_status((const unsigned char *)status);
+    return 0;
+fail:
+    snprintf(err, errlen, "task %s: cannot store the result: %s", hex, sqlite3_errmsg(s->db));
+    return -1;
+}

@@ -1,0 +1,336 @@
+/*
+ * kern.c: the inner loops of the SGD step (kern.h).
+ *
+ * Why the vector kernel is written by hand: the update-and-project loop does four multiply-adds
+ * per element, and compiled from plain C it is bound by loads and by the latency of its
+ * one-vector accumulators (measured at about half the machine's multiply-add rate on Zen 3).
+ * The kernel below takes two rows at a time, so that each load of x0, x1 serves both rows and
+ * each row is touched once, and keeps two partial sums per dot product (eight accumulators),
+ * so that consecutive multiply-adds into one sum never wait for each other. That is sixteen
+ * vector registers, all AVX2 has; y0 and y1 are read as memory operands.
+ */
+#include "aimsweep/model/kern.h"
+
+#include <stddef.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define KERN_VECTOR 1
+#else
+#define KERN_VECTOR 0
+#endif
+
+int kern_vector(void) { return KERN_VECTOR; }
+
+/* The portable loops: for T = 2 two rows at a time (x0, x1, y0, y1 loaded once for both, four
+ * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
+#define KERN_LANES 8
+
+static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0, double b0,
+                                 double a1, double b1, const double *restrict x0, const double *restrict x1,
+                                 const double *restrict y0, const double *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
+        r0[j] = v;
+        r1[j] = u;
+        s00 += v * y0[j];
+        s01 += v * y1[j];
+        s10 += u * y0[j];
+        s11 += u * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
+/* out = f0.y0, f0.y1, f1.y0, f1.y1 */
+static void project_rows2(const double *restrict f0, const double *restrict f1, int m, const double *restrict y0,
+                          const double *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        s00 += f0[j] * y0[j];
+        s01 += f0[j] * y1[j];
+        s10 += f1[j] * y0[j];
+        s11 += f1[j] * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
+double kern_dot(const double *restrict a, const double *restrict b, int m)
+{
+    double s[KERN_LANES] = {0}, t = 0;
+    int j = 0;
+    for (; j + KERN_LANES <= m; j += KERN_LANES)
+        for (int q = 0; q < KERN_LANES; q++)
+            s[q] += a[j + q] * b[j + q];
+    for (int q = 0; q < KERN_LANES; q++)
+        t += s[q];
+    for (; j < m; j++)
+        t += a[j] * b[j];
+    return t;
+}
+
+/* kern_update_project_portable with C and O of row stride ld >= n (so that a caller can hand
+ * over the rows from some i on: M + i m, C + i, O + i, the same ld). */
+static void update_project_portable_ld(double *M, int n, int m, int T, const double *C, const double *X,
+                                       const double *Y, double *O, int ld)
+{
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4], *r0 = M + (size_t)i * m;
+            update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ld + i] = out[1];
+            O[i + 1] = out[2];
+            O[ld + i + 1] = out[3];
+        }
+    for (; i < n; i++) {
+        double *row = M + (size_t)i * m;
+        for (int a = 0; a < T; a++) {
+            double c = C[(size_t)a * ld + i];
+            const double *xa = X + (size_t)a * m;
+            for (int j = 0; j < m; j++)
+                row[j] -= c * xa[j];
+        }
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * ld + i] = kern_dot(row, Y + (size_t)b * m, m);
+    }
+}
+
+void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
+                                  const double *X, const double *Y, double *O)
+{
+    update_project_portable_ld(M, n, m, T, C, X, Y, O, n);
+}
+
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
+{
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            const double *f0 = M + (size_t)i * m;
+            project_rows2(f0, f0 + m, m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ldo + i] = out[1];
+            O[i + 1] = out[2];
+            O[ldo + i + 1] = out[3];
+        }
+    for (; i < n; i++)
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * ldo + i] = kern_dot(M + (size_t)i * m, Y + (size_t)b * m, m);
+}
+
+#if KERN_VECTOR
+
+static inline double hsum(__m256d v)
+{
+    __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+    lo = _mm_add_pd(lo, hi);
+    return _mm_cvtsd_f64(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)));
+}
+
+/* One step of one row over four columns: r <- r - A x0 - B x1, s0 += r y0, s1 += r y1. */
+#define KERN_ROW4(r, A, B, X0, X1, y0p, y1p, s0, s1)                                             \
+    do {                                                                                         \
+        __m256d v_ = _mm256_fnmadd_pd(A, X0, _mm256_loadu_pd(r));                                \
+        v_ = _mm256_fnmadd_pd(B, X1, v_);                                                        \
+        _mm256_storeu_pd(r, v_);                                                                 \
+        s0 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), s0);                                     \
+        s1 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), s1);                                     \
+    } while (0)
+
+/* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
+static inline void update_project_pair(double *r0, double *r1, int m, double a0, double b0,
+                                       double a1, double b1, const double *x0, const double *x1,
+                                       const double *y0, const double *y1, double out[4])
+{
+    const __m256d A0 = _mm256_set1_pd(a0), B0 = _mm256_set1_pd(b0);
+    const __m256d A1 = _mm256_set1_pd(a1), B1 = _mm256_set1_pd(b1);
+    __m256d s00 = _mm256_setzero_pd(), s01 = s00, s10 = s00, s11 = s00;
+    __m256d t00 = s00, t01 = s00, t10 = s00, t11 = s00;
+    int j = 0;
+    for (; j + 8 <= m; j += 8) {
+        __m256d X0 = _mm256_loadu_pd(x0 + j), X1 = _mm256_loadu_pd(x1 + j);
+        KERN_ROW4(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+        KERN_ROW4(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+        X0 = _mm256_loadu_pd(x0 + j + 4);
+        X1 = _mm256_loadu_pd(x1 + j + 4);
+        KERN_ROW4(r0 + j + 4, A0, B0, X0, X1, y0 + j + 4, y1 + j + 4, t00, t01);
+        KERN_ROW4(r1 + j + 4, A1, B1, X0, X1, y0 + j + 4, y1 + j + 4, t10, t11);
+    }
+    if (j + 4 <= m) {
+        __m256d X0 = _mm256_loadu_pd(x0 + j), X1 = _mm256_loadu_pd(x1 + j);
+        KERN_ROW4(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+        KERN_ROW4(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+        j += 4;
+    }
+    double tail[4] = {0, 0, 0, 0}; /* the last m % 4 columns, by the portable loop */
+    if (j < m)
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+    out[0] = tail[0] + hsum(_mm256_add_pd(s00, t00));
+    out[1] = tail[1] + hsum(_mm256_add_pd(s01, t01));
+    out[2] = tail[2] + hsum(_mm256_add_pd(s10, t10));
+    out[3] = tail[3] + hsum(_mm256_add_pd(s11, t11));
+}
+
+/* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each). */
+static inline void project_pair(const double *f0, const double *f1, int m, const double *y0,
+                                const double *y1, double out[4])
+{
+    __m256d s00 = _mm256_setzero_pd(), s01 = s00, s10 = s00, s11 = s00;
+    __m256d t00 = s00, t01 = s00, t10 = s00, t11 = s00;
+    int j = 0;
+    for (; j + 8 <= m; j += 8) {
+        __m256d Y0 = _mm256_loadu_pd(y0 + j), Y1 = _mm256_loadu_pd(y1 + j);
+        __m256d F0 = _mm256_loadu_pd(f0 + j), F1 = _mm256_loadu_pd(f1 + j);
+        s00 = _mm256_fmadd_pd(F0, Y0, s00);
+        s01 = _mm256_fmadd_pd(F0, Y1, s01);
+        s10 = _mm256_fmadd_pd(F1, Y0, s10);
+        s11 = _mm256_fmadd_pd(F1, Y1, s11);
+        Y0 = _mm256_loadu_pd(y0 + j + 4);
+        Y1 = _mm256_loadu_pd(y1 + j + 4);
+        F0 = _mm256_loadu_pd(f0 + j + 4);
+        F1 = _mm256_loadu_pd(f1 + j + 4);
+        t00 = _mm256_fmadd_pd(F0, Y0, t00);
+        t01 = _mm256_fmadd_pd(F0, Y1, t01);
+        t10 = _mm256_fmadd_pd(F1, Y0, t10);
+        t11 = _mm256_fmadd_pd(F1, Y1, t11);
+    }
+    double tail[4] = {0, 0, 0, 0}; /* the last m % 8 columns, by the portable loop */
+    if (j < m)
+        project_rows2(f0 + j, f1 + j, m - j, y0 + j, y1 + j, tail);
+    out[0] = tail[0] + hsum(_mm256_add_pd(s00, t00));
+    out[1] = tail[1] + hsum(_mm256_add_pd(s01, t01));
+    out[2] = tail[2] + hsum(_mm256_add_pd(s10, t10));
+    out[3] = tail[3] + hsum(_mm256_add_pd(s11, t11));
+}
+
+/* update_project_pair together with one row f of another matrix projected on y0, y1:
+ * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1. Loading y0 and y1 once for both jobs saves a
+ * third of the loads of doing them apart; there is no register left for partial sums, so one
+ * accumulator per sum (the chain is no longer the bound with five multiply-adds a step). */
+static inline void update_project_pair_f(double *r0, double *r1, const double *f, int m, double a0,
+                                         double b0, double a1, double b1, const double *x0,
+                                         const double *x1, const double *y0, const double *y1,
+                                         double out[6])
+{
+    const __m256d A0 = _mm256_set1_pd(a0), B0 = _mm256_set1_pd(b0);
+    const __m256d A1 = _mm256_set1_pd(a1), B1 = _mm256_set1_pd(b1);
+    __m256d s00 = _mm256_setzero_pd(), s01 = s00, s10 = s00, s11 = s00, g0 = s00, g1 = s00;
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256d X0 = _mm256_loadu_pd(x0 + j), X1 = _mm256_loadu_pd(x1 + j);
+        __m256d Y0 = _mm256_loadu_pd(y0 + j), Y1 = _mm256_loadu_pd(y1 + j);
+        __m256d v = _mm256_fnmadd_pd(A0, X0, _mm256_loadu_pd(r0 + j));
+        __m256d u = _mm256_fnmadd_pd(A1, X0, _mm256_loadu_pd(r1 + j));
+        v = _mm256_fnmadd_pd(B0, X1, v);
+        u = _mm256_fnmadd_pd(B1, X1, u);
+        _mm256_storeu_pd(r0 + j, v);
+        _mm256_storeu_pd(r1 + j, u);
+        s00 = _mm256_fmadd_pd(v, Y0, s00);
+        s01 = _mm256_fmadd_pd(v, Y1, s01);
+        s10 = _mm256_fmadd_pd(u, Y0, s10);
+        s11 = _mm256_fmadd_pd(u, Y1, s11);
+        __m256d F = _mm256_loadu_pd(f + j);
+        g0 = _mm256_fmadd_pd(F, Y0, g0);
+        g1 = _mm256_fmadd_pd(F, Y1, g1);
+    }
+    double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
+    if (j < m) {
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+        tail[4] = kern_dot(f + j, y0 + j, m - j);
+        tail[5] = kern_dot(f + j, y1 + j, m - j);
+    }
+    out[0] = tail[0] + hsum(s00);
+    out[1] = tail[1] + hsum(s01);
+    out[2] = tail[2] + hsum(s10);
+    out[3] = tail[3] + hsum(s11);
+    out[4] = tail[4] + hsum(g0);
+    out[5] = tail[5] + hsum(g1);
+}
+
+#endif
+
+/* kern_update_project from row `from` on, C and O of row stride n: pairs of rows through the
+ * vector kernel, an odd last row through the portable loop. */
+static void update_project_from(double *M, int n, int m, int T, const double *C, const double *X,
+                                const double *Y, double *O, int from)
+{
+    int i = from;
+#if KERN_VECTOR
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            double *r0 = M + (size_t)i * m;
+            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
+            O[i] = out[0];
+            O[n + i] = out[1];
+            O[i + 1] = out[2];
+            O[n + i + 1] = out[3];
+        }
+#endif
+    if (i < n)
+        update_project_portable_ld(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
+}
+
+void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
+                         const double *Y, double *O)
+{
+    update_project_from(M, n, m, T, C, X, Y, O, 0);
+}
+
+void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
+{
+    int i = 0;
+#if KERN_VECTOR
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            const double *f0 = M + (size_t)i * m;
+            project_pair(f0, f0 + m, m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ldo + i] = out[1];
+            O[i + 1] = out[2];
+            O[ldo + i + 1] = out[3];
+        }
+#endif
+    if (i < n)
+        kern_project_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
+}
+
+int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
+                              const double *Y, double *O, const double *F, int nf, double *Z, int ldz)
+{
+    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
+#if KERN_VECTOR
+    for (int p = 0; p < done; p++) {
+        int i = 2 * p;
+        double out[6];
+        double *r0 = M + (size_t)i * m;
+        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
+                              Y + m, out);
+        O[i] = out[0];
+        O[n + i] = out[1];
+        O[i + 1] = out[2];
+        O[n + i + 1] = out[3];
+        Z[p] = out[4];
+        Z[ldz + p] = out[5];
+    }
+    update_project_from(M, n, m, T, C, X, Y, O, 2 * done);
+#else
+    kern_update_project_portable(M, n, m, T, C, X, Y, O);
+    kern_project_portable(F, done, m, T, Y, Z, ldz);
+#endif
+    return done;
+}

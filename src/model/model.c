@@ -1,0 +1,330 @@
+/*
+ * model.c: teacher and initial student of one grid point, order parameters, the reference
+ * per-sample index and loss.
+ */
+#include "aimsweep/model/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "aimsweep/model/act.h"
+#include "aimsweep/model/phi.h"
+#include "aimsweep/model/rng.h"
+
+/* LAPACK's symmetric eigensolver (OpenBLAS ships LAPACK). */
+extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+                   double *w, double *work, const int *lwork, int *info);
+
+static double *dalloc(size_t n) { return malloc(sizeof(double) * (n ? n : 1)); }
+
+/* A symmetric GOE matrix (A + A^T)/sqrt(2d), A with N(0,1) entries, into S (d x d). */
+static void sample_goe(struct rng *g, int d, double *S)
+{
+    double *A = dalloc((size_t)d * d);
+    rng_normals(g, A, (size_t)d * d);
+    double f = 1.0 / sqrt(2.0 * d);
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < d; j++)
+            S[(size_t)i * d + j] = f * (A[(size_t)i * d + j] + A[(size_t)j * d + i]);
+    free(A);
+}
+
+/* Eigendecomposition S = Q diag(lam) Q^T into the signed factor F = Q |lam|^{1/2}. */
+static int factor_symmetric(int d, const double *S, double *F, double *sign)
+{
+    double *a = dalloc((size_t)d * d), *w = dalloc((size_t)d), q;
+    int info, lwork = -1;
+    memcpy(a, S, sizeof(double) * (size_t)d * d);
+    dsyev_("V", "U", &d, a, &d, w, &q, &lwork, &info);
+    lwork = (int)q;
+    double *work = dalloc((size_t)lwork);
+    dsyev_("V", "U", &d, a, &d, w, work, &lwork, &info);
+    /* column-major eigenvectors: eigenvector j is a[j*d .. j*d+d-1] */
+    for (int j = 0; j < d; j++) {
+        double s = sqrt(fabs(w[j]));
+        sign[j] = w[j] < 0 ? -1.0 : 1.0;
+        for (int i = 0; i < d; i++)
+            F[(size_t)i * d + j] = a[(size_t)j * d + i] * s;
+    }
+    free(work);
+    free(a);
+    free(w);
+    return info == 0 ? 0 : -1;
+}
+
+static int make_teacher(struct model *m)
+{
+    const struct params *p = &m->p;
+    int d = m->d;
+    struct rng g;
+    rng_init(&g, p->seed, STREAM_TEACHER, (uint32_t)d);
+    double *S = m->teacher;
+    if (p->teacher.kind == TEACHER_WISHART) {
+        int rs = (int)lround(p->teacher.arg * d);
+        double *W = dalloc((size_t)d * rs);
+        rng_normals(&g, W, (size_t)d * rs);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, d, rs, 1.0, W, rs, 0.0, S, d);
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < i; j++)
+                S[(size_t)i * d + j] = S[(size_t)j * d + i];
+        double fro = cblas_ddot(d * d, S, 1, S, 1) / d;
+        double c = 1.0 / sqrt(fro); /* the W W^T/sqrt(r* d) prefactor cancels in the rescale */
+        cblas_dscal(d * d, c, S, 1);
+        m->tk = rs;
+        m->tF = W;
+        m->tsign = dalloc((size_t)rs);
+        cblas_dscal(d * rs, sqrt(c), W, 1);
+        for (int j = 0; j < rs; j++)
+            m->tsign[j] = 1.0;
+    } else {
+        sample_goe(&g, d, S);
+        if (p->teacher.kind == TEACHER_GOE_SHIFT)
+            for (int i = 0; i < d; i++)
+                S[(size_t)i * d + i] += p->teacher.arg;
+        double fro = cblas_ddot(d * d, S, 1, S, 1) / d;
+        cblas_dscal(d * d, 1.0 / sqrt(fro), S, 1);
+        m->tk = d;
+        m->tF = dalloc((size_t)d * d);
+        m->tsign = dalloc((size_t)d);
+        if (factor_symmetric(d, S, m->tF, m->tsign))
+            return -1;
+    }
+    double tr = 0;
+    for (int i = 0; i < d; i++)
+        tr += S[(size_t)i * d + i];
+    m->t2 = tr / d;
+    return 0;
+}
+
+static void make_student(struct model *m)
+{
+    const struct params *p = &m->p;
+    struct rng g;
+    rng_init(&g, p->seed, STREAM_INIT, (uint32_t)m->d);
+    size_t dr = (size_t)m->d * m->r;
+    if (p->decomposition == DECOMP_DIRECT) {
+        sample_goe(&g, m->d, m->S0);
+        cblas_dscal(m->d * m->d, p->init_scale, m->S0, 1);
+        return;
+    }
+    rng_normals(&g, m->W0, dr);
+    cblas_dscal((int)dr, p->init_scale, m->W0, 1);
+    if (p->decomposition == DECOMP_UNTIED) {
+        rng_normals(&g, m->V0, dr);
+        cblas_dscal((int)dr, p->init_scale, m->V0, 1);
+    }
+}
+
+struct model *model_create(const struct params *p)
+{
+    struct model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->p = *p;
+    m->d = p->d;
+    m->T = p->tokens;
+    m->r = p->decomposition == DECOMP_DIRECT ? p->d : params_rank(p);
+    m->kappa = p->decomposition == DECOMP_DIRECT ? 1.0 : sqrt((double)m->r * m->d);
+    size_t dd = (size_t)m->d * m->d, dr = (size_t)m->d * m->r;
+    m->teacher = dalloc(dd);
+    if (p->decomposition == DECOMP_DIRECT)
+        m->S0 = dalloc(dd);
+    else
+        m->W0 = dalloc(dr);
+    if (p->decomposition == DECOMP_UNTIED)
+        m->V0 = dalloc(dr);
+    if (!m->teacher || (p->decomposition == DECOMP_DIRECT ? !m->S0 : !m->W0) ||
+        (p->decomposition == DECOMP_UNTIED && !m->V0))
+        goto fail;
+    if (make_teacher(m))
+        goto fail;
+    make_student(m);
+    return m;
+fail:
+    model_destroy(&m);
+    return NULL;
+}
+
+void model_destroy(struct model **pm)
+{
+    if (!pm || !*pm)
+        return;
+    struct model *m = *pm;
+    free(m->teacher);
+    free(m->tF);
+    free(m->tsign);
+    free(m->S0);
+    free(m->W0);
+    free(m->V0);
+    free(m);
+    *pm = NULL;
+}
+
+int student_init_copy(struct student *s, const struct model *m)
+{
+    memset(s, 0, sizeof *s);
+    s->decomposition = m->p.decomposition;
+    s->d = m->d;
+    s->r = m->r;
+    s->kappa = m->kappa;
+    size_t n = s->decomposition == DECOMP_DIRECT ? (size_t)m->d * m->d : (size_t)m->d * m->r;
+    s->A = dalloc(n);
+    if (!s->A)
+        return -1;
+    memcpy(s->A, s->decomposition == DECOMP_DIRECT ? m->S0 : m->W0, sizeof(double) * n);
+    if (s->decomposition == DECOMP_UNTIED) {
+        s->B = dalloc(n);
+        if (!s->B) {
+            student_free(s);
+            return -1;
+        }
+        memcpy(s->B, m->V0, sizeof(double) * n);
+    }
+    return 0;
+}
+
+void student_free(struct student *s)
+{
+    free(s->A);
+    free(s->B);
+    s->A = s->B = NULL;
+}
+
+void model_order_params(const struct model *m, const struct student *s, struct order_params *o)
+{
+    int d = s->d, r = s->r;
+    double k = s->kappa;
+    const double *P = m->teacher;
+    if (s->decomposition == DECOMP_DIRECT) {
+        const double *S = s->A;
+        double om = 0, ps = 0, o12 = 0, tr = 0;
+        for (int i = 0; i < d; i++) {
+            tr += S[(size_t)i * d + i];
+            for (int j = 0; j < d; j++) {
+                double v = S[(size_t)i * d + j];
+                om += v * v;
+                ps += v * S[(size_t)j * d + i];
+                o12 += v * P[(size_t)i * d + j];
+            }
+        }
+        o->omega11 = om / d;
+        o->psi11 = ps / d;
+        o->omega12 = o12 / d;
+        o->t1 = tr / d;
+        return;
+    }
+    double *PA = dalloc((size_t)d * r);
+    if (s->decomposition == DECOMP_TIED) {
+        const double *W = s->A;
+        double *B = dalloc((size_t)r * r);
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, r, d, 1.0, W, r, 0.0, B, r);
+        double fro = 0, tr = 0;
+        for (int i = 0; i < r; i++) {
+            tr += B[(size_t)i * r + i];
+            fro += B[(size_t)i * r + i] * B[(size_t)i * r + i];
+            for (int j = i + 1; j < r; j++)
+                fro += 2 * B[(size_t)i * r + j] * B[(size_t)i * r + j];
+        }
+        cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, W, r, 0.0, PA, r);
+        o->omega11 = o->psi11 = fro / (k * k * d);
+        o->omega12 = cblas_ddot(d * r, W, 1, PA, 1) / (k * d);
+        o->t1 = tr / (k * d);
+        free(B);
+    } else {
+        const double *U = s->A, *V = s->B;
+        double *UU = dalloc((size_t)r * r), *VV = dalloc((size_t)r * r), *VU = dalloc((size_t)r * r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, U, r, U, r, 0.0, UU, r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, V, r, 0.0, VV, r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, U, r, 0.0, VU, r);
+        double om = cblas_ddot(r * r, UU, 1, VV, 1), ps = 0, tr = 0;
+        for (int i = 0; i < r; i++) {
+            tr += VU[(size_t)i * r + i];
+            for (int j = 0; j < r; j++)
+                ps += VU[(size_t)i * r + j] * VU[(size_t)j * r + i];
+        }
+        cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, V, r, 0.0, PA, r);
+        o->omega11 = om / (k * k * d);
+        o->psi11 = ps / (k * k * d);
+        o->omega12 = cblas_ddot(d * r, U, 1, PA, 1) / (k * d);
+        o->t1 = tr / (k * d);
+        free(UU);
+        free(VV);
+        free(VU);
+    }
+    free(PA);
+}
+
+void model_observe(const struct model *m, const struct student *s, struct obs_row *row)
+{
+    struct order_params o;
+    struct phi_val pv;
+    model_order_params(m, s, &o);
+    row->omega11 = o.omega11;
+    row->psi11 = o.psi11;
+    row->omega12 = o.omega12;
+    row->trace = o.t1;
+    row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
+    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
+}
+
+void model_form_S(const struct student *s, double *out)
+{
+    int d = s->d, r = s->r;
+    if (s->decomposition == DECOMP_DIRECT)
+        memcpy(out, s->A, sizeof(double) * (size_t)d * d);
+    else
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, d, r, 1.0 / s->kappa, s->A, r,
+                    s->decomposition == DECOMP_TIED ? s->A : s->B, r, 0.0, out, d);
+}
+
+void model_index(int d, int T, const double *S, const double *x, double *h)
+{
+    double tr = 0;
+    double *Sx = dalloc((size_t)d);
+    for (int i = 0; i < d; i++)
+        tr += S[(size_t)i * d + i];
+    for (int b = 0; b < T; b++) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0, S, d, x + (size_t)b * d, 1, 0.0, Sx, 1);
+        for (int a = 0; a < T; a++)
+            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - (a == b ? tr : 0)) / sqrt((double)d);
+    }
+    free(Sx);
+}
+
+double model_loss(const struct act *a, int T, const double *h, const double *hs, double *D)
+{
+    double l = 0;
+    if (a->kind == ACT_SOFTMAX) {
+        double p[PARAMS_MAX_TOKENS], q[PARAMS_MAX_TOKENS];
+        for (int r = 0; r < T; r++) {
+            act_softmax(a->beta, T, h + r * T, p);
+            act_softmax(a->beta, T, hs + r * T, q);
+            double pe = 0; /* p . (p - q) */
+            for (int b = 0; b < T; b++) {
+                l += 0.5 * (p[b] - q[b]) * (p[b] - q[b]);
+                pe += p[b] * (p[b] - q[b]);
+            }
+            /* dl/ds_b = beta sum_c (p_c - q_c) J_cb = beta p_b ((p_b - q_b) - p.(p - q)) */
+            if (D)
+                for (int b = 0; b < T; b++)
+                    D[r * T + b] = a->beta * p[b] * ((p[b] - q[b]) - pe);
+        }
+        return l;
+    }
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            if (i == j) {
+                if (D)
+                    D[i * T + j] = 0;
+                continue;
+            }
+            double e = act_f(a, h[i * T + j]) - act_f(a, hs[i * T + j]);
+            l += 0.5 * e * e;
+            if (D)
+                D[i * T + j] = e * act_df(a, h[i * T + j]);
+        }
+    return l;
+}

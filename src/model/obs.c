@@ -1,0 +1,94 @@
+/*
+ * obs.c: the tau grid, trajectories, the centred overlap and weak recovery.
+ */
+#include "aimsweep/model/obs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Log grids start three decades below tau_end. */
+#define OBS_LOG_DECADES 3.0
+
+const char *run_status_name(enum run_status s)
+{
+    switch (s) {
+    case RUN_OK: return "done";
+    case RUN_DIVERGED: return "diverged";
+    case RUN_ODE_DIVERGED: return "ode_diverged";
+    case RUN_ERROR: return "error";
+    case RUN_INTERRUPTED: return "interrupted";
+    }
+    return "?";
+}
+
+const char *obs_solver_name(int solver)
+{
+    switch (solver) {
+    case SOLVER_SGD: return "sgd";
+    case SOLVER_FLOW: return "flow";
+    case SOLVER_ODE: return "ode";
+    }
+    return "?";
+}
+
+void obs_tau_grid(const struct params *p, double *taus)
+{
+    int R = p->records;
+    taus[0] = 0;
+    for (int k = 1; k <= R; k++) {
+        if (p->log_grid && R > 1)
+            taus[k] = p->tau_end * pow(10.0, -OBS_LOG_DECADES * (double)(R - k) / (R - 1));
+        else
+            taus[k] = p->tau_end * (double)k / R;
+    }
+    taus[R] = p->tau_end;
+}
+
+int traj_init(struct traj *t, int solver, int cap)
+{
+    memset(t, 0, sizeof *t);
+    t->solver = solver;
+    t->diverged_at_samples = -1;
+    t->rows = malloc(sizeof(struct obs_row) * (size_t)(cap > 0 ? cap : 1));
+    t->cap = t->rows ? (cap > 0 ? cap : 1) : 0;
+    return t->rows ? 0 : -1;
+}
+
+int traj_push(struct traj *t, const struct obs_row *row)
+{
+    if (t->n == t->cap) {
+        int nc = t->cap ? 2 * t->cap : 16;
+        struct obs_row *r = realloc(t->rows, sizeof *r * (size_t)nc);
+        if (!r)
+            return -1;
+        t->rows = r;
+        t->cap = nc;
+    }
+    t->rows[t->n++] = *row;
+    return 0;
+}
+
+void traj_free(struct traj *t)
+{
+    free(t->rows);
+    t->rows = NULL;
+    t->n = t->cap = 0;
+}
+
+double obs_overlap(double omega11, double omega12, double t1, double t2)
+{
+    double num = omega12 - t1 * t2;
+    double den = (omega11 - t1 * t1) * (1 - t2 * t2);
+    if (!(den > 0))
+        return 0;
+    return num / sqrt(den);
+}
+
+double obs_tau_wr(const struct traj *t, double threshold)
+{
+    for (int i = 0; i < t->n; i++)
+        if (fabs(t->rows[i].overlap) >= threshold)
+            return t->rows[i].tau;
+    return -1;
+}

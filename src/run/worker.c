@@ -1,0 +1,83 @@
+/*
+ * worker.c: one grid point, every requested solver, and the summary rows.
+ */
+#include "aimsweep/base/clock.h"
+#include "aimsweep/run/worker.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/theory/ode.h"
+#include "aimsweep/solvers/sgd.h"
+
+static void summarise(const struct params *p, const struct traj *t, const struct traj *sgd,
+                      struct solver_summary *s)
+{
+    s->solver = t->solver;
+    s->status = t->status;
+    s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
+    s->samples_wr = s->tau_wr < 0 ? -1 : s->tau_wr * (double)p->d * p->d / p->lr;
+    s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
+    s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
+    s->max_gap_to_sgd = -1;
+    if (sgd && sgd != t) {
+        int n = t->n < sgd->n ? t->n : sgd->n;
+        double g = 0;
+        for (int i = 0; i < n; i++) {
+            double e = fabs(t->rows[i].omega12 - sgd->rows[i].omega12);
+            g = e > g ? e : g;
+        }
+        s->max_gap_to_sgd = n ? g : -1;
+    }
+}
+
+int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx)
+{
+    memset(res, 0, sizeof *res);
+    double t0 = clock_now_s();
+    struct model *m = model_create(p);
+    if (!m)
+        return -1;
+    static const int order[SOLVER_COUNT] = {SOLVER_SGD, SOLVER_FLOW, SOLVER_ODE};
+    int isgd = -1;
+    for (int i = 0; i < SOLVER_COUNT; i++) {
+        int sv = order[i];
+        if (!(p->solvers & (unsigned)sv))
+            continue;
+        struct traj *t = &res->traj[res->nsolvers];
+        if (traj_init(t, sv, p->records + 1))
+            goto fail;
+        res->nsolvers++;
+        double ts = clock_now_s();
+        int rc = sv == SOLVER_SGD ? sgd_run(m, t, stop, ctx)
+                 : sv == SOLVER_FLOW ? flow_run(m, t, stop, ctx)
+                                     : ode_run(m, t);
+        t->wall_s = clock_now_s() - ts;
+        if (rc)
+            goto fail;
+        if (sv == SOLVER_SGD)
+            isgd = res->nsolvers - 1;
+        if (t->status == RUN_INTERRUPTED)
+            break;
+    }
+    for (int i = 0; i < res->nsolvers; i++)
+        summarise(p, &res->traj[i], isgd >= 0 ? &res->traj[isgd] : NULL, &res->sum[i]);
+    res->wall_s = clock_now_s() - t0;
+    model_destroy(&m);
+    return 0;
+fail:
+    model_destroy(&m);
+    worker_result_free(res);
+    return -1;
+}
+
+void worker_result_free(struct task_result *res)
+{
+    for (int i = 0; i < res->nsolvers; i++)
+        traj_free(&res->traj[i]);
+    res->nsolvers = 0;
+}

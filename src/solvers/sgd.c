@@ -1,0 +1,566 @@
+/*
+ * sgd.c: online SGD of the student (MODEL.md §4).
+ *
+ * One step, with g = sum_ab D_ab (x_a x_b^T - delta_ab I)/sqrt(d), mu = eta/d and
+ * alpha = 1 - lambda eta/d^2 (weight decay):
+ *   direct: S <- alpha S - mu g
+ *   tied:   W <- alpha W - mu (g + g^T) W
+ *   untied: U <- alpha U - mu g V,  V <- alpha V - mu g^T U
+ * With the projections a_t = W^T x_t (tied), p_t = U^T x_t, q_t = V^T x_t (untied) or
+ * y_t = S x_t (direct), every update is a rank-T correction plus a multiple of the parameters:
+ *   (g + g^T) W = sum_a x_a c_a^T - 2 trD W/sqrt(d),  c_a = sum_b (D_ab + D_ba) a_b / sqrt(d),
+ *   g V = sum_a x_a (sum_b D_ab q_b)^T/sqrt(d) - trD V/sqrt(d), and likewise g^T U.
+ *
+ * How the parameters are stored. The correction of row j of W^T is -sum_a c_a[j] x_a, and the
+ * next sample's projection is (W^T y)_j = (row j) . y: both run along rows of W^T. So the state
+ * keeps W^T (r x d), and for untied P = (U + V)^T and Q = (U - V)^T, in which the mixing of U
+ * and V (U <- alpha U + beta V - ..., beta = mu trD/sqrt(d)) becomes a pure scaling:
+ *   P <- (alpha + beta) P - sum_a (cu_a + cv_a) x_a^T,  Q <- (alpha - beta) Q - sum_a (cu_a - cv_a) x_a^T.
+ * Direct keeps S, whose rows already have this form. Each stored matrix carries a scale s (the
+ * parameters are s times the array), so that multiplying by alpha costs one scalar product
+ * instead of a pass: the array receives the correction divided by the new scale. The scale is
+ * folded into the array every SGD_RESYNC steps, and at once if it leaves [2^-32, 2^32].
+ *
+ * The step is then one pass over each stored matrix (kern_update_project_fused) that writes the
+ * new row and, from it, the projections of the next sample (drawn before the pass), and that
+ * takes the teacher's projections of the next sample, z = F^T y, along the way (the rows of F^T
+ * are as long as those of the parameters); each parameter is read once and written once per
+ * step, and the teacher's factor read once. The norms the next step needs (Tr S for tied and
+ * untied, |U|^2 and |V|^2) follow in closed form from the projections. sgd_student writes the
+ * parameters back in the model's layout when asked.
+ */
+#include "aimsweep/solvers/sgd.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "aimsweep/model/kern.h"
+#include "aimsweep/model/rng.h"
+
+/* A step whose attention index exceeds this in magnitude (or is not finite) has diverged. */
+#define SGD_H_MAX 1e6
+/* Every SGD_RESYNC steps the scales are folded into the arrays and the norms kept in closed
+ * form are recomputed from the parameters, so that rounding cannot accumulate (the schedule
+ * depends on the step count only). */
+#define SGD_RESYNC 4096
+/* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
+#define SGD_SCALE_MIN 0x1p-32
+
+struct sgd_state {
+    const struct model *m;
+    struct student s; /* the parameters in the model's layout, written by sgd_student */
+    int synced;       /* s holds the current parameters */
+    int d, r, T, k;
+    int rows;         /* rows of the stored matrices: d (direct) or r; each row has d entries */
+    double mu, alpha, sqd;
+    struct rng g;
+    double *P, *Q;        /* stored parameters (rows x d): S, W^T, or (U + V)^T and (U - V)^T */
+    double sp, sq;        /* their scales */
+    double *Ft;           /* the teacher's factor transposed (k x d) */
+    double *x, *xn;       /* T x d: this sample and the next */
+    double *pa, *pb;      /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
+    double *pan, *pbn;    /* the same for the next sample */
+    double *z, *zn;       /* T x k teacher projections of this and the next sample */
+    double *ca, *cb;      /* T x rows: coefficients of the rank-T correction */
+    double trS, trP;      /* Tr S and Tr S* */
+    double nU, nV;        /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
+    long n;
+};
+
+/* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
+ * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
+static double *alloc_doubles(size_t n)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 64, sizeof(double) * n) ? NULL : p;
+}
+
+static double dot(const double *a, const double *b, int n) { return kern_dot(a, b, n); }
+
+static void swap(double **a, double **b)
+{
+    double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Draws the next sample. Its teacher projections are made by the step's pass
+ * (kern_update_project_fused) and teacher_rest. */
+static void draw_next(struct sgd_state *st) { rng_normals(&st->g, st->xn, (size_t)st->T * st->d); }
+
+/* The teacher projections z_t = F^T y_t of the tokens y (T x d) into z (T x k), from row
+ * `from` of F^T on (the rows before it were projected by the pass). */
+static void teacher_rest(struct sgd_state *st, const double *y, double *z, int from)
+{
+    int d = st->d, k = st->k, T = st->T, left = k - from;
+    if (left <= 0)
+        return;
+    if (T != 2) {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d, st->Ft + (size_t)from * d, d, 0.0,
+                    z + from, k);
+        return;
+    }
+    kern_project(st->Ft + (size_t)from * d, left, d, T, y, z + from, k);
+}
+
+/* Folds the scale *s into the array a (n entries): the parameters stay s a. */
+static void fold(double *a, size_t n, double *s)
+{
+    if (*s != 1.0)
+        cblas_dscal((int)n, *s, a, 1);
+    *s = 1;
+}
+
+/* Multiplies the scale *s by f; folds it into the array when it leaves range. */
+static void scale_by(double *a, size_t n, double *s, double f)
+{
+    *s *= f;
+    if (!(fabs(*s) >= SGD_SCALE_MIN && fabs(*s) <= 1 / SGD_SCALE_MIN))
+        fold(a, n, s);
+}
+
+/* In place, the projections (U + V)^T y, (U - V)^T y into U^T y, V^T y (n entries each). */
+static void uv_from_pq(double *p, double *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double a = p[i], b = q[i];
+        p[i] = (a + b) / 2;
+        q[i] = (a - b) / 2;
+    }
+}
+
+static void sgd_resync(struct sgd_state *st)
+{
+    size_t n = (size_t)st->rows * st->d;
+    fold(st->P, n, &st->sp);
+    switch (st->s.decomposition) {
+    case DECOMP_DIRECT:
+        st->trS = 0;
+        for (int i = 0; i < st->d; i++)
+            st->trS += st->P[(size_t)i * st->d + i];
+        break;
+    case DECOMP_TIED: st->trS = cblas_ddot((int)n, st->P, 1, st->P, 1) / st->s.kappa; break;
+    case DECOMP_UNTIED: {
+        fold(st->Q, n, &st->sq);
+        double pp = cblas_ddot((int)n, st->P, 1, st->P, 1), qq = cblas_ddot((int)n, st->Q, 1, st->Q, 1);
+        double pq = cblas_ddot((int)n, st->P, 1, st->Q, 1);
+        st->nU = (pp + qq + 2 * pq) / 4;
+        st->nV = (pp + qq - 2 * pq) / 4;
+        st->trS = (pp - qq) / 4 / st->s.kappa;
+        break;
+    }
+    }
+}
+
+/* The stored matrices from the model's initial state, and the projections of the first sample. */
+static void load_student(struct sgd_state *st)
+{
+    const struct student *s = &st->s;
+    int d = st->d, r = st->r, T = st->T, n = st->rows;
+    if (s->decomposition == DECOMP_DIRECT) {
+        memcpy(st->P, s->A, sizeof(double) * (size_t)d * d);
+    } else {
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < r; j++) {
+                double u = s->A[(size_t)i * r + j];
+                if (s->decomposition == DECOMP_TIED) {
+                    st->P[(size_t)j * d + i] = u;
+                } else {
+                    double v = s->B[(size_t)i * r + j];
+                    st->P[(size_t)j * d + i] = u + v;
+                    st->Q[(size_t)j * d + i] = u - v;
+                }
+            }
+    }
+    st->sp = st->sq = 1;
+    kern_project(st->P, n, d, T, st->x, st->pa, n);
+    if (s->decomposition == DECOMP_UNTIED) {
+        kern_project(st->Q, n, d, T, st->x, st->pb, n);
+        uv_from_pq(st->pa, st->pb, (size_t)T * n);
+    }
+    st->synced = 1;
+    sgd_resync(st);
+}
+
+const struct student *sgd_student(struct sgd_state *st)
+{
+    if (st->synced)
+        return &st->s;
+    struct student *s = &st->s;
+    int d = st->d, r = st->r;
+    double sp = st->sp, sq = st->sq;
+    if (s->decomposition == DECOMP_DIRECT) {
+        for (size_t i = 0; i < (size_t)d * d; i++)
+            s->A[i] = sp * st->P[i];
+    } else {
+        for (int j = 0; j < r; j++)
+            for (int i = 0; i < d; i++) {
+                double p = sp * st->P[(size_t)j * d + i];
+                if (s->decomposition == DECOMP_TIED) {
+                    s->A[(size_t)i * r + j] = p;
+                } else {
+                    double q = sq * st->Q[(size_t)j * d + i];
+                    s->A[(size_t)i * r + j] = (p + q) / 2;
+                    s->B[(size_t)i * r + j] = (p - q) / 2;
+                }
+            }
+    }
+    st->synced = 1;
+    return s;
+}
+
+struct sgd_state *sgd_state_create(const struct model *m) { return sgd_state_create_at(m, 0); }
+
+struct sgd_state *sgd_state_create_at(const struct model *m, long first)
+{
+    struct sgd_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    const struct params *p = &m->p;
+    st->m = m;
+    st->d = m->d;
+    st->r = m->r;
+    st->T = m->T;
+    st->k = m->tk;
+    st->rows = p->decomposition == DECOMP_DIRECT ? m->d : m->r;
+    st->mu = p->lr / m->d;
+    st->alpha = 1.0 - p->weight_decay * p->lr / ((double)m->d * m->d);
+    st->sqd = sqrt((double)m->d);
+    st->trP = m->t2 * m->d;
+    if (student_init_copy(&st->s, m))
+        goto fail;
+    int d = st->d, k = st->k;
+    size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
+    size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
+    double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->z,
+                       &st->zn, &st->ca, &st->cb};
+    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
+            goto fail;
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < k; j++)
+            st->Ft[(size_t)j * d + i] = m->tF[(size_t)i * k + j];
+    rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
+    rng_seek_normal(&st->g, (uint64_t)first * Td);
+    draw_next(st);
+    swap(&st->x, &st->xn);
+    teacher_rest(st, st->x, st->z, 0);
+    load_student(st);
+    draw_next(st);
+    return st;
+fail:
+    sgd_state_destroy(&st);
+    return NULL;
+}
+
+void sgd_state_destroy(struct sgd_state **pst)
+{
+    if (!pst || !*pst)
+        return;
+    struct sgd_state *st = *pst;
+    student_free(&st->s);
+    double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->z,
+                      st->zn, st->ca, st->cb};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+    free(st);
+    *pst = NULL;
+}
+
+long sgd_count(const struct sgd_state *st) { return st->n; }
+
+/* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
+ * entry is not finite or exceeds SGD_H_MAX. */
+static int indices(const struct sgd_state *st, double *h, double *hs)
+{
+    int T = st->T, k = st->k;
+    int len = st->s.decomposition == DECOMP_DIRECT ? st->d : st->r;
+    const double *L = st->s.decomposition == DECOMP_DIRECT ? st->x : st->pa;
+    const double *R = st->s.decomposition == DECOMP_UNTIED ? st->pb : st->pa;
+    double scale = st->s.decomposition == DECOMP_DIRECT ? 1.0 : 1.0 / st->s.kappa;
+    const double *sg = st->m->tsign;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            double v = dot(L + (size_t)a * len, R + (size_t)b * len, len), t = 0;
+            const double *za = st->z + (size_t)a * k, *zb = st->z + (size_t)b * k;
+#pragma omp simd reduction(+ : t)
+            for (int j = 0; j < k; j++)
+                t += sg[j] * za[j] * zb[j];
+            h[a * T + b] = (v * scale - (a == b ? st->trS : 0)) / st->sqd;
+            hs[a * T + b] = (t - (a == b ? st->trP : 0)) / st->sqd;
+            if (!(fabs(h[a * T + b]) <= SGD_H_MAX))
+                return 1;
+        }
+    return 0;
+}
+
+/* The Gram matrix of the sample's tokens, xx[a T + b] = x_a . x_b (T x d tokens). */
+static void gram_tokens(const double *x, int d, int T, double *xx)
+{
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b <= a; b++)
+            xx[a * T + b] = xx[b * T + a] = dot(x + (size_t)a * d, x + (size_t)b * d, d);
+}
+
+/* sum_ab (x_a . x_b)(c_a . e_b) = <X C^T, X E^T> for T x n coefficients, xx from gram_tokens. */
+static double gram_pair(const double *xx, const double *c, const double *e, int n, int T)
+{
+    double s = 0;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++)
+            s += xx[a * T + b] * dot(c + (size_t)a * n, e + (size_t)b * n, n);
+    return s;
+}
+
+/* sum_a p_a . c_a over T rows of n. */
+static double dot_rows(const double *p, const double *c, int n, int T)
+{
+    double s = 0;
+    for (int a = 0; a < T; a++)
+        s += dot(p + (size_t)a * n, c + (size_t)a * n, n);
+    return s;
+}
+
+/* One pass over a stored matrix M of scale s (already multiplied by this step's factor): its
+ * rows take the correction C / s (C, T x rows, is overwritten), O receives the next sample's
+ * projections on the parameters s M, and the teacher's rows from *f on are projected along the
+ * way (*f advances past those done). */
+static void pass(struct sgd_state *st, double *M, double s, double *C, double *O, int *f)
+{
+    size_t n = (size_t)st->T * st->rows;
+    for (size_t i = 0; i < n; i++)
+        C[i] /= s;
+    *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O, st->Ft + (size_t)*f * st->d,
+                                    st->k - *f, st->zn + *f, st->k);
+    for (size_t i = 0; i < n; i++)
+        O[i] *= s;
+}
+
+static void step_tied(struct sgd_state *st, const double *D, double trD)
+{
+    int d = st->d, r = st->r, T = st->T;
+    /* c_a = sum_b (D_ab + D_ba) a_b / sqrt(d), pre-multiplied by mu */
+    for (int a = 0; a < T; a++) {
+        double *c = st->ca + (size_t)a * r;
+        memset(c, 0, sizeof(double) * (size_t)r);
+        for (int b = 0; b < T; b++) {
+            double f = st->mu * (D[a * T + b] + D[b * T + a]) / st->sqd;
+            const double *ab = st->pa + (size_t)b * r;
+            for (int j = 0; j < r; j++)
+                c[j] += f * ab[j];
+        }
+    }
+    /* W' = alpha W - X C^T: |W'|^2 = alpha^2 |W|^2 - 2 alpha sum_a a_a . c_a + <X C^T, X C^T>,
+     * since <W, X C^T> = sum_a (W^T x_a) . c_a. */
+    double alpha = st->alpha + 2 * st->mu * trD / st->sqd, xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    gram_tokens(st->x, d, T, xx);
+    double nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * dot_rows(st->pa, st->ca, r, T) +
+                 gram_pair(xx, st->ca, st->ca, r, T);
+    scale_by(st->P, (size_t)r * d, &st->sp, alpha);
+    int f = 0;
+    pass(st, st->P, st->sp, st->ca, st->pan, &f);
+    teacher_rest(st, st->xn, st->zn, f);
+    st->trS = nrm / st->s.kappa;
+}
+
+static void step_untied(struct sgd_state *st, const double *D, double trD)
+{
+    int d = st->d, r = st->r, T = st->T;
+    /* cu_a = mu sum_b D_ab q_b/sqrt(d), cv_b = mu sum_a D_ab p_a/sqrt(d) */
+    for (int a = 0; a < T; a++) {
+        double *cu = st->ca + (size_t)a * r, *cv = st->cb + (size_t)a * r;
+        memset(cu, 0, sizeof(double) * (size_t)r);
+        memset(cv, 0, sizeof(double) * (size_t)r);
+        for (int b = 0; b < T; b++) {
+            double fu = st->mu * D[a * T + b] / st->sqd, fv = st->mu * D[b * T + a] / st->sqd;
+            const double *qb = st->pb + (size_t)b * r, *pb = st->pa + (size_t)b * r;
+            for (int j = 0; j < r; j++) {
+                cu[j] += fu * qb[j];
+                cv[j] += fv * pb[j];
+            }
+        }
+    }
+    /* |U'|^2, |V'|^2 and <U', V'> in closed form (U' = alpha U + beta V - X Cu^T, ...):
+     * <U, X C^T> = sum_a p_a . c_a with p_a = U^T x_a, and <X A^T, X B^T> = sum_ab (x_a . x_b)(a_a . b_b). */
+    double alpha = st->alpha, beta = st->mu * trD / st->sqd;
+    const double *cu = st->ca, *cv = st->cb, *x = st->x;
+    double Pu = dot_rows(st->pa, cu, r, T), Qu = dot_rows(st->pb, cu, r, T);
+    double Pv = dot_rows(st->pa, cv, r, T), Qv = dot_rows(st->pb, cv, r, T);
+    double xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    gram_tokens(x, d, T, xx);
+    double Xuu = gram_pair(xx, cu, cu, r, T), Xvv = gram_pair(xx, cv, cv, r, T), Xuv = gram_pair(xx, cu, cv, r, T);
+    double NU = st->nU, NV = st->nV, UV = st->trS * st->s.kappa;
+    st->nU = alpha * alpha * NU + 2 * alpha * beta * UV + beta * beta * NV - 2 * alpha * Pu - 2 * beta * Qu + Xuu;
+    st->nV = alpha * alpha * NV + 2 * alpha * beta * UV + beta * beta * NU - 2 * alpha * Qv - 2 * beta * Pv + Xvv;
+    double tr = (alpha * alpha + beta * beta) * UV + alpha * beta * (NU + NV) - alpha * (Pv + Qu) - beta * (Qv + Pu) + Xuv;
+    /* P = (U + V)^T scales by alpha + beta and Q = (U - V)^T by alpha - beta (see the top). */
+    size_t n = (size_t)r * d;
+    scale_by(st->P, n, &st->sp, alpha + beta);
+    scale_by(st->Q, n, &st->sq, alpha - beta);
+    for (size_t i = 0; i < (size_t)T * r; i++) { /* the corrections of P and Q */
+        double a = st->ca[i], b = st->cb[i];
+        st->ca[i] = a + b;
+        st->cb[i] = a - b;
+    }
+    int f = 0;
+    pass(st, st->P, st->sp, st->ca, st->pan, &f);
+    pass(st, st->Q, st->sq, st->cb, st->pbn, &f);
+    teacher_rest(st, st->xn, st->zn, f);
+    uv_from_pq(st->pan, st->pbn, (size_t)T * r);
+    st->trS = tr / st->s.kappa;
+}
+
+static void step_direct(struct sgd_state *st, const double *D, double trD)
+{
+    int d = st->d, T = st->T;
+    /* S' = alpha S - sum_b e_b x_b^T + diag I, e_b = mu/sqrt(d) sum_a D_ab x_a: row i of the
+     * correction is -sum_b e_b[i] x_b. */
+    double *e = st->ca; /* T x d */
+    for (int b = 0; b < T; b++) {
+        double *eb = e + (size_t)b * d;
+        memset(eb, 0, sizeof(double) * (size_t)d);
+        for (int a = 0; a < T; a++) {
+            double f = st->mu * D[a * T + b] / st->sqd;
+            const double *xa = st->x + (size_t)a * d;
+            for (int i = 0; i < d; i++)
+                eb[i] += f * xa[i];
+        }
+    }
+    double diag = st->mu * trD / st->sqd, alpha = st->alpha;
+    /* Tr S' = alpha Tr S - sum_b e_b . x_b + d diag */
+    st->trS = alpha * st->trS - dot_rows(e, st->x, d, T) + d * diag;
+    scale_by(st->P, (size_t)d * d, &st->sp, alpha);
+    double dg = diag / st->sp;
+    if (dg != 0)
+        for (int i = 0; i < d; i++)
+            st->P[(size_t)i * d + i] += dg;
+    int f = 0;
+    pass(st, st->P, st->sp, e, st->pan, &f);
+    teacher_rest(st, st->xn, st->zn, f);
+}
+
+int sgd_steps(struct sgd_state *st, long nsteps)
+{
+    double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    const struct act *act = &st->m->p.activation;
+    int T = st->T;
+    for (long it = 0; it < nsteps; it++) {
+        if (indices(st, h, hs) || !isfinite(st->trS))
+            return 1;
+        model_loss(act, T, h, hs, D);
+        double trD = 0;
+        for (int a = 0; a < T; a++)
+            trD += D[a * T + a];
+        st->synced = 0;
+        switch (st->s.decomposition) {
+        case DECOMP_TIED: step_tied(st, D, trD); break;
+        case DECOMP_UNTIED: step_untied(st, D, trD); break;
+        case DECOMP_DIRECT: step_direct(st, D, trD); break;
+        }
+        swap(&st->x, &st->xn);
+        swap(&st->z, &st->zn);
+        swap(&st->pa, &st->pan);
+        swap(&st->pb, &st->pbn);
+        draw_next(st);
+        st->n++;
+        if (st->n % SGD_RESYNC == 0)
+            sgd_resync(st);
+    }
+    return 0;
+}
+
+void sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
+                        const double *x)
+{
+    int d = s->d, r = s->r, T = p->tokens;
+    double *S = malloc(sizeof(double) * (size_t)d * d), *g = calloc((size_t)d * d, sizeof(double));
+    double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
+        D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    model_form_S(s, S);
+    model_index(d, T, S, x, h);
+    model_index(d, T, teacher, x, hs);
+    model_loss(&p->activation, T, h, hs, D);
+    double sqd = sqrt((double)d), mu = p->lr / d, alpha = 1 - p->weight_decay * p->lr / ((double)d * d);
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            double f = D[a * T + b] / sqd;
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < d; j++)
+                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] - (a == b && i == j));
+        }
+    if (s->decomposition == DECOMP_DIRECT) {
+        for (size_t i = 0; i < (size_t)d * d; i++)
+            s->A[i] = alpha * s->A[i] - mu * g[i];
+    } else if (s->decomposition == DECOMP_TIED) {
+        double *H = malloc(sizeof(double) * (size_t)d * d), *HW = malloc(sizeof(double) * (size_t)d * r);
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < d; j++)
+                H[(size_t)i * d + j] = g[(size_t)i * d + j] + g[(size_t)j * d + i];
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, H, d, s->A, r, 0.0, HW, r);
+        for (size_t i = 0; i < (size_t)d * r; i++)
+            s->A[i] = alpha * s->A[i] - mu * HW[i];
+        free(H);
+        free(HW);
+    } else {
+        double *gV = malloc(sizeof(double) * (size_t)d * r), *gU = malloc(sizeof(double) * (size_t)d * r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->B, r, 0.0, gV, r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->A, r, 0.0, gU, r);
+        for (size_t i = 0; i < (size_t)d * r; i++) {
+            s->A[i] = alpha * s->A[i] - mu * gV[i];
+            s->B[i] = alpha * s->B[i] - mu * gU[i];
+        }
+        free(gV);
+        free(gU);
+    }
+    free(S);
+    free(g);
+}
+
+/* Order parameters this large mean the run has blown up even if the index has not. */
+#define SGD_OMEGA_MAX 1e12
+
+int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
+{
+    const struct params *p = &m->p;
+    struct sgd_state *st = sgd_state_create(m);
+    double *taus = malloc(sizeof(double) * (size_t)(p->records + 1));
+    if (!st || !taus) {
+        sgd_state_destroy(&st);
+        free(taus);
+        return -1;
+    }
+    obs_tau_grid(p, taus);
+    double per_tau = (double)m->d * m->d / p->lr;
+    for (int k = 0; k <= p->records; k++) {
+        long target = (long)llround(taus[k] * per_tau);
+        if (target > st->n && sgd_steps(st, target - st->n)) {
+            out->status = RUN_DIVERGED;
+            out->diverged_at_samples = (double)st->n;
+            break;
+        }
+        struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
+        model_observe(m, sgd_student(st), &row);
+        if (!(row.omega11 <= SGD_OMEGA_MAX) || !isfinite(row.omega12)) {
+            out->status = RUN_DIVERGED;
+            out->diverged_at_samples = (double)st->n;
+            break;
+        }
+        if (traj_push(out, &row)) {
+            sgd_state_destroy(&st);
+            free(taus);
+            return -1;
+        }
+        if (stop && k < p->records && stop(ctx)) {
+            out->status = RUN_INTERRUPTED;
+            break;
+        }
+    }
+    sgd_state_destroy(&st);
+    free(taus);
+    return 0;
+}
