@@ -10,6 +10,7 @@
  *           S V = U (V^T V)/kappa, S^T V = V (U^T V)/kappa, S^T U = V (U^T U)/kappa, S U = U (V^T U)/kappa.
  * Everything is r x r Gram matrices and d x r products: S is never formed.
  */
+#include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/flow.h"
 
 #include <math.h>
@@ -26,7 +27,6 @@
 #define FLOW_EPS_ABS 1e-9
 #define FLOW_EPS_REL 1e-9
 #define FLOW_H0 1e-4
-#define FLOW_OMEGA_MAX 1e12
 
 struct flow_work {
     const struct model *m;
@@ -196,7 +196,7 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
         struct student s = view(m, y);
         struct obs_row row = {.tau = taus[k], .samples = taus[k] * per_tau};
         model_observe(m, &s, &row);
-        if (!(row.omega11 <= FLOW_OMEGA_MAX) || !isfinite(row.omega12)) {
+        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = t * per_tau;
             break;

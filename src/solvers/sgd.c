@@ -29,6 +29,7 @@
  * untied, |U|^2 and |V|^2) follow in closed form from the projections. sgd_student writes the
  * parameters back in the model's layout when asked.
  */
+#include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/sgd.h"
 
 #include <math.h>
@@ -40,8 +41,6 @@
 #include "aimsweep/model/kern.h"
 #include "aimsweep/model/rng.h"
 
-/* A step whose attention index exceeds this in magnitude (or is not finite) has diverged. */
-#define SGD_H_MAX 1e6
 /* Every SGD_RESYNC steps the scales are folded into the arrays and the norms kept in closed
  * form are recomputed from the parameters, so that rounding cannot accumulate (the schedule
  * depends on the step count only). */
@@ -274,7 +273,7 @@ void sgd_state_destroy(struct sgd_state **pst)
 long sgd_count(const struct sgd_state *st) { return st->n; }
 
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
- * entry is not finite or exceeds SGD_H_MAX. */
+ * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)
 {
     int T = st->T, k = st->k;
@@ -292,7 +291,7 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
                 t += sg[j] * za[j] * zb[j];
             h[a * T + b] = (v * scale - (a == b ? st->trS : 0)) / st->sqd;
             hs[a * T + b] = (t - (a == b ? st->trP : 0)) / st->sqd;
-            if (!(fabs(h[a * T + b]) <= SGD_H_MAX))
+            if (!(fabs(h[a * T + b]) <= LIMIT_INDEX_MAX))
                 return 1;
         }
     return 0;
@@ -521,8 +520,6 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     free(g);
 }
 
-/* Order parameters this large mean the run has blown up even if the index has not. */
-#define SGD_OMEGA_MAX 1e12
 
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
 {
@@ -545,7 +542,7 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         }
         struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
         model_observe(m, sgd_student(st), &row);
-        if (!(row.omega11 <= SGD_OMEGA_MAX) || !isfinite(row.omega12)) {
+        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
             break;

@@ -26,6 +26,7 @@
  * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
  * second-order term.
  */
+#include "aimsweep/model/limits.h"
 #include "aimsweep/base/clock.h"
 #include "aimsweep/theory/ode.h"
 #include "aimsweep/theory/words.h"
@@ -47,9 +48,7 @@
 #define ODE_RTOL 1e-9
 #define ODE_ATOL 1e-11
 #define ODE_H0 1e-4
-#define ODE_HMIN 1e-13          /* a step below this (tau units) counts as divergence */
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
-#define ODE_EXPLODE 1e8         /* any |observable| beyond this is divergence */
 
 
 
@@ -227,7 +226,7 @@ static int row_ok(const struct obs_row *r)
 {
     const double v[] = {r->omega11, r->psi11, r->omega12, r->trace};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (!isfinite(v[i]) || fabs(v[i]) > ODE_EXPLODE)
+        if (!isfinite(v[i]) || fabs(v[i]) > LIMIT_MOMENT_MAX)
             return 0;
     return r->omega11 >= 0.0;
 }
@@ -281,7 +280,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
                 mark_diverged(out, p, t, "non-finite or exploding state");
                 goto stop;
             }
-            if (h < ODE_HMIN && t < tk) {
+            if (h < LIMIT_ODE_HMIN && t < tk) {
                 mark_diverged(out, p, t, "step size collapsed");
                 goto stop;
             }

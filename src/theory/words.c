@@ -74,6 +74,7 @@
  * in the moments, with arcs no longer than the word, so no closure is needed. Check: direct
  * omega11 gives eta N1 = eta T(T-1) E[(sigma(u) - sigma(w))^2 sigma'(u)^2], MODEL.md §6.
  */
+#include "aimsweep/model/limits.h"
 #include "aimsweep/theory/words.h"
 
 #include <cblas.h>
@@ -88,7 +89,6 @@
 #include "aimsweep/theory/noise.h"
 
 #define WORDS_UNTIED_MAX_LEN 8
-#define WORDS_EXPLODE 1e8 /* a moment beyond this is an exploded closure */
 /* Exact initial traces up to this many flops (about a minute on one core), else free
  * probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455 products) and
  * untied M = 6 (725 products). */
@@ -1342,7 +1342,7 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
     struct phi_val pv;
     (void)tau;
     for (int i = 0; i < cx->ntr; i++)
-        if (!isfinite(y[i]) || fabs(y[i]) > WORDS_EXPLODE)
+        if (!isfinite(y[i]) || fabs(y[i]) > LIMIT_MOMENT_MAX)
             return -1;
     fill_moments(cx, y);
     double om = cx->mom[cx->c_sst], ps = cx->mom[cx->c_ss], o12 = cx->mom[cx->c_sp];
