@@ -18,9 +18,12 @@ const char *run_status_name(enum run_status s)
     case RUN_ODE_DIVERGED: return "ode_diverged";
     case RUN_ERROR: return "error";
     case RUN_INTERRUPTED: return "interrupted";
+    case RUN_TIMEOUT: return "timeout";
     }
     return "?";
 }
+
+int obs_ctl_stop(const struct obs_ctl *c) { return c && c->stop ? c->stop(c->stop_ctx) : 0; }
 
 const char *obs_solver_name(int solver)
 {

@@ -47,6 +47,8 @@
 #define SGD_RESYNC 4096
 /* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
 #define SGD_SCALE_MIN 0x1p-32
+/* The stop callback is polled after about this many parameter entries of steps (a few ms). */
+#define SGD_POLL_ENTRIES 4.0e6
 
 struct sgd_state {
     const struct model *m;
@@ -521,7 +523,123 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
 }
 
 
+/* ---- checkpoints ----
+ * The state between two steps is everything a step reads: the stored matrices and their
+ * scales, the closed-form norms, this sample and the next one with their projections, the
+ * teacher's projections of this sample, the step count and the generator (whose position is
+ * just past the next sample). Saved and restored as they are, the following steps are the
+ * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
+ * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step. */
+#define SGD_STATE_MAGIC 0x31444753u /* "SGD1" */
+
+struct sgd_state_head {
+    uint32_t magic;
+    int32_t decomposition, d, rows, T, k;
+    int64_t n;
+    double sp, sq, trS, nU, nV;
+    struct rng g;
+};
+
+/* The state's arrays in a fixed order, with their lengths. Returns how many. */
+static int state_arrays(struct sgd_state *st, double **a[7], size_t len[7])
+{
+    size_t Td = (size_t)st->T * st->d, Tn = (size_t)st->T * st->rows, nP = (size_t)st->rows * st->d;
+    double **arr[7] = {&st->P, &st->Q, &st->x, &st->xn, &st->pa, &st->pb, &st->z};
+    size_t n[7] = {nP, st->s.decomposition == DECOMP_UNTIED ? nP : 0, Td, Td, Tn, Tn, (size_t)st->T * st->k};
+    for (int i = 0; i < 7; i++) {
+        a[i] = arr[i];
+        len[i] = n[i];
+    }
+    return 7;
+}
+
+size_t sgd_state_size(struct sgd_state *st)
+{
+    double **a[7];
+    size_t len[7], total = sizeof(struct sgd_state_head);
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++)
+        total += len[i] * sizeof(double);
+    return total;
+}
+
+void sgd_state_save(struct sgd_state *st, unsigned char *buf)
+{
+    struct sgd_state_head h;
+    memset(&h, 0, sizeof h);
+    h.magic = SGD_STATE_MAGIC;
+    h.decomposition = (int32_t)st->s.decomposition;
+    h.d = st->d;
+    h.rows = st->rows;
+    h.T = st->T;
+    h.k = st->k;
+    h.n = st->n;
+    h.sp = st->sp;
+    h.sq = st->sq;
+    h.trS = st->trS;
+    h.nU = st->nU;
+    h.nV = st->nV;
+    h.g = st->g;
+    memcpy(buf, &h, sizeof h);
+    size_t off = sizeof h;
+    double **a[7];
+    size_t len[7];
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++) {
+        memcpy(buf + off, *a[i], len[i] * sizeof(double));
+        off += len[i] * sizeof(double);
+    }
+}
+
+int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
+{
+    struct sgd_state_head h;
+    if (n != sgd_state_size(st))
+        return -1;
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition || h.d != st->d ||
+        h.rows != st->rows || h.T != st->T || h.k != st->k || h.n < 0)
+        return -1;
+    st->n = h.n;
+    st->sp = h.sp;
+    st->sq = h.sq;
+    st->trS = h.trS;
+    st->nU = h.nU;
+    st->nV = h.nV;
+    st->g = h.g;
+    size_t off = sizeof h;
+    double **a[7];
+    size_t len[7];
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++) {
+        memcpy(*a[i], buf + off, len[i] * sizeof(double));
+        off += len[i] * sizeof(double);
+    }
+    st->synced = 0;
+    return 0;
+}
+
+/* Hands the state to ctl->save (a failed save is not fatal: the run goes on). */
+static void checkpoint(struct sgd_state *st, const struct obs_ctl *ctl, const struct traj *out)
+{
+    if (!ctl || !ctl->save)
+        return;
+    size_t n = sgd_state_size(st);
+    unsigned char *buf = malloc(n);
+    if (!buf)
+        return;
+    sgd_state_save(st, buf);
+    ctl->save(ctl->save_ctx, out, buf, n);
+    free(buf);
+}
+
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
+{
+    struct obs_ctl ctl = {stop, ctx, NULL, NULL, NULL, NULL, 0};
+    return sgd_run_ctl(m, out, &ctl);
+}
+
+int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl)
 {
     const struct params *p = &m->p;
     struct sgd_state *st = sgd_state_create(m);
@@ -531,13 +649,43 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         free(taus);
         return -1;
     }
+    int k0 = 0;
+    if (ctl && ctl->resume) {
+        if (sgd_state_restore(st, ctl->resume, ctl->resume_len) || out->n > p->records + 1) {
+            sgd_state_destroy(&st);
+            free(taus);
+            return -2;
+        }
+        k0 = out->n;
+    }
     obs_tau_grid(p, taus);
     double per_tau = (double)m->d * m->d / p->lr;
-    for (int k = 0; k <= p->records; k++) {
+    /* between polls of the stop callback: about SGD_POLL_ENTRIES parameter entries of work */
+    long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T * (st->Q ? 2 : 1)));
+    if (poll < 1)
+        poll = 1;
+    for (int k = k0; k <= p->records; k++) {
         long target = (long)llround(taus[k] * per_tau);
-        if (target > st->n && sgd_steps(st, target - st->n)) {
+        int diverged = 0, stopped = 0;
+        while (target > st->n) {
+            long chunk = target - st->n < poll ? target - st->n : poll;
+            if (sgd_steps(st, chunk)) {
+                diverged = 1;
+                break;
+            }
+            if (target > st->n && (stopped = obs_ctl_stop(ctl)) != 0)
+                break;
+            if (ctl && ctl->due && ctl->due(ctl->save_ctx))
+                checkpoint(st, ctl, out);
+        }
+        if (diverged) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
+            break;
+        }
+        if (stopped) {
+            checkpoint(st, ctl, out);
+            out->status = RUN_INTERRUPTED;
             break;
         }
         struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
@@ -552,7 +700,8 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
             free(taus);
             return -1;
         }
-        if (stop && k < p->records && stop(ctx)) {
+        if (k < p->records && obs_ctl_stop(ctl)) {
+            checkpoint(st, ctl, out);
             out->status = RUN_INTERRUPTED;
             break;
         }

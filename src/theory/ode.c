@@ -49,6 +49,7 @@
 #define ODE_ATOL 1e-11
 #define ODE_H0 1e-4
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
+#define ODE_POLL_STEPS 16       /* steps between polls of the stop callback */
 
 
 
@@ -240,6 +241,12 @@ static void mark_diverged(struct traj *out, const struct params *p, double tau, 
 
 int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj *out)
 {
+    return ode_integrate_stop(sys, p, out, NULL, NULL);
+}
+
+int ode_integrate_stop(const struct mom_sys *sys, const struct params *p, struct traj *out, obs_stop_fn stop,
+                       void *ctx)
+{
     int nrec = p->records + 1, ret = -1;
     double *taus = malloc(sizeof(double) * (size_t)nrec);
     double *y = malloc(sizeof(double) * (size_t)sys->dim);
@@ -288,6 +295,11 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
                 mark_diverged(out, p, t, "step limit reached");
                 goto stop;
             }
+            /* between steps, not only between records: a stiff point takes millions of steps */
+            if (stop && nsteps % ODE_POLL_STEPS == 0 && t < tk && stop(ctx)) {
+                out->status = RUN_INTERRUPTED;
+                goto stop;
+            }
         }
         struct obs_row row;
         memset(&row, 0, sizeof row);
@@ -323,7 +335,9 @@ done:
     return ret;
 }
 
-int ode_run(const struct model *m, struct traj *out)
+int ode_run(const struct model *m, struct traj *out) { return ode_run_stop(m, out, NULL, NULL); }
+
+int ode_run_stop(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
 {
     struct mom_sys sys;
     char err[200];
@@ -335,7 +349,7 @@ int ode_run(const struct model *m, struct traj *out)
         out->wall_s = clock_now_s() - t0;
         return 0;
     }
-    int ret = ode_integrate(&sys, &m->p, out);
+    int ret = ode_integrate_stop(&sys, &m->p, out, stop, ctx);
     ode_system_destroy(&sys);
     out->wall_s = clock_now_s() - t0;
     return ret;

@@ -15,6 +15,9 @@
  * (traj_init done by the caller). Divergence is a status in out, never an error return.
  * Returns 0, or -1 on allocation failure. */
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
+/* The same, steered by ctl (stop polled every few milliseconds of steps, checkpoints, resume:
+ * see struct obs_ctl). Returns 0, -1 on allocation failure, -2 when ctl->resume does not fit. */
+int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl);
 
 /* A stepping state, exposed for tests and benchmarks. */
 struct sgd_state;
@@ -29,6 +32,12 @@ int sgd_steps(struct sgd_state *st, long nsteps);
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
 long sgd_count(const struct sgd_state *st);
+/* The state between two steps as bytes (sgd_state_size of them), and back into a state made
+ * for the same model: restoring gives the very steps that would have followed. restore
+ * returns 0, or -1 when the bytes are not such a state (nothing changed then). */
+size_t sgd_state_size(struct sgd_state *st);
+void sgd_state_save(struct sgd_state *st, unsigned char *buf);
+int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the
  * tests. x is T x d tokens. Updates s in place. */

@@ -37,8 +37,13 @@ void ode_system_destroy(struct mom_sys *sys);
  * out->error and diverged_at_samples = tau d^2/eta, never an error return. Returns 0, or -1
  * on allocation failure. Sets status, diverged_at_samples and wall_s. */
 int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj *out);
+/* The same, polling stop(ctx) every few steps (a nonzero answer ends the run with
+ * RUN_INTERRUPTED and the records so far). */
+int ode_integrate_stop(const struct mom_sys *sys, const struct params *p, struct traj *out, obs_stop_fn stop,
+                       void *ctx);
 
 /* Runs the ode solver of a model into out (traj_init done by the caller). */
 int ode_run(const struct model *m, struct traj *out);
+int ode_run_stop(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
 
 #endif
