@@ -93,6 +93,18 @@ static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t
     return 0;
 }
 
+/* A checkpoint of the first n solvers only (they finished; the next one restarts). */
+static int wsave_finished(struct wsave *w, int n)
+{
+    char err[512];
+    if (ckpt_write(w->wc->ckpt_path, w->id, w->hash, w->res->traj, n, NULL, 0, err, sizeof err)) {
+        snprintf(w->wc->note, sizeof w->wc->note, "%s", err);
+        return -1;
+    }
+    w->wc->saved++;
+    return 0;
+}
+
 /* Takes the trajectories of a checkpoint into res (moving their rows). */
 static void take_ckpt(struct ckpt *c, struct task_result *res)
 {
@@ -189,7 +201,7 @@ int worker_run_ctl(const struct params *p, struct task_result *res, struct worke
                 t->status = RUN_TIMEOUT;
             /* the ODE keeps no state: keep what finished before it, it restarts */
             if (s == SOLVER_ODE && wc->ckpt_path && slot > 0)
-                (void)wsave_save(&sv, t, NULL, 0);
+                (void)wsave_finished(&sv, slot);
             stopped = 1;
         }
         slot++;
