@@ -407,7 +407,7 @@ int cli_run(int argc, char **argv)
     c.commit_s = o.commit_s;
     c.last_commit = c.last_line = clock_now_s();
     struct sched_ops ops = {run_task, on_started, on_finished, on_returned, on_tick, &c};
-    struct sched_opts so = {o.grace, 0};
+    struct sched_opts so = {o.grace, 0, 0, 0};
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);

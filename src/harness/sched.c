@@ -15,6 +15,7 @@
  */
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/sched.h"
+#include "aimsweep/model/obs.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -37,26 +38,41 @@ enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
 /* After a message, rank 0 polls without sleeping this long. */
 #define SCHED_SPIN_S 0.002
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, got_term, got_pid, got_uid;
 
-static void on_signal(int sig)
+/* SIGTERM and SIGINT outrank SIGUSR1: they stand, and they may come after it. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-    if (!got_signal || sig == SIGTERM)
+    (void)uc;
+    int hard = sig == SIGTERM || sig == SIGINT;
+    if (!got_signal || hard) {
         got_signal = sig;
+        got_pid = si ? (sig_atomic_t)si->si_pid : 0;
+        got_uid = si ? (sig_atomic_t)si->si_uid : 0;
+    }
+    if (hard)
+        got_term = sig;
 }
 
 void sched_signals_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
 }
 
 int sched_signal_received(void) { return got_signal; }
+
+void sched_signal_origin(int *pid, int *uid)
+{
+    *pid = got_pid;
+    *uid = got_uid;
+}
 
 /* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -91,10 +107,10 @@ struct root {
     const struct sched_ops *ops;
     const struct sched_opts *opts;
     struct sched_stats *st;
-    double t0, last_tick, stop_at;
+    double t0, last_tick, stop_at, task_t0;
     double done_cost, done_wall, remaining_cost;
     size_t running;
-    int stopping, stop_sent;
+    int stopping, stop_sent, term_seen;
 };
 
 static const struct sched_task *g_sort_tasks;
@@ -127,17 +143,28 @@ static void progress(struct root *R, int force)
     R->ops->tick(R->ops->ctx, &pr);
 }
 
+/* When running tasks are asked to stop: the grace (shorter after SIGTERM or SIGINT, also when
+ * they follow SIGUSR1), and never later than SCHED_END_MARGIN_S before the job's end. */
 static void check_signal(struct root *R)
 {
     int sig = got_signal;
-    if (!sig || R->stopping)
+    if (!sig || (R->stopping && R->term_seen >= (got_term != 0)))
         return;
+    double now = clock_now_s(), grace = R->opts->grace_s;
+    if (got_term) {
+        R->term_seen = 1;
+        if (grace > SCHED_TERM_GRACE_S)
+            grace = SCHED_TERM_GRACE_S;
+    }
+    if (R->opts->end_time > 0) {
+        double left = R->opts->end_time - wall_s() - SCHED_END_MARGIN_S;
+        if (grace > left)
+            grace = left > 0 ? left : 0;
+    }
+    if (!R->stopping || now + grace < R->stop_at)
+        R->stop_at = now + grace;
     R->stopping = 1;
     R->st->signal = sig;
-    double grace = R->opts->grace_s;
-    if (sig == SIGTERM && grace > SCHED_TERM_GRACE_S)
-        grace = SCHED_TERM_GRACE_S;
-    R->stop_at = clock_now_s() + grace;
 }
 
 /* The next task to hand out, or SIZE_MAX. */
@@ -177,7 +204,11 @@ static int serial_stop(void *ctx)
 {
     struct root *R = ctx;
     check_signal(R);
-    return R->stopping && clock_now_s() >= R->stop_at;
+    if (R->stopping && clock_now_s() >= R->stop_at)
+        return OBS_STOP_INTERRUPT;
+    if (R->opts->task_timeout_s > 0 && clock_now_s() - R->task_t0 > R->opts->task_timeout_s)
+        return OBS_STOP_TIMEOUT;
+    return OBS_STOP_NONE;
 }
 
 static int run_serial(struct root *R)
@@ -194,7 +225,7 @@ static int run_serial(struct root *R)
         progress(R, 1);
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = clock_now_s();
+        double t = R->task_t0 = clock_now_s();
         int rc = R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
         account(R, i, clock_now_s() - t, rc != 0);
         int frc = R->ops->finished(R->ops->ctx, i, 0, rc ? NULL : out, rc ? 0 : len);
@@ -377,6 +408,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
 struct worker {
     MPI_Comm comm;
     int draining, stop;
+    double task_t0, timeout_s;
 };
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
@@ -400,7 +432,11 @@ static int worker_stop(void *ctx)
 {
     struct worker *W = ctx;
     worker_poll(W);
-    return W->stop;
+    if (W->stop)
+        return OBS_STOP_INTERRUPT;
+    if (W->timeout_s > 0 && clock_now_s() - W->task_t0 > W->timeout_s)
+        return OBS_STOP_TIMEOUT;
+    return OBS_STOP_NONE;
 }
 
 static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wall, const unsigned char *bytes,
@@ -420,9 +456,9 @@ static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wal
     return 0;
 }
 
-static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
+static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
 {
-    struct worker W = {comm, 0, 0};
+    struct worker W = {comm, 0, 0, 0, opts ? opts->task_timeout_s : 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
@@ -461,7 +497,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         }
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = clock_now_s();
+        double t = W.task_t0 = clock_now_s();
         int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
         free(out);
@@ -481,7 +517,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (rank != 0)
-        return run_worker(comm, ops);
+        return run_worker(comm, ops, opts);
 
     struct root R;
     memset(&R, 0, sizeof R);
