@@ -22,6 +22,7 @@
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/task_status.h"
 #include "aimsweep/run/result.h"
 #include "aimsweep/harness/sched.h"
 #include "aimsweep/harness/spec.h"
@@ -56,7 +57,7 @@ struct run_ctx {
     size_t batch;
     double last_commit, last_line, commit_s;
     int tty, quiet, failed, final_shown;
-    size_t nstatus[8];
+    size_t nstatus[TASK_STATUS_COUNT];
     char err[512];
 };
 
@@ -165,15 +166,6 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
 
 /* ---- rank 0: the database side ---- */
 
-static const char *const counted[] = {"done", "diverged", "ode_diverged", "error", "interrupted", NULL};
-
-static void count_status(struct run_ctx *c, const char *st)
-{
-    for (int i = 0; counted[i]; i++)
-        if (!strcmp(st, counted[i]))
-            c->nstatus[i]++;
-}
-
 static int maybe_commit(struct run_ctx *c, int force)
 {
     double t = clock_now_s();
@@ -193,7 +185,8 @@ static int on_started(void *ctx, size_t i, int rank, const char *host)
 {
     struct run_ctx *c = ctx;
     if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
-        snprintf(c->err, sizeof c->err, "cannot mark a task running: %s", store_errmsg(c->store));
+        snprintf(c->err, sizeof c->err, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
+                 store_errmsg(c->store));
         c->failed = 1;
         return -1;
     }
@@ -204,7 +197,7 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
 {
     struct run_ctx *c = ctx;
     (void)rank;
-    const char *status = "interrupted";
+    enum task_status status = TASK_INTERRUPTED;
     if (!bytes) {
         if (store_mark_interrupted(c->store, c->tasks[i].id)) {
             snprintf(c->err, sizeof c->err, "cannot store a result: %s", store_errmsg(c->store));
@@ -226,7 +219,7 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
         if (!bad)
             worker_result_free(&res);
     }
-    count_status(c, status);
+    c->nstatus[status]++;
     c->batch++;
     return maybe_commit(c, 0);
 }
@@ -235,7 +228,8 @@ static int on_returned(void *ctx, size_t i)
 {
     struct run_ctx *c = ctx;
     if (store_mark_pending(c->store, c->tasks[i].id)) {
-        snprintf(c->err, sizeof c->err, "cannot return a task to pending: %s", store_errmsg(c->store));
+        snprintf(c->err, sizeof c->err, "cannot return a task to %s: %s", task_status_name(TASK_PENDING),
+                 store_errmsg(c->store));
         c->failed = 1;
         return -1;
     }
@@ -298,7 +292,7 @@ static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spe
                    struct task **tasks, struct store **store, struct task **todo, size_t *ntodo)
 {
     char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
-    const char **status = NULL;
+    enum task_status *status = NULL;
     int *attempts = NULL, rc = 2;
     if (spec_load(o->sweep, spec, err, sizeof err) || grid_expand(*spec, pts, npts, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
@@ -330,7 +324,7 @@ static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spe
     /* a task that was running every time a job died may be what kills the job */
     size_t nrunning = 0, ninter = 0, npoison = 0;
     for (size_t i = 0; i < *npts; i++) {
-        if (strcmp(status[i], "running") || attempts[i] < o->max_attempts || o->retry_errors)
+        if (status[i] != TASK_RUNNING || attempts[i] < o->max_attempts || o->retry_errors)
             continue;
         char msg[160], hex[17];
         snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
@@ -339,24 +333,25 @@ static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spe
             goto dberr;
         task_id_hex((*tasks)[i].id, hex);
         fprintf(stderr, "aimsweep: task %s %s\n", hex, msg);
-        status[i] = "error";
+        status[i] = TASK_ERROR;
         npoison++;
     }
     if (npoison && store_commit(*store))
         goto dberr;
     *ntodo = 0;
     for (size_t i = 0; i < *npts; i++) {
-        if (!store_status_todo(status[i], o->retry_errors))
+        if (!task_status_todo(status[i], o->retry_errors))
             continue;
-        nrunning += !strcmp(status[i], "running");
-        ninter += !strcmp(status[i], "interrupted");
+        nrunning += status[i] == TASK_RUNNING;
+        ninter += status[i] == TASK_INTERRUPTED;
         (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
     }
     if (!o->quiet) {
         fprintf(stderr, "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
                 (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "");
         if (nrunning || ninter)
-            fprintf(stderr, " (%zu left running by an earlier job, %zu interrupted)", nrunning, ninter);
+            fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning, task_status_name(TASK_RUNNING),
+                    ninter, task_status_name(TASK_INTERRUPTED));
         fprintf(stderr, "\n");
     }
     rc = 0;
@@ -447,10 +442,14 @@ int cli_run(int argc, char **argv)
             code = 1;
         } else {
             if (!o.quiet) {
-                fprintf(stderr,
-                        "aimsweep: %zu done, %zu diverged, %zu ode_diverged, %zu error, %zu interrupted;"
-                        " %zu not started",
-                        c.nstatus[0], c.nstatus[1], c.nstatus[2], c.nstatus[3], c.nstatus[4], stats.not_started);
+                /* the count of each status a finished task can have, in the enum's order */
+                const char *sep = "aimsweep:";
+                for (int k = 0; k < TASK_STATUS_COUNT; k++)
+                    if (TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) {
+                        fprintf(stderr, "%s %zu %s", sep, c.nstatus[k], task_status_name((enum task_status)k));
+                        sep = ",";
+                    }
+                fprintf(stderr, "; %zu not started", stats.not_started);
                 if (stats.skipped_deadline)
                     fprintf(stderr, " (%zu would not fit in the time limit)", stats.skipped_deadline);
                 if (stats.returned)
@@ -514,7 +513,7 @@ int cli_plan(int argc, char **argv)
     struct sweep_spec *spec = NULL;
     struct params *pts = NULL;
     struct task *tasks = NULL;
-    const char **status = NULL;
+    enum task_status *status = NULL;
     struct store *store = NULL;
     size_t n = 0;
     int code = 2;
@@ -532,7 +531,7 @@ int cli_plan(int argc, char **argv)
             goto out;
         total += tasks[i].cost;
         maxc = fmax(maxc, tasks[i].cost);
-        status[i] = "new";
+        status[i] = TASK_NEW;
     }
     printf("sweep       %s (%s)\n", spec->name, sweep);
     printf("grid points %zu =", n);
@@ -552,24 +551,21 @@ int cli_plan(int argc, char **argv)
             goto out;
         }
     }
-    size_t cnt[9] = {0};
-    static const char *const names[] = {"new", "pending", "running", "interrupted", "error", "done", "diverged",
-                                        "ode_diverged", NULL};
+    size_t cnt[TASK_STATUS_COUNT] = {0}, todo = 0;
     for (size_t i = 0; i < n; i++) {
-        for (int k = 0; names[k]; k++)
-            if (!strcmp(status[i], names[k]))
-                cnt[k]++;
-        if (store_status_todo(status[i], 0))
+        cnt[status[i]]++;
+        if (task_status_todo(status[i], 0)) {
+            todo++;
             left += tasks[i].cost;
+        }
     }
-    size_t todo = cnt[0] + cnt[1] + cnt[2] + cnt[3];
     printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total, maxc,
            TASK_FLOPS_PER_S);
     if (store) {
         printf("database    %s:", db);
-        for (int k = 0; names[k]; k++)
+        for (int k = 0; k < TASK_STATUS_COUNT; k++)
             if (cnt[k])
-                printf(" %zu %s", cnt[k], names[k]);
+                printf(" %zu %s", cnt[k], task_status_name((enum task_status)k));
         printf("\n");
     }
     printf("to run      %zu of %zu tasks, %.3g core-s", todo, n, left);

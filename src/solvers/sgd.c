@@ -532,7 +532,7 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
+    double per_tau = params_samples_per_tau(p);
     for (int k = 0; k <= p->records; k++) {
         long target = (long)llround(taus[k] * per_tau);
         if (target > st->n && sgd_steps(st, target - st->n)) {
