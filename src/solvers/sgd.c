@@ -270,8 +270,6 @@ void sgd_state_destroy(struct sgd_state **pst)
     *pst = NULL;
 }
 
-long sgd_count(const struct sgd_state *st) { return st->n; }
-
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)

@@ -45,7 +45,8 @@ enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 #define SOLVER_COUNT 3
 
 /* Closures of the order-M moment ODE (MODEL.md §7). CLOSURE_AUTO picks the documented
- * default for the decomposition (spectral for tied, free_cumulant for untied). */
+ * default for the decomposition: spectral for tied without SGD noise; otherwise (untied, or
+ * tied with ode_noise) flat at the largest odd order <= M, free_cumulant when M < 3. */
 enum closure {
     CLOSURE_AUTO = 0,
     CLOSURE_FREE_CUMULANT,

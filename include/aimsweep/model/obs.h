@@ -3,7 +3,7 @@
  * trajectory.
  *
  * Every solver records the same row at the same tau values, so rows of sgd, flow and ode
- * compare one to one. A trajectory owns its rows; `traj_destroy` accepts NULL.
+ * compare one to one. A trajectory owns its rows; `traj_free` releases them and leaves it empty.
  */
 #ifndef AIMSWEEP_OBS_H
 #define AIMSWEEP_OBS_H
