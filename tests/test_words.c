@@ -21,6 +21,7 @@
 #include "aimsweep/theory/ode.h"
 #include "aimsweep/model/rng.h"
 #include "aimsweep/theory/words.h"
+#include "words_hooks.h"
 #include "words_util.h"
 
 static int failures;

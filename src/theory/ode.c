@@ -7,8 +7,9 @@
  *   tied, auto        -> spectral (spectral.c), the exact resummation; with --ode-noise on
  *                        the word hierarchy's auto closure instead (spectral has no noise)
  *   tied, spectral    -> spectral (matched S0 spectrum); spectral_mp: Marchenko-Pastur S0
- *   tied, other       -> word hierarchy (words.c)
- *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M (words.c)
+ *   tied, other       -> word hierarchy (words_system.c)
+ *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M
+ *                        (words_system.c)
  *   untied, other     -> word hierarchy
  *
  * The direct system. MODEL.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P

@@ -6,7 +6,7 @@
  * adaptive Runge-Kutta with error control (GSL odeiv2), records on the common tau grid, and
  * divergence detection (non-finite or exploding state: status RUN_ODE_DIVERGED).
  *
- * Systems: direct (closed, 3 unknowns), tied/untied word hierarchies (words.c) with the
+ * Systems: direct (closed, 3 unknowns), tied/untied word hierarchies (words_*.c) with the
  * closures of enum closure, and the tied spectral resummation (spectral.c). A system that
  * cannot be built (unsupported combination) leaves status RUN_ERROR and the message in out.
  */
