@@ -300,7 +300,7 @@ static void rhs_vs_flow(const char *act)
     CHECK_CLOSE(s11, f11, 0.02, 0.02, w);
     snprintf(w, sizeof w, "d omega12/dtau at 0 (%s, d=300)", act);
     CHECK_CLOSE(s12, f12, 0.02, 0.02, w);
-    ode_system_destroy(&sys);
+    mom_sys_destroy(&sys);
     student_free(&s);
     student_free(&sp);
     student_free(&sm);

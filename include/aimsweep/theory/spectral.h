@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
+#include "aimsweep/theory/mom.h"
 
 /* Builds the tied spectral system of a model with M = p.order_m nodes. mp != 0 selects the
  * Marchenko-Pastur law for S0. Returns 0, or -1 with a message in err. */

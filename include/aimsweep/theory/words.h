@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
+#include "aimsweep/theory/mom.h"
 
 enum { WORDS_S = 0, WORDS_P = 1, WORDS_ST = 2, WORDS_SIGMA = 3, WORDS_LAMBDA = 4 };
 
