@@ -1,5 +1,5 @@
 /*
- * test_words.c: the word hierarchy of tied and untied (words.c).
+ * test_words.c: the word hierarchy of tied and untied (src/theory/words_*.c).
  *
  *  - the number of classes of each length against Burnside's count for the dihedral group
  *    acting with the transposition twist, and canonical forms constant on orbits;

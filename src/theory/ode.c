@@ -2,7 +2,8 @@
  * ode.c: the moment ODE solver: the moment system of a model's parameters, integrated by the
  * integrator every system shares (mom.c).
  *
- * Dispatch (decomposition x closure, CLOSURE_AUTO resolved here):
+ * Dispatch (decomposition x closure; CLOSURE_AUTO resolved here for tied, in words_system.c for
+ * the word hierarchies):
  *   direct            -> the closed system (direct.c; closures play no role, M is ignored)
  *   tied, auto        -> spectral (spectral.c), the exact resummation; with --ode-noise on
  *                        the word hierarchy's auto closure instead (spectral has no noise)

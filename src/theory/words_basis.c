@@ -150,7 +150,6 @@ void words_basis_destroy(struct words_basis **pb)
 }
 
 int words_basis_nletters(const struct words_basis *b) { return b->nl; }
-int words_basis_maxlen(const struct words_basis *b) { return b->maxlen; }
 int words_basis_count(const struct words_basis *b) { return b->ncls; }
 
 int words_basis_count_len(const struct words_basis *b, int len)
@@ -174,8 +173,6 @@ int words_basis_class(const struct words_basis *b, int cls, int *w)
         w[i] = b->let[b->off[cls] + i];
     return L;
 }
-
-int words_basis_student(const struct words_basis *b, int cls) { return b->stud[cls]; }
 
 void words_class_name(const struct words_basis *b, int cls, char *buf, size_t n)
 {

@@ -34,15 +34,12 @@ struct words_basis *words_basis_create(int decomposition, int maxlen);
 void words_basis_destroy(struct words_basis **b);
 
 int words_basis_nletters(const struct words_basis *b);
-int words_basis_maxlen(const struct words_basis *b);
 int words_basis_count(const struct words_basis *b);          /* classes, empty word included */
 int words_basis_count_len(const struct words_basis *b, int len); /* classes of one length */
 /* Class of a string of letters (any representative); -1 when the length is out of range. */
 int words_basis_index(const struct words_basis *b, int len, const int *w);
 /* Length of a class and its canonical letters (w holds at least the length). */
 int words_basis_class(const struct words_basis *b, int cls, int *w);
-/* 1 when the class has a student letter. */
-int words_basis_student(const struct words_basis *b, int cls);
 /* Canonical form of a string under rotation and transposition (alphabet of the basis). */
 void words_canonical(const struct words_basis *b, int len, const int *w, int *out);
 /* Text of a class ("SPS", "S'G", with ' for S^T, G for Sigma, L for Lambda). */
