@@ -405,7 +405,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
 }
 
 /* Worker side. */
-struct worker {
+struct sched_worker {
     MPI_Comm comm;
     int draining, stop;
     double task_t0, timeout_s;
@@ -413,7 +413,7 @@ struct worker {
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
  * queued tasks). */
-static void worker_poll(struct worker *W)
+static void sched_worker_poll(struct sched_worker *W)
 {
     int flag;
     MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
@@ -428,10 +428,10 @@ static void worker_poll(struct worker *W)
     }
 }
 
-static int worker_stop(void *ctx)
+static int sched_worker_stop(void *ctx)
 {
-    struct worker *W = ctx;
-    worker_poll(W);
+    struct sched_worker *W = ctx;
+    sched_worker_poll(W);
     if (W->stop)
         return OBS_STOP_INTERRUPT;
     if (W->timeout_s > 0 && clock_now_s() - W->task_t0 > W->timeout_s)
@@ -439,8 +439,8 @@ static int worker_stop(void *ctx)
     return OBS_STOP_NONE;
 }
 
-static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wall, const unsigned char *bytes,
-                       size_t len)
+static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, double wall,
+                       const unsigned char *bytes, size_t len)
 {
     unsigned char *msg = malloc(RESULT_HEADER + len);
     if (!msg)
@@ -458,7 +458,7 @@ static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wal
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
 {
-    struct worker W = {comm, 0, 0, 0, opts ? opts->task_timeout_s : 0};
+    struct sched_worker W = {comm, 0, 0, 0, opts ? opts->task_timeout_s : 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
@@ -487,7 +487,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct s
         uint64_t idx, id;
         memcpy(&idx, buf, 8);
         memcpy(&id, buf + 8, 8);
-        worker_poll(&W);
+        sched_worker_poll(&W);
         if (W.draining) {
             if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
                 rc = -1;
@@ -498,7 +498,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct s
         unsigned char *out = NULL;
         size_t len = 0;
         double t = W.task_t0 = clock_now_s();
-        int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
+        int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
         free(out);
         if (e) {

@@ -10,20 +10,22 @@
 /* Log grids start three decades below tau_end. */
 #define OBS_LOG_DECADES 3.0
 
-const char *run_status_name(enum run_status s)
+enum task_status run_status_task(enum run_status s)
 {
     switch (s) {
-    case RUN_OK: return "done";
-    case RUN_DIVERGED: return "diverged";
-    case RUN_ODE_DIVERGED: return "ode_diverged";
-    case RUN_ERROR: return "error";
-    case RUN_INTERRUPTED: return "interrupted";
-    case RUN_TIMEOUT: return "timeout";
+    case RUN_OK: return TASK_DONE;
+    case RUN_DIVERGED: return TASK_DIVERGED;
+    case RUN_ODE_DIVERGED: return TASK_ODE_DIVERGED;
+    case RUN_INTERRUPTED: return TASK_INTERRUPTED;
+    case RUN_TIMEOUT: return TASK_TIMEOUT;
+    case RUN_ERROR: break;
     }
-    return "?";
+    return TASK_ERROR;
 }
 
 int obs_ctl_stop(const struct obs_ctl *c) { return c && c->stop ? c->stop(c->stop_ctx) : 0; }
+
+const char *run_status_name(enum run_status s) { return task_status_name(run_status_task(s)); }
 
 const char *obs_solver_name(int solver)
 {

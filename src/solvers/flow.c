@@ -255,14 +255,13 @@ int flow_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *
         drv->h = ((const struct flow_state_head *)ctl->resume)->h;
     gsl_set_error_handler_off();
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
     for (int k = k0; k <= p->records; k++) {
         if (taus[k] > t) {
             int stopped = 0;
             int st = flow_advance(drv, &t, taus[k], y, ctl, out, dim, &stopped);
             if (st != GSL_SUCCESS) {
                 out->status = RUN_DIVERGED;
-                out->diverged_at_samples = t * per_tau;
+                out->diverged_at_samples = params_samples(p, t);
                 snprintf(out->error, sizeof out->error, "flow stopped at tau = %g (%s)", t,
                          w.failed ? "population loss not finite" : gsl_strerror(st));
                 break;
@@ -274,11 +273,11 @@ int flow_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *
             }
         }
         struct student s = view(m, y);
-        struct obs_row row = {.tau = taus[k], .samples = taus[k] * per_tau};
+        struct obs_row row = {.tau = taus[k], .samples = params_samples(p, taus[k])};
         model_observe(m, &s, &row);
         if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
-            out->diverged_at_samples = t * per_tau;
+            out->diverged_at_samples = params_samples(p, t);
             break;
         }
         if (traj_push(out, &row))

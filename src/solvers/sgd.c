@@ -272,8 +272,6 @@ void sgd_state_destroy(struct sgd_state **pst)
     *pst = NULL;
 }
 
-long sgd_count(const struct sgd_state *st) { return st->n; }
-
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)
@@ -659,7 +657,7 @@ int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *c
         k0 = out->n;
     }
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
+    double per_tau = params_samples_per_tau(p);
     /* between polls of the stop callback: about SGD_POLL_ENTRIES parameter entries of work */
     long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T * (st->Q ? 2 : 1)));
     if (poll < 1)

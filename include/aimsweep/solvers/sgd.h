@@ -31,7 +31,6 @@ int sgd_steps(struct sgd_state *st, long nsteps);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
-long sgd_count(const struct sgd_state *st);
 /* The state between two steps as bytes (sgd_state_size of them), and back into a state made
  * for the same model: restoring gives the very steps that would have followed. restore
  * returns 0, or -1 when the bytes are not such a state (nothing changed then). */
