@@ -263,7 +263,7 @@ static void test_store(const char *dir)
     CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10);
     CHECK(count(store_db(st), "SELECT count(*) FROM summary") == 2);
     CHECK(count(store_db(st), "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
-    CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 0); /* deaths only */
     CHECK(count(store_db(st), "SELECT count(*) FROM results") == 2);
     r.traj[1].status = RUN_OK;
     CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE);
@@ -280,8 +280,16 @@ static void test_store(const char *dir)
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
     CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
     CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
-    CHECK(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
-    /* a second writer is refused while the first holds the file */
+    CHECK(status[0] == TASK_DIVERGED && attempts[0] == 0 && status[1] == TASK_INTERRUPTED);
+    /* a death counts an attempt; a recorded stop marks running tasks interrupted at once */
+    CHECK(store_note_death(st, tasks[0].id) == 0 && store_commit(st) == 0);
+    CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    CHECK(store_begin(st) == 0 && store_mark_running(st, tasks[6].id, 2, "node") == 0 && store_commit(st) == 0);
+    CHECK(store_note_stop(st, 15, "pid 1 (test)") == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'running'") == 0);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 3);
+    /* a second writer is refused while the first holds the file (after waiting for it a while) */
+    store_lock_wait_s = 0.5;
     struct store *st2 = store_open(path, err, sizeof err);
     CHECK(st2 == NULL && strstr(err, "another aimsweep run"));
     store_close(&st2);

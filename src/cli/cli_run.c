@@ -4,8 +4,9 @@
  * Rank 0 prepares the sweep (cli_run_sweep.c) and says whether there is work; then every rank
  * enters the scheduler with the callbacks of cli_run_sweep.c. A bad sweep file or database is
  * reported by rank 0 before any work, exit code 2 on every rank; a signal ends the run early
- * with exit code 0 and the database resumable. The deadline is --time-limit from now, or a
- * grace period before SLURM_JOB_END_TIME, whichever comes first.
+ * with the database resumable and exit code 4 (RUN_EXIT_STOPPED) when work is left. The
+ * deadline is --time-limit from now, or a grace period before the job's end (--end-time or
+ * SLURM_JOB_END_TIME), whichever comes first.
  */
 #include <errno.h>
 #include <math.h>
@@ -21,19 +22,32 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--commit-interval S]\n"
-               "                    [--max-attempts N] [--retry-errors] [--quiet]\n"
+    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--end-time T]\n"
+               "                    [--task-timeout S] [--checkpoint-interval S] [--part I/N] [--lock-wait S]\n"
+               "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
-               "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
+               "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
+               "                    at most %.0f after SIGTERM or SIGINT, never past the job's end)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
-               "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
+               "  --end-time T      the job ends at T (seconds since 1970; default SLURM_JOB_END_TIME):\n"
+               "                    no task starts that is expected to end after T - grace, and the\n"
+               "                    grace after a signal ends %.0f s before T\n"
+               "  --task-timeout S  stop a task that has run S seconds: status timeout\n"
+               "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
+               "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
+               "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
+               "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
                "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
                "                    a killed job loses\n"
-               "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
-               "  --retry-errors    rerun tasks whose status is error\n"
-               "  --quiet           no progress on stderr\n",
-            RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS);
+               "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
+               "                    a job stopped by a signal counts no attempt\n"
+               "  --retry-errors    rerun tasks whose status is error or timeout\n"
+               "  --quiet           no progress on stderr\n\n"
+               "exit codes: 0 every task finished, 3 finished with some error or timeout, 4 stopped with\n"
+               "work left (signal or time limit: run again), 2 bad input, 1 the run failed\n",
+            RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S, STORE_LOCK_WAIT_S,
+            RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS);
 }
 
 static int parse_double(const char *s, double *x)
@@ -51,6 +65,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     o->grace = RUN_DEFAULT_GRACE_S;
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
     o->commit_s = RUN_BATCH_S;
+    o->ckpt_every = RUN_DEFAULT_CHECKPOINT_S;
+    o->lock_wait = STORE_LOCK_WAIT_S;
+    size_t cl = 0;
+    for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
+        cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s", i ? " " : "aimsweep ", argv[i]);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has = i + 1 < argc;
@@ -64,6 +83,27 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         } else if (!strcmp(a, "--time-limit") && has) {
             if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
                 goto bad;
+        } else if (!strcmp(a, "--end-time") && has) {
+            if (parse_double(argv[++i], &o->end_time) || o->end_time <= 0)
+                goto bad;
+        } else if (!strcmp(a, "--task-timeout") && has) {
+            if (parse_double(argv[++i], &o->task_timeout) || o->task_timeout <= 0)
+                goto bad;
+        } else if (!strcmp(a, "--checkpoint-interval") && has) {
+            if (parse_double(argv[++i], &o->ckpt_every) || o->ckpt_every < 0)
+                goto bad;
+        } else if (!strcmp(a, "--lock-wait") && has) {
+            if (parse_double(argv[++i], &o->lock_wait) || o->lock_wait < 0)
+                goto bad;
+        } else if (!strcmp(a, "--part") && has) {
+            char extra;
+            if (sscanf(argv[++i], "%d/%d%c", &o->part_i, &o->part_n, &extra) != 2 || o->part_n < 1 ||
+                o->part_i < 1 || o->part_i > o->part_n) {
+                if (loud)
+                    fprintf(stderr, "aimsweep run: bad value '%s' for --part: give I/N with 1 <= I <= N, e.g. 2/8\n",
+                            argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--commit-interval") && has) {
             if (parse_double(argv[++i], &o->commit_s) || o->commit_s < 0)
                 goto bad;
@@ -96,7 +136,39 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         }
         return 2;
     }
+    const char *end = getenv("SLURM_JOB_END_TIME");
+    double e;
+    if (o->end_time == 0 && end && !parse_double(end, &e) && e > 0)
+        o->end_time = e;
+    if (snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db) >= (int)sizeof o->ckpt_dir) {
+        if (loud)
+            fprintf(stderr, "aimsweep run: database path too long\n");
+        return 2;
+    }
     return 0;
+}
+
+/* Rank 0: the options in force, for the log. */
+static void log_options(const struct run_opts *o, int nranks)
+{
+    char part[32] = "all", end[64] = "none", tl[32] = "none", tt[32] = "none";
+    if (o->part_n)
+        snprintf(part, sizeof part, "%d/%d", o->part_i, o->part_n);
+    if (o->end_time > 0) {
+        time_t t = (time_t)o->end_time;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(end, sizeof end, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (o->time_limit > 0)
+        snprintf(tl, sizeof tl, "%.0f s", o->time_limit);
+    if (o->task_timeout > 0)
+        snprintf(tt, sizeof tt, "%.0f s", o->task_timeout);
+    run_log("%s", o->command);
+    run_log("options: ranks %d, part %s, grace %.0f s, time limit %s, job end %s, task timeout %s, checkpoints "
+            "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
+            nranks, part, o->grace, tl, end, tt, o->ckpt_every, o->ckpt_dir, o->max_attempts,
+            o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
 int cli_run(int argc, char **argv)
@@ -121,8 +193,12 @@ int cli_run(int argc, char **argv)
     struct sched_task *st = NULL;
     struct store *store = NULL;
     size_t npts = 0, ntodo = 0;
-    if (rank == 0)
+    store_lock_wait_s = o.lock_wait;
+    if (rank == 0) {
+        if (!o.quiet)
+            log_options(&o, size);
         code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
+    }
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (code)
         goto out;
@@ -130,17 +206,16 @@ int cli_run(int argc, char **argv)
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
-    struct sched_opts so = {o.grace, 0, 0, 0};
+    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout};
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
         if (o.time_limit > 0)
             so.deadline = now + o.time_limit;
-        const char *end = getenv("SLURM_JOB_END_TIME");
-        double e;
-        /* a task should end a grace period before Slurm's end, when the stop signal comes */
-        if (end && !parse_double(end, &e) && e - o.grace > now && (so.deadline == 0 || e - o.grace < so.deadline))
+        /* a task should end a grace period before the job's end, when the stop signal comes */
+        double e = o.end_time;
+        if (e > 0 && e - o.grace > now && (so.deadline == 0 || e - o.grace < so.deadline))
             so.deadline = e - o.grace;
         st = calloc(ntodo ? ntodo : 1, sizeof *st);
         if (!st) {
@@ -165,15 +240,15 @@ int cli_run(int argc, char **argv)
         if (c.tty && !o.quiet)
             fprintf(stderr, "\n");
         if (c.failed) {
-            fprintf(stderr, "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
-                    o.db, c.err);
-            code = 1;
+            run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db, c.err);
+            code = RUN_EXIT_FAILED;
         } else {
+            code = run_exit_code(&c, &stats);
             if (!o.quiet)
-                run_summary(&c, &stats);
-            code = 0;
+                run_summary(&c, &stats, code);
         }
         store_close(&store);
+        rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
         if (rc == -2) {
             /* workers that do not answer cannot finalise: everything is committed, end the job */
             fflush(NULL);

@@ -25,6 +25,8 @@ static const struct command commands[] = {
     {"status", cli_status, "what a results database holds: sweeps and task statuses"},
     {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
     {"export", cli_export, "export a results database as csv"},
+    {"merge", cli_merge, "merge the databases of `run --part I/N` into one study"},
+    {"reset", cli_reset, "put the tasks matching an SQL condition back to pending"},
 };
 
 static void usage(FILE *f)

@@ -204,6 +204,7 @@ static int serial_stop(void *ctx)
 {
     struct root *R = ctx;
     check_signal(R);
+    progress(R, 0); /* the progress line and the recorded stop, also while a long task runs */
     if (R->stopping && clock_now_s() >= R->stop_at)
         return OBS_STOP_INTERRUPT;
     if (R->opts->task_timeout_s > 0 && clock_now_s() - R->task_t0 > R->opts->task_timeout_s)

@@ -17,5 +17,7 @@ int cli_plan(int argc, char **argv);
 int cli_status(int argc, char **argv);
 int cli_query(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_merge(int argc, char **argv);
+int cli_reset(int argc, char **argv);
 
 #endif
