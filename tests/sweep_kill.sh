@@ -81,7 +81,8 @@ if command -v sqlite3 >/dev/null; then
     # attempts counts the deaths before this one: the third death makes rowid 5 an error
     sqlite3 "$W/poison.db" "UPDATE tasks SET status = 'running', attempts = 2 WHERE rowid = 5;
                             UPDATE tasks SET status = 'running', attempts = 1 WHERE rowid = 6;"
-    out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1) || fail "poison: run"
+    out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1)
+    [ $? -eq 3 ] || fail "poison: exit code (3: finished with an error)"
     case "$out" in *"was running each time a job died (3 times)"*"35 already in"*"1 to run"*) ;;
         *) fail "poison: $out" ;; esac
     [ "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 5")" = "error 3" ] || fail "poison: status"

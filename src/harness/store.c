@@ -87,7 +87,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     " status, wall_s, diverged_at_samples, error) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
     "UPDATE tasks SET status = ?2, rank = NULL, host = NULL,"
-    " started_at = NULL WHERE task_id = ?1 AND status = ?3",
+    " started_at = NULL WHERE task_id = ?1 AND status IN (?3, ?4)",
 };
 
 struct store {
@@ -552,6 +552,7 @@ int store_mark_pending(struct store *s, uint64_t id)
     sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC); /* marked by a stop */
     return step_done(q);
 }
 
