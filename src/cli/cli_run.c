@@ -28,7 +28,9 @@ static void run_usage(FILE *f)
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
-               "                    at most %.0f after SIGTERM or SIGINT, never past the job's end)\n"
+               "                    never past the job's end)\n"
+               "  --term-grace S    the grace after SIGTERM or SIGINT, at most (default %.0f; Slurm kills\n"
+               "                    KillWait seconds after its SIGTERM)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
                "  --end-time T      the job ends at T (seconds since 1970; default SLURM_JOB_END_TIME):\n"
                "                    no task starts that is expected to end after T - grace, and the\n"
@@ -66,6 +68,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
     o->commit_s = RUN_BATCH_S;
     o->ckpt_every = RUN_DEFAULT_CHECKPOINT_S;
+    o->term_grace = SCHED_TERM_GRACE_S;
     o->lock_wait = STORE_LOCK_WAIT_S;
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
@@ -82,6 +85,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                 goto bad;
         } else if (!strcmp(a, "--time-limit") && has) {
             if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
+                goto bad;
+        } else if (!strcmp(a, "--term-grace") && has) {
+            if (parse_double(argv[++i], &o->term_grace) || o->term_grace < 0)
                 goto bad;
         } else if (!strcmp(a, "--end-time") && has) {
             if (parse_double(argv[++i], &o->end_time) || o->end_time <= 0)
@@ -165,9 +171,9 @@ static void log_options(const struct run_opts *o, int nranks)
     if (o->task_timeout > 0)
         snprintf(tt, sizeof tt, "%.0f s", o->task_timeout);
     run_log("%s", o->command);
-    run_log("options: ranks %d, part %s, grace %.0f s, time limit %s, job end %s, task timeout %s, checkpoints "
+    run_log("options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, checkpoints "
             "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
-            nranks, part, o->grace, tl, end, tt, o->ckpt_every, o->ckpt_dir, o->max_attempts,
+            nranks, part, o->grace, o->term_grace, tl, end, tt, o->ckpt_every, o->ckpt_dir, o->max_attempts,
             o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
@@ -195,6 +201,9 @@ int cli_run(int argc, char **argv)
     size_t npts = 0, ntodo = 0;
     store_lock_wait_s = o.lock_wait;
     if (rank == 0) {
+        char logpath[4200];
+        snprintf(logpath, sizeof logpath, "%s.log", o.db);
+        run_log_open(logpath); /* best effort: a directory we cannot write fails later, clearly */
         if (!o.quiet)
             log_options(&o, size);
         code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
@@ -206,7 +215,7 @@ int cli_run(int argc, char **argv)
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
-    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout};
+    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace};
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -265,6 +274,7 @@ out:
     free(tasks);
     free(pts);
     spec_destroy(&spec);
+    run_log_close();
     MPI_Finalize();
     return code;
 }

@@ -44,15 +44,19 @@ enum {
 
 struct run_opts {
     const char *sweep, *db;
-    double grace, time_limit, commit_s, end_time, task_timeout, ckpt_every, lock_wait;
+    double grace, term_grace, time_limit, commit_s, end_time, task_timeout, ckpt_every, lock_wait;
     int retry_errors, quiet, max_attempts;
     int part_i, part_n; /* --part i/N (1-based), 0/0 for the whole grid */
     char command[2048]; /* the command line as given */
     char ckpt_dir[768];  /* DB.ckpt: the checkpoints of this database's tasks */
 };
 
-/* A line on stderr with a UTC timestamp in front ("2026-01-02T03:04:05Z aimsweep: ..."). */
+/* A line on stderr with a UTC timestamp in front ("2026-01-02T03:04:05Z aimsweep: ..."), and in
+ * the run's log file when one is open (rank 0: DB.log, appended to by every run, so that what a
+ * run said survives an mpirun that stops forwarding output while it is being killed). */
 void run_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int run_log_open(const char *path);
+void run_log_close(void);
 
 /* Rank 0's state while the scheduler runs: the store, the batch, the progress line, the first
  * failure (failed, err) and the count of each status stored. */

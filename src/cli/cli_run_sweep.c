@@ -32,20 +32,40 @@ char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
 
 /* ---- what every computing rank does with a task ---- */
 
+static FILE *run_log_file;
+
+int run_log_open(const char *path)
+{
+    if (run_log_file)
+        fclose(run_log_file);
+    run_log_file = fopen(path, "a");
+    return run_log_file ? 0 : -1;
+}
+
+void run_log_close(void)
+{
+    if (run_log_file)
+        fclose(run_log_file);
+    run_log_file = NULL;
+}
+
 void run_log(const char *fmt, ...)
 {
-    char stamp[32];
+    char stamp[32], line[2048];
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s aimsweep: ", stamp);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s aimsweep: %s\n", stamp, line);
     fflush(stderr);
+    if (run_log_file) {
+        fprintf(run_log_file, "%s [%ld] %s\n", stamp, (long)getpid(), line);
+        fflush(run_log_file);
+    }
 }
 
 static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,

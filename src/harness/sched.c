@@ -153,8 +153,12 @@ static void check_signal(struct root *R)
     double now = clock_now_s(), grace = R->opts->grace_s;
     if (got_term) {
         R->term_seen = 1;
-        if (grace > SCHED_TERM_GRACE_S)
-            grace = SCHED_TERM_GRACE_S;
+        double tg = R->opts->term_grace_s > 0 ? R->opts->term_grace_s : SCHED_TERM_GRACE_S;
+        /* from the parent, mpirun: it sends SIGKILL odls_base_sigkill_timeout (default 1 s) later */
+        if (got_pid > 1 && got_pid == (sig_atomic_t)getppid())
+            tg = 0;
+        if (grace > tg)
+            grace = tg;
     }
     if (R->opts->end_time > 0) {
         double left = R->opts->end_time - wall_s() - SCHED_END_MARGIN_S;

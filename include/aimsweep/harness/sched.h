@@ -67,6 +67,7 @@ struct sched_opts {
                         signal never runs past end_time - SCHED_END_MARGIN_S */
     double task_timeout_s; /* a task running longer is stopped (its stop callback answers
                               OBS_STOP_TIMEOUT), 0 = no limit; every rank reads it */
+    double term_grace_s;   /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
 };
 
 struct sched_stats {
