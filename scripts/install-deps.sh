@@ -12,6 +12,7 @@ PACKAGES=(
   librandom123-dev
   parallel
   python3 python3-numpy
+  slurm-wlm munge bc
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

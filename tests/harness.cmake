@@ -28,3 +28,13 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+# Operations: exit codes, Ctrl-C under mpirun, SIGTERM after SIGUSR1, kill -9 while checkpoints are
+# written, parts and merge, reset, a schema-1 database, the ODE point that needs --task-timeout.
+add_test(NAME sweep_ops COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sweep_ops.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_ops)
+set_tests_properties(sweep_ops PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 240 ENVIRONMENT "${HARNESS_ENV}")
+
+# The job scripts on a real Slurm started by the test itself (root only; skipped otherwise).
+add_test(NAME slurm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_test.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm)
+set_tests_properties(slurm PROPERTIES LABELS slurm PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 600 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${HARNESS_ENV}")

@@ -856,10 +856,13 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
     const char *copy[] = {
         "DELETE FROM main.trajectory WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
         "DELETE FROM main.summary WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
-        "DELETE FROM main.tasks WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
+        /* replaced in place (sweep_tasks and the rows refer to the task) */
+        "UPDATE main.tasks SET (sweep_id, " STORE_TASK_COLS ") = (SELECT (SELECT new FROM merge_map WHERE old ="
+        " p.sweep_id), " STORE_TASK_COLS " FROM part.tasks p WHERE p.task_id = main.tasks.task_id)"
+        " WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
         "INSERT INTO main.tasks(task_id, sweep_id, " STORE_TASK_COLS ")"
         " SELECT p.task_id, (SELECT new FROM merge_map WHERE old = p.sweep_id), " STORE_TASK_COLS
-        " FROM part.tasks p WHERE p.task_id IN (SELECT task_id FROM merge_take)",
+        " FROM part.tasks p WHERE p.task_id IN (SELECT task_id FROM merge_take WHERE fresh)",
         "INSERT INTO main.trajectory SELECT * FROM part.trajectory WHERE task_id IN (SELECT task_id FROM merge_take)",
         "INSERT INTO main.summary SELECT * FROM part.summary WHERE task_id IN (SELECT task_id FROM merge_take)",
         "INSERT OR IGNORE INTO main.sweep_tasks(sweep_id, task_id)"

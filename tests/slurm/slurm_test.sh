@@ -20,14 +20,25 @@ fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 say() { echo "$(date -u +%H:%M:%S) $*"; }
 if [ "$(id -u)" -ne 0 ]; then
-    echo "slurm_test: needs root (it starts slurmd, which runs jobs as another user)"
-    exit 1
+    echo "slurm_test: skipped: needs root (it starts slurmd, which runs jobs as another user)"
+    exit 77
 fi
-for b in munged slurmctld slurmd sbatch squeue scontrol; do
+for b in munged slurmctld slurmd sbatch squeue scontrol runuser; do
     command -v $b >/dev/null || { echo "slurm_test: $b missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
+# the whole test has a time limit of its own, inside ctest's, so that it always cleans up
+LIMIT_S=${SLURM_TEST_LIMIT_S:-540}
+main=$$
+(
+    trap 'kill $s 2>/dev/null; exit 0' TERM
+    sleep "$LIMIT_S" &
+    s=$!
+    wait $s && echo "slurm_test: over $LIMIT_S s: stopping" && kill -TERM $main
+) &
+watchdog=$!
 . "$SRCDIR/tests/slurm/cluster.sh"
 T0=$(date +%s)
+cluster_stop "$W/cluster" # daemons a killed earlier run left behind, by their pid files
 rm -rf "$W" && mkdir -p "$W" && chmod 755 "$W" || exit 1
 C=$W/cluster
 J=$W/jobs # the user's directory: the job scripts, the databases, the logs
@@ -42,6 +53,7 @@ cleanup() {
         done
     fi
     cluster_stop "$C"
+    kill "$watchdog" 2>/dev/null
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM HUP PIPE
