@@ -61,7 +61,7 @@ sleep 1.5
 kill -USR1 $pid
 sleep 0.5
 t0=$(now)
-kill -TERM $pid
+env kill -TERM $pid # from a process of its own: not the parent, whose SIGTERM stops at once
 wait $pid
 rc=$?
 dt=$(since "$t0")
@@ -85,6 +85,7 @@ tmp=$(ls "$W/k9.db.ckpt" 2>/dev/null | grep -c '\.tmp\.')
 ck=$(ls "$W/k9.db.ckpt" 2>/dev/null | grep -c '\.ckpt$')
 echo "kill -9: $ck checkpoints, $tmp half-written files left by the kills"
 launch 2 run "$SWEEP" --db "$W/k9.db" --quiet || fail "kill -9: the final run (exit $?)"
+[ -z "$(ls "$W/k9.db.ckpt" 2>/dev/null)" ] || fail "kill -9: files left in the checkpoint directory"
 rows "$W/k9.db" | cmp -s - "$W/ref.rows" || fail "kill -9: rows differ from the serial run"
 [ "$(ls "$W/k9.db.ckpt" 2>/dev/null | grep -c '\.ckpt$')" = 0 ] || fail "kill -9: checkpoints left after the study finished"
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -327,6 +328,16 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         snprintf(err, sizeof err, "cannot make the checkpoint directory %.700s: %s", o->ckpt_dir, strerror(errno));
         goto dberr;
     }
+    /* half-written checkpoints of killed jobs (NAME.ckpt.tmp.PID): no run writes here but ours */
+    DIR *dir = opendir(o->ckpt_dir);
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (strstr(e->d_name, ".ckpt.tmp.")) {
+            char path[1200];
+            snprintf(path, sizeof path, "%.700s/%.400s", o->ckpt_dir, e->d_name);
+            unlink(path);
+        }
+    if (dir)
+        closedir(dir);
     /* A task still running was running when its job died without a recorded stop (a stop marks
      * running tasks interrupted at once): that counts an attempt. One running each time a job
      * died may be what kills the job. */
