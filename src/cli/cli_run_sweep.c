@@ -311,6 +311,16 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
+    /* the cost model corrected by what this database has measured so far */
+    struct cost_model cm = {0};
+    long learned = store_learn_costs(*store, &cm);
+    if (learned > 0) {
+        for (size_t i = 0; i < *npts; i++)
+            (*tasks)[i].cost = task_cost_learned(&cm, &(*pts)[i]);
+        if (!o->quiet)
+            run_log("cost model: corrected by %ld finished solver runs of %s", learned, o->db);
+    }
+    task_cost_model_free(&cm);
     struct store_provenance pv;
     provenance(&pv, host, sizeof host, mpi, nranks);
     if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||

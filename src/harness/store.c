@@ -911,3 +911,28 @@ int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT])
     sqlite3_finalize(q);
     return r == SQLITE_DONE ? 0 : -1;
 }
+
+long store_learn_costs(struct store *s, struct cost_model *cm)
+{
+    sqlite3_stmt *q = NULL;
+    long n = 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT t.params, s.solver, s.wall_s FROM summary s JOIN tasks t ON t.task_id = s.task_id"
+                           " WHERE s.status IN ('done', 'diverged', 'ode_diverged') AND s.wall_s > 0",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(q, 0), *solver = (const char *)sqlite3_column_text(q, 1);
+        struct params p;
+        char err[256];
+        if (!text || !solver || task_parse(text, &p, err, sizeof err))
+            continue;
+        int sv = !strcmp(solver, "sgd") ? SOLVER_SGD : !strcmp(solver, "flow") ? SOLVER_FLOW
+                 : !strcmp(solver, "ode")                                      ? SOLVER_ODE
+                                                                               : 0;
+        if (sv && task_cost_learn(cm, &p, sv, sqlite3_column_double(q, 2)) == 0)
+            n++;
+    }
+    sqlite3_finalize(q);
+    return n;
+}

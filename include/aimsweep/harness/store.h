@@ -134,6 +134,10 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
 /* The count of each status over the tasks this run's sweep asked for. Returns 0 or -1. */
 int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT]);
 
+/* Feeds the cost model with every finished solver run of the database (summary.wall_s).
+ * Returns how many, or -1. */
+long store_learn_costs(struct store *s, struct cost_model *cm);
+
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);
 
