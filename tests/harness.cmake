@@ -28,3 +28,10 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+# Checked MPI calls: a failing call comes back reported (one rank, started without mpirun).
+add_executable(test_mpicheck test_mpicheck.c)
+target_link_libraries(test_mpicheck PRIVATE aimsweep_harness)
+aimsweep_warnings(test_mpicheck)
+add_test(NAME test_mpicheck COMMAND test_mpicheck)
+set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")

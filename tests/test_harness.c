@@ -281,6 +281,24 @@ static void test_store(const char *dir)
     CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
     CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
     CHECK(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
+    /* a write SQLite refuses (here a trigger on the task's final update) fails with the failed
+     * call and SQLite's message, and leaves no binding behind: the failed write had bound an
+     * error text, the next one has none, and its row must show none. A step whose failure went
+     * unnoticed returns 0; a binding left over shows as error = 'first'. */
+    CHECK(sqlite3_exec(store_db(st), "CREATE TEMP TRIGGER no_finish BEFORE UPDATE OF finished_at ON tasks"
+                                     " BEGIN SELECT RAISE(ABORT, 'finish refused'); END",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(store_put_result(st, tasks[6].id, NULL, "first", &out, err, sizeof err) == -1 &&
+          strstr(err, "sqlite3_step: finish refused") && strstr(store_errmsg(st), "finish refused"));
+    store_rollback(st);
+    CHECK(sqlite3_exec(store_db(st), "DROP TRIGGER no_finish", NULL, NULL, NULL) == SQLITE_OK);
+    r.traj[0].status = r.traj[1].status = RUN_OK;
+    CHECK(store_put_result(st, tasks[7].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE &&
+          store_commit(st) == 0);
+    char sql[160], hex7[17];
+    task_id_hex(tasks[7].id, hex7);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE task_id = '%s' AND error IS NULL", hex7);
+    CHECK(count(store_db(st), sql) == 1);
     /* a second writer is refused while the first holds the file */
     struct store *st2 = store_open(path, err, sizeof err);
     CHECK(st2 == NULL && strstr(err, "another aimsweep run"));

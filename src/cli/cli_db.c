@@ -313,8 +313,13 @@ int cli_status(int argc, char **argv)
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     sqlite3_stmt *q = NULL;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-        sqlite3_column_int(q, 0) > 0) {
+    int qrc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (qrc == SQLITE_OK)
+        qrc = sqlite3_step(q);
+    if (qrc != SQLITE_ROW) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        rc = 1;
+    } else if (sqlite3_column_int(q, 0) > 0) {
         printf("\nmost frequent errors\n");
         snprintf(sql, sizeof sql,
                  "SELECT count(*) AS tasks, error FROM tasks WHERE status = '%s'"
