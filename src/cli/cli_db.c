@@ -60,7 +60,7 @@ static char *cell_text(sqlite3_stmt *q, int col)
             if (*c == '\n' || *c == '\t')
                 *c = ' ';
         if (s && strlen(s) > DB_MAX_COL_WIDTH)
-            strcpy(s + DB_MAX_COL_WIDTH - 3, "...");
+            memcpy(s + DB_MAX_COL_WIDTH - 3, "...", 4);
         return s;
     }
     }
@@ -211,7 +211,7 @@ int cli_export(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if (strcmp(argv[++i], "csv")) {
+            if (strcmp(argv[++i], "csv") != 0) {
                 fprintf(stderr, "aimsweep export: unknown format '%s' (csv)\n", argv[i]);
                 return 2;
             }

@@ -146,8 +146,8 @@ static inline double hsum(__m256d v)
         __m256d v_ = _mm256_fnmadd_pd(A, X0, _mm256_loadu_pd(r));                                \
         v_ = _mm256_fnmadd_pd(B, X1, v_);                                                        \
         _mm256_storeu_pd(r, v_);                                                                 \
-        s0 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), s0);                                     \
-        s1 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), s1);                                     \
+        (s0) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), (s0));                                 \
+        (s1) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), (s1));                                 \
     } while (0)
 
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
