@@ -124,4 +124,10 @@ int params_info_exponent(const struct act *a);
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);
 
+/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta.
+ * params_samples_per_tau is d^2/eta; params_samples(p, tau) is tau times it (rounded in that
+ * order, so every caller gets the same double for the same tau). */
+double params_samples_per_tau(const struct params *p);
+double params_samples(const struct params *p, double tau);
+
 #endif
