@@ -66,6 +66,16 @@ static char *cell_text(sqlite3_stmt *q, int col)
     }
 }
 
+/* The database, read-only, or NULL after printing why. */
+static struct store *open_readonly(const char *file)
+{
+    char err[1024];
+    struct store *s = store_open_readonly(file, err, sizeof err);
+    if (!s)
+        fprintf(stderr, "aimsweep: %s\n", err);
+    return s;
+}
+
 /* Runs one statement and prints its rows. Returns 0, or -1 with the SQLite message printed. */
 static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int header, FILE *f)
 {
@@ -190,12 +200,9 @@ int cli_query(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     int rc = print_query(store_db(s), sql, fmt, header, stdout);
     store_close(&s);
     return rc ? 1 : 0;
@@ -235,12 +242,10 @@ int cli_export(int argc, char **argv)
                         " [--out PATH]\n");
         return 2;
     }
-    char err[1024], sql[128];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    char sql[128];
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     FILE *f = stdout;
     if (out && !(f = fopen(out, "w"))) {
         perror(out);
@@ -276,12 +281,9 @@ int cli_status(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep status FILE\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     sqlite3 *db = store_db(s);
     int rc = 0;
     /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */

@@ -115,6 +115,17 @@ static int run_end(int code, int abort_job)
     return code;
 }
 
+/* Collective: every rank gets rank 0's *code. Returns *code, which a failed broadcast makes 1
+ * (with *abort_job set: the ranks no longer agree). */
+static int share_code(int *code, int *abort_job)
+{
+    if (MPICHECK_FAILED(MPI_Bcast(code, 1, MPI_INT, 0, MPI_COMM_WORLD))) {
+        *code = 1;
+        *abort_job = 1;
+    }
+    return *code;
+}
+
 int cli_run(int argc, char **argv)
 {
     int rank = 0, size = 1, provided;
@@ -140,11 +151,7 @@ int cli_run(int argc, char **argv)
     size_t npts = 0, ntodo = 0;
     if (rank == 0)
         code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
-    if (MPICHECK_FAILED(MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD))) {
-        code = 1;
-        abort_job = 1;
-    }
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
 
     struct run_ctx c;
@@ -170,11 +177,7 @@ int cli_run(int argc, char **argv)
         for (size_t i = 0; st && i < ntodo; i++)
             st[i] = (struct sched_task){todo[i].id, todo[i].text, todo[i].cost};
     }
-    if (MPICHECK_FAILED(MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD))) {
-        code = 1;
-        abort_job = 1;
-    }
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
     struct sched_stats stats;
     memset(&stats, 0, sizeof stats);

@@ -202,7 +202,8 @@ static int exec(struct store *s, const char *sql, char *err, size_t errlen, cons
     return 0;
 }
 
-struct store *store_open(const char *path, char *err, size_t errlen)
+/* A closed store for path (no connection, no lock), or NULL with err. */
+static struct store *store_alloc(const char *path, int readonly, char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -210,6 +211,32 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     s->lock_fd = -1;
+    s->readonly = readonly;
+    return s;
+}
+
+/* Opens s's connection with flags, with the busy timeout, and extended result codes when
+ * asked. Returns 0, or -1 with err. */
+static int store_connect(struct store *s, const char *path, int flags, int extended, char *err,
+                         size_t errlen)
+{
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        return -1;
+    }
+    if (sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
+        (extended && sqlite3_extended_result_codes(s->db, 1) != SQLITE_OK)) {
+        snprintf(err, errlen, "%s: cannot set up the connection: %s", path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}
+
+struct store *store_open(const char *path, char *err, size_t errlen)
+{
+    struct store *s = store_alloc(path, 0, err, errlen);
+    if (!s)
+        return NULL;
     struct stat sb;
     int exists = stat(path, &sb) == 0;
     if (exists && !S_ISREG(sb.st_mode)) {
@@ -237,16 +264,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
         goto fail;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (store_connect(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 1, err, errlen))
         goto fail;
-    }
-    if (sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
-        sqlite3_extended_result_codes(s->db, 1) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot set up the connection: %s", path, sqlite3_errmsg(s->db));
-        goto fail;
-    }
     int version, nobj;
     if (inspect(s, path, &version, &nobj, err, errlen))
         goto fail;
@@ -308,13 +327,9 @@ static int uri_file(const char *path, char *out, size_t n)
 
 struct store *store_open_readonly(const char *path, char *err, size_t errlen)
 {
-    struct store *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "%s: out of memory", path);
+    struct store *s = store_alloc(path, 1, err, errlen);
+    if (!s)
         return NULL;
-    }
-    s->lock_fd = -1;
-    s->readonly = 1;
     struct stat sb;
     if (stat(path, &sb) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -324,14 +339,8 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (store_connect(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, 0, err, errlen))
         goto fail;
-    }
-    if (sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot set up the connection: %s", path, sqlite3_errmsg(s->db));
-        goto fail;
-    }
     int version, nobj;
     if (inspect(s, path, &version, &nobj, err, errlen)) {
         /* A WAL database in a directory we cannot write (a read-only share): SQLite cannot make
@@ -363,27 +372,20 @@ fail:
     return NULL;
 }
 
-int store_begin(struct store *s)
+/* Opens (open = 1) or commits (open = 0) the batch, unless it is so already. */
+static int batch(struct store *s, int open)
 {
-    if (s->in_txn)
+    if (s->in_txn == open)
         return 0;
-    STORE_CALL(s, sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL));
-    s->in_txn = 1;
+    STORE_CALL(s, sqlite3_exec(s->db, open ? "BEGIN IMMEDIATE" : "COMMIT", NULL, NULL, NULL));
+    s->in_txn = open;
     return 0;
 fail:
     return -1;
 }
 
-int store_commit(struct store *s)
-{
-    if (!s->in_txn)
-        return 0;
-    STORE_CALL(s, sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL));
-    s->in_txn = 0;
-    return 0;
-fail:
-    return -1;
-}
+int store_begin(struct store *s) { return batch(s, 1); }
+int store_commit(struct store *s) { return batch(s, 0); }
 
 void store_rollback(struct store *s)
 {
