@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "aimsweep/cli/cli.h"
+#include "aimsweep/harness/mpicheck.h"
 #include "cli_run.h"
 
 static void run_usage(FILE *f)
@@ -177,21 +178,48 @@ static void log_options(const struct run_opts *o, int nranks)
             o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
+/* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
+ * an MPI failure, or workers that do not answer). Returns the exit code (1 when finalising
+ * fails on a run that had succeeded). */
+static int run_end(int code, int abort_job)
+{
+    if (abort_job) {
+        fflush(NULL);
+        MPICHECK_FAILED(MPI_Abort(MPI_COMM_WORLD, code ? code : 1)); /* returns only on failure */
+        return code ? code : 1;
+    }
+    if (MPICHECK_FAILED(MPI_Finalize()) && code == 0)
+        code = 1;
+    return code;
+}
+
+/* Collective: every rank gets rank 0's *code. Returns *code, which a failed broadcast makes 1
+ * (with *abort_job set: the ranks no longer agree). */
+static int share_code(int *code, int *abort_job)
+{
+    if (MPICHECK_FAILED(MPI_Bcast(code, 1, MPI_INT, 0, MPI_COMM_WORLD))) {
+        *code = 1;
+        *abort_job = 1;
+    }
+    return *code;
+}
+
 int cli_run(int argc, char **argv)
 {
     int rank = 0, size = 1, provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (MPICHECK_FAILED(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided)))
+        return 1;
+    if (mpicheck_errors_return(MPI_COMM_WORLD) || MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
+        MPICHECK_FAILED(MPI_Comm_size(MPI_COMM_WORLD, &size)))
+        return run_end(1, 1);
     sched_signals_install();
 
     struct run_opts o;
-    int code = run_parse(argc, argv, &o, rank == 0);
+    int code = run_parse(argc, argv, &o, rank == 0), abort_job = 0;
     if (code) {
         if (code == 1 && rank == 0)
             run_usage(stdout);
-        MPI_Finalize();
-        return code == 1 ? 0 : 2;
+        return run_end(code == 1 ? 0 : 2, 0);
     }
     struct sweep_spec *spec = NULL;
     struct params *pts = NULL;
@@ -208,8 +236,7 @@ int cli_run(int argc, char **argv)
             log_options(&o, size);
         code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
 
     struct run_ctx c;
@@ -234,11 +261,13 @@ int cli_run(int argc, char **argv)
         for (size_t i = 0; st && i < ntodo; i++)
             st[i] = (struct sched_task){todo[i].id, todo[i].text, todo[i].cost};
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
     struct sched_stats stats;
+    memset(&stats, 0, sizeof stats);
     int rc = sched_run(MPI_COMM_WORLD, st, ntodo, &ops, &so, &stats);
+    /* an MPI failure (reported by the scheduler), not an abort asked for by a callback */
+    int mpi_failed = rc == -1 && !stats.aborted;
     if (rank == 0) {
         if (c.failed)
             store_rollback(store); /* the batch may hold half a result */
@@ -251,6 +280,10 @@ int cli_run(int argc, char **argv)
         if (c.failed) {
             run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db, c.err);
             code = RUN_EXIT_FAILED;
+        } else if (mpi_failed) {
+            run_log("%s: the sweep stopped on the MPI failure above; what finished is committed, rerun to resume",
+                    o.db);
+            code = RUN_EXIT_FAILED;
         } else {
             code = run_exit_code(&c, &stats);
             if (!o.quiet)
@@ -258,13 +291,13 @@ int cli_run(int argc, char **argv)
         }
         store_close(&store);
         rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
-        if (rc == -2) {
-            /* workers that do not answer cannot finalise: everything is committed, end the job */
-            fflush(NULL);
-            MPI_Abort(MPI_COMM_WORLD, code);
-        }
-    } else if (rc)
+        /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
+         * finalise: everything is committed, end the job */
+        abort_job = rc == -2 || mpi_failed;
+    } else if (rc) {
         code = 1;
+        abort_job = 1; /* rank 0 would wait for this worker's results */
+    }
 out:
     store_close(&store);
     free(st);
@@ -275,6 +308,5 @@ out:
     free(pts);
     spec_destroy(&spec);
     run_log_close();
-    MPI_Finalize();
-    return code;
+    return run_end(code, abort_job);
 }
