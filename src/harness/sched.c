@@ -40,6 +40,8 @@ enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
 #define SCHED_QUEUE_S 1.0
 /* After a message, rank 0 polls without sleeping this long. */
 #define SCHED_SPIN_S 0.002
+/* A running task counts in the ETA for at most this share of its estimate. */
+#define SCHED_ETA_PARTIAL 0.9
 
 static volatile sig_atomic_t got_signal, got_term, got_pid, got_uid;
 
@@ -114,7 +116,27 @@ struct root {
     double done_cost, done_wall, remaining_cost;
     size_t running;
     int stopping, stop_sent, term_seen;
+    size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
+    double *live_t0;
 };
+
+static void live_add(struct root *R, size_t i)
+{
+    if (R->nlive < R->cap_live) {
+        R->live[R->nlive] = i;
+        R->live_t0[R->nlive++] = clock_now_s();
+    }
+}
+
+static void live_remove(struct root *R, size_t i)
+{
+    for (size_t k = 0; k < R->nlive; k++)
+        if (R->live[k] == i) {
+            R->live[k] = R->live[--R->nlive];
+            R->live_t0[k] = R->live_t0[R->nlive];
+            return;
+        }
+}
 
 static const struct sched_task *g_sort_tasks;
 static int cmp_cost(const void *a, const void *b)
@@ -141,8 +163,15 @@ static void progress(struct root *R, int force)
                                 R->stopping};
     if (pr.elapsed_s > 0)
         pr.rate = (double)pr.done / pr.elapsed_s;
-    if (R->done_cost > 0 && pr.elapsed_s > 0)
-        pr.eta_s = R->remaining_cost * pr.elapsed_s / R->done_cost;
+    /* Tasks still running count for the share of their estimate they have had (at most
+     * SCHED_ETA_PARTIAL of it), so that the ETA falls while a long task runs instead of growing. */
+    double partial = 0, sc = scale(R);
+    for (size_t k = 0; k < R->nlive; k++) {
+        double c = R->tasks[R->live[k]].cost, f = c > 0 ? (t - R->live_t0[k]) / (c * sc) : 0;
+        partial += c * (f < SCHED_ETA_PARTIAL ? f : SCHED_ETA_PARTIAL);
+    }
+    if (R->done_cost + partial > 0 && pr.elapsed_s > 0)
+        pr.eta_s = (R->remaining_cost - partial) * pr.elapsed_s / (R->done_cost + partial);
     R->ops->tick(R->ops->ctx, &pr);
 }
 
@@ -194,6 +223,7 @@ static size_t next_task(struct root *R)
 static void account(struct root *R, size_t i, double wall, int lost)
 {
     R->running--;
+    live_remove(R, i);
     R->remaining_cost -= R->tasks[i].cost;
     if (lost)
         R->st->lost++;
@@ -230,6 +260,7 @@ static int run_serial(struct root *R)
             return -1;
         }
         R->running++;
+        live_add(R, i);
         progress(R, 1);
         unsigned char *out = NULL;
         size_t len = 0;
@@ -306,6 +337,7 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
             return -1;
         w->held[w->n++] = i;
         R->running++;
+        live_add(R, i);
     }
     if (w->n == 0 && !w->done) {
         MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm), -1);
@@ -401,6 +433,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             held_remove(w, idx);
             if (kind == RESULT_UNSTARTED) {
                 R->running--;
+                live_remove(R, idx);
                 R->st->returned++;
                 if (R->ops->returned && R->ops->returned(R->ops->ctx, idx))
                     abort_sweep(R);
@@ -578,8 +611,15 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     R.st = stats;
     R.t0 = clock_now_s();
     R.order = malloc((n ? n : 1) * sizeof *R.order);
-    if (!R.order)
+    R.cap_live = size > 1 ? (size_t)(size - 1) * SCHED_DEPTH : 1;
+    R.live = malloc(R.cap_live * sizeof *R.live);
+    R.live_t0 = malloc(R.cap_live * sizeof *R.live_t0);
+    if (!R.order || !R.live || !R.live_t0) {
+        free(R.order);
+        free(R.live);
+        free(R.live_t0);
         return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         R.order[i] = i;
         R.remaining_cost += tasks[i].cost;
@@ -591,5 +631,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     stats->elapsed_s = clock_now_s() - R.t0;
     progress(&R, 1);
     free(R.order);
+    free(R.live);
+    free(R.live_t0);
     return rc == 0 && !stats->aborted ? 0 : rc == -2 ? -2 : -1;
 }

@@ -138,7 +138,7 @@ ls "$J/term.db.ckpt/"*.ckpt >/dev/null 2>&1 || fail "term: no checkpoint left"
 id=$(submit --ntasks=1 --nodes=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db)
 wait_gone "$id" 180 || fail "term: the second job did not end"
 [ "$(exitcode "$id")" = 0 ] || fail "term: second job exit $(exitcode "$id")"
-grep -q "continued from its checkpoint" "$J/term.db.log" || fail "term: not continued from the checkpoint"
+grep -q "continued from its checkpoint" "$J/term.out" || fail "term: not continued from the checkpoint (a worker says so on stderr)"
 
 # 3. a limit too short for the study: the job resubmits itself until it is done
 say "3. time limit and resubmission"
