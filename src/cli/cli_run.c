@@ -61,6 +61,23 @@ static int parse_double(const char *s, double *x)
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
 
+/* "I/N" with 1 <= I <= N into *i, *n. Returns 0, or -1. */
+static int parse_part(const char *s, int *i, int *n)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/' || errno)
+        return -1;
+    const char *t = end + 1;
+    long b = strtol(t, &end, 10);
+    if (end == t || *end || errno || b < 1 || b > 1000000 || a < 1 || a > b)
+        return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
 /* Returns 0, 1 for --help, or 2 after printing the error. */
 static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
 {
@@ -103,9 +120,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
             if (parse_double(argv[++i], &o->lock_wait) || o->lock_wait < 0)
                 goto bad;
         } else if (!strcmp(a, "--part") && has) {
-            char extra;
-            if (sscanf(argv[++i], "%d/%d%c", &o->part_i, &o->part_n, &extra) != 2 || o->part_n < 1 ||
-                o->part_i < 1 || o->part_i > o->part_n) {
+            if (parse_part(argv[++i], &o->part_i, &o->part_n)) {
                 if (loud)
                     fprintf(stderr, "aimsweep run: bad value '%s' for --part: give I/N with 1 <= I <= N, e.g. 2/8\n",
                             argv[i]);
