@@ -6,7 +6,8 @@
  * database, e.g. one per element of a job array) go into one database, every task once, the
  * newest finished result of a task kept, every run's provenance (sweeps rows) copied.
  * reset DB --where "SQL": the tasks matching a condition over the columns of tasks go back to
- * pending, to be run again by the next `run` (their rows stay until new results replace them).
+ * pending, to be run again by the next `run` from the beginning (their rows stay until new
+ * results replace them; their checkpoints are removed).
  */
 #include <stdio.h>
 #include <string.h>
@@ -102,8 +103,22 @@ int cli_reset(int argc, char **argv)
     if (store_reset(s, where, &n, err, sizeof err)) {
         fprintf(stderr, "aimsweep reset: %s: %s\n", file, err);
         code = 2;
-    } else
+    } else {
+        /* a reset task starts from the beginning: its checkpoint (of the build that wrote it) goes */
+        long gone = 0;
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(store_db(s), "SELECT task_id FROM tasks WHERE status = 'pending'", -1, &q, NULL) ==
+            SQLITE_OK)
+            while (sqlite3_step(q) == SQLITE_ROW) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s.ckpt/%s.ckpt", file, (const char *)sqlite3_column_text(q, 0));
+                gone += unlink(path) == 0;
+            }
+        sqlite3_finalize(q);
         printf("%ld task%s back to pending\n", n, n == 1 ? "" : "s");
+        if (gone)
+            printf("%ld checkpoint%s of them removed\n", gone, gone == 1 ? "" : "s");
+    }
     store_close(&s);
     return code;
 }

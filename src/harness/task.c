@@ -117,27 +117,29 @@ static int cm_level(const struct cost_entry *e, int solver, int decomp, const ch
     return strcmp(e->activation, act) ? -1 : 3;
 }
 
-static struct cost_entry *cm_find(struct cost_model *cm, int solver, int decomp, const char *act)
+/* The index of the entry for the key, added when missing; -1 when out of memory. (Indices,
+ * not pointers: adding an entry may move the array.) */
+static long cm_find(struct cost_model *cm, int solver, int decomp, const char *act)
 {
     for (size_t i = 0; i < cm->n; i++) {
-        struct cost_entry *e = &cm->e[i];
+        const struct cost_entry *e = &cm->e[i];
         if (e->solver == solver && e->decomposition == decomp && !strcmp(e->activation, act))
-            return e;
+            return (long)i;
     }
     if (cm->n == cm->cap) {
         size_t cap = cm->cap ? 2 * cm->cap : 32;
         struct cost_entry *ne = realloc(cm->e, cap * sizeof *ne);
         if (!ne)
-            return NULL;
+            return -1;
         cm->e = ne;
         cm->cap = cap;
     }
-    struct cost_entry *e = &cm->e[cm->n++];
+    struct cost_entry *e = &cm->e[cm->n];
     memset(e, 0, sizeof *e);
     e->solver = solver;
     e->decomposition = decomp;
     snprintf(e->activation, sizeof e->activation, "%s", act);
-    return e;
+    return (long)cm->n++;
 }
 
 int task_cost_learn(struct cost_model *cm, const struct params *p, int solver, double wall_s)
@@ -148,13 +150,13 @@ int task_cost_learn(struct cost_model *cm, const struct params *p, int solver, d
     char act[64];
     params_get(p, "activation", act, sizeof act);
     double l = log(wall_s / nominal);
-    struct cost_entry *e[3] = {cm_find(cm, solver, -1, ""), cm_find(cm, solver, (int)p->decomposition, ""),
-                               cm_find(cm, solver, (int)p->decomposition, act)};
+    long k[3] = {cm_find(cm, solver, -1, ""), cm_find(cm, solver, (int)p->decomposition, ""),
+                 cm_find(cm, solver, (int)p->decomposition, act)};
     for (int i = 0; i < 3; i++) {
-        if (!e[i])
+        if (k[i] < 0)
             return -1;
-        e[i]->sum_log += l;
-        e[i]->n++;
+        cm->e[k[i]].sum_log += l;
+        cm->e[k[i]].n++;
     }
     return 0;
 }

@@ -659,7 +659,7 @@ int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *c
     obs_tau_grid(p, taus);
     double per_tau = params_samples_per_tau(p);
     /* between polls of the stop callback: about SGD_POLL_ENTRIES parameter entries of work */
-    long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T * (st->Q ? 2 : 1)));
+    long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T * (st->s.decomposition == DECOMP_UNTIED ? 2 : 1)));
     if (poll < 1)
         poll = 1;
     for (int k = k0; k <= p->records; k++) {
