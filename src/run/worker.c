@@ -144,7 +144,7 @@ int worker_run_ctl(const struct params *p, struct task_result *res, struct worke
         char err[512] = "";
         int r = ckpt_read(wc->ckpt_path, sv.id, sv.hash, &ck, err, sizeof err);
         if (r < 0) {
-            snprintf(wc->note, sizeof wc->note, "%s; the task starts from the beginning", err);
+            snprintf(wc->note, sizeof wc->note, "%.440s; the task starts from the beginning", err);
             unlink(wc->ckpt_path);
         } else if (r == 0) {
             take_ckpt(&ck, res);

@@ -584,7 +584,8 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     size_t len[7];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        memcpy(buf + off, *a[i], len[i] * sizeof(double));
+        if (len[i]) /* Q is NULL for direct and tied */
+            memcpy(buf + off, *a[i], len[i] * sizeof(double));
         off += len[i] * sizeof(double);
     }
 }
@@ -610,7 +611,8 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     size_t len[7];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        memcpy(*a[i], buf + off, len[i] * sizeof(double));
+        if (len[i])
+            memcpy(*a[i], buf + off, len[i] * sizeof(double));
         off += len[i] * sizeof(double);
     }
     st->synced = 0;
