@@ -177,8 +177,8 @@ grid:
 Y
 
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
-printf 'grid:\n  seed: [%s]\n  tokens: [%s]\n  records: [%s]\n' "$vals" "$(echo "$vals" | sed 's/\b1, //')" "$vals" > "$W/many.txt"
-case_ too_many_points "1: key 'grid': 1020100 grid points, more than the limit" < "$W/many.txt"
+printf 'grid:\n  seed: [%s]\n  init_scale: [%s]\n  records: [%s]\n' "$vals" "$vals" "$vals" > "$W/many.txt"
+case_ too_many_points "1: key 'grid': 1030301 grid points, more than the limit" < "$W/many.txt"
 
 echo "$n malformed files, $fails failed"
 [ ! -e "$W/missing.yaml" ] || exit 1

@@ -75,6 +75,30 @@ fail:
     return -1;
 }
 
+int worker_check(const struct params *p, char *err, size_t errlen)
+{
+    if (params_validate(p, err, errlen))
+        return -1;
+    if ((p->solvers & SOLVER_ODE) && ode_check(p, err, errlen))
+        return -1;
+    return 0;
+}
+
+int worker_ignored(const struct params *p, char *buf, size_t n)
+{
+    if (p->decomposition == DECOMP_DIRECT && p->closure != CLOSURE_AUTO) {
+        snprintf(buf, n, "closure %s has no effect on direct (its moment ODE is closed and exact)",
+                 params_closure_name(p->closure));
+        return 1;
+    }
+    if (!(p->solvers & SOLVER_ODE) && (p->closure != CLOSURE_AUTO || p->ode_noise)) {
+        snprintf(buf, n, "%s has no effect without the ode solver (solvers %s)",
+                 p->ode_noise ? "ode_noise" : "closure", p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
+        return 1;
+    }
+    return 0;
+}
+
 void worker_result_free(struct task_result *res)
 {
     for (int i = 0; i < res->nsolvers; i++)

@@ -32,4 +32,13 @@ struct task_result {
 int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx);
 void worker_result_free(struct task_result *res);
 
+/* Every rule a point must meet to run: params_validate, and for the moment ODE the closure's
+ * own (ode_check). 0, or -1 with the message. `single` and `plan` call it on every point, so a
+ * point that cannot run is refused before anything starts. */
+int worker_check(const struct params *p, char *err, size_t errlen);
+
+/* A setting that has no effect on p (a closure for direct, whose ODE is exact; ODE settings
+ * without the ode solver): 1 with a sentence in buf, or 0. */
+int worker_ignored(const struct params *p, char *buf, size_t n);
+
 #endif

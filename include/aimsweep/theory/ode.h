@@ -29,6 +29,10 @@ struct mom_sys {
  * ode_noise) with initial values matched to the model's own initial matrices. Returns 0, or
  * -1 with a message in err. */
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen);
+
+/* Whether ode_system_create would accept p (decomposition, closure, order, noise), without
+ * building anything: 0, or -1 with a message. Planning runs it on every grid point. */
+int ode_check(const struct params *p, char *err, size_t errlen);
 void ode_system_destroy(struct mom_sys *sys);
 
 /* Integrates a system from its y0 over the tau grid of p (obs_tau_grid), pushing one row per
