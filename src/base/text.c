@@ -46,27 +46,28 @@ static int same(char a, char b)
 
 int text_distance(const char *a, const char *b)
 {
+    /* optimal string alignment: insertions, deletions, substitutions and swaps of two
+     * neighbours ("gird" -> "grid") each count one */
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return 1000;
-    int row[65];
+    int m[65][65];
+    for (size_t i = 0; i <= la; i++)
+        m[i][0] = (int)i;
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+        m[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int best = diag + !same(a[i - 1], b[j - 1]);
-            if (up + 1 < best)
-                best = up + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
+            int best = m[i - 1][j - 1] + !same(a[i - 1], b[j - 1]);
+            if (m[i - 1][j] + 1 < best)
+                best = m[i - 1][j] + 1;
+            if (m[i][j - 1] + 1 < best)
+                best = m[i][j - 1] + 1;
+            if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) && m[i - 2][j - 2] + 1 < best)
+                best = m[i - 2][j - 2] + 1;
+            m[i][j] = best;
         }
-    }
-    return row[lb];
+    return m[la][lb];
 }
 
 const char *text_closest(const char *w, const char *const *words)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Log grids start three decades below tau_end. */
+/* Log grids start three decades below tau_end unless log_grid names the start. */
 #define OBS_LOG_DECADES 3.0
 
 const char *run_status_name(enum run_status s)
@@ -37,7 +37,9 @@ void obs_tau_grid(const struct params *p, double *taus)
     int R = p->records;
     taus[0] = 0;
     for (int k = 1; k <= R; k++) {
-        if (p->log_grid && R > 1)
+        if (p->log_grid && R > 1 && p->log_start > 0) /* from the start given, geometric */
+            taus[k] = p->log_start * pow(p->tau_end / p->log_start, (double)(k - 1) / (R - 1));
+        else if (p->log_grid && R > 1)
             taus[k] = p->tau_end * pow(10.0, -OBS_LOG_DECADES * (double)(R - k) / (R - 1));
         else
             taus[k] = p->tau_end * (double)k / R;

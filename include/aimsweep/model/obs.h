@@ -48,7 +48,7 @@ struct traj {
 };
 
 /* The record times: records + 1 values from 0 to tau_end inclusive, linear, or log-spaced
- * from tau_end * 1e-3 (with 0 first) when log_grid. Writes into taus (records + 1 values). */
+ * from log_start (tau_end * 1e-3 when log_start is 0; with 0 first) when log_grid. Writes into taus (records + 1 values). */
 void obs_tau_grid(const struct params *p, double *taus);
 
 int traj_init(struct traj *t, int solver, int cap);
