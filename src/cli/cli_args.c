@@ -3,10 +3,25 @@
  */
 #include "aimsweep/cli/args.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "aimsweep/base/text.h"
+
+static int silent;
+
+void cli_args_silence(int on) { silent = on; }
+
+void cli_say(const char *fmt, ...)
+{
+    if (silent)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 static int same_flag(const char *a, const char *b)
 {
@@ -20,7 +35,7 @@ int cli_once(struct cli_seen *s, const char *cmd, const char *flag)
 {
     for (int i = 0; i < s->n; i++)
         if (same_flag(s->names[i], flag)) {
-            fprintf(stderr, "aimsweep %s: flag --%s given twice; give each flag once\n", cmd, flag);
+            cli_say("aimsweep %s: flag --%s given twice; give each flag once\n", cmd, flag);
             return -1;
         }
     if (s->n < CLI_MAX_FLAGS)
@@ -40,9 +55,9 @@ int cli_unknown(const char *cmd, const char *arg, const char *const *known)
     if (c)
         snprintf(hint, sizeof hint, " (did you mean --%s?)", c);
     if (arg[0] == '-')
-        fprintf(stderr, "aimsweep %s: unknown flag '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
+        cli_say("aimsweep %s: unknown flag '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
     else
-        fprintf(stderr, "aimsweep %s: unexpected argument '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
+        cli_say("aimsweep %s: unexpected argument '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
     return 2;
 }
 
@@ -50,6 +65,6 @@ int cli_nonempty(const char *cmd, const char *what, const char *arg)
 {
     if (arg && *arg)
         return 0;
-    fprintf(stderr, "aimsweep %s: empty %s; an empty argument is never a valid value\n", cmd, what);
+    cli_say("aimsweep %s: empty %s; an empty argument is never a valid value\n", cmd, what);
     return 2;
 }

@@ -21,6 +21,11 @@ int cli_once(struct cli_seen *s, const char *cmd, const char *flag);
  * NULL-terminated) and a pointer to --help. Always returns 2. */
 int cli_unknown(const char *cmd, const char *arg, const char *const *known);
 
+/* With on = 1 the functions here print nothing (MPI ranks other than 0 parse the same command
+ * line silently); cli_say prints like fprintf(stderr, ...) unless silenced. */
+void cli_args_silence(int on);
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Refuses an empty argument (argv[i] == ""): prints and returns 2, else 0. */
 int cli_nonempty(const char *cmd, const char *what, const char *arg);
 
