@@ -60,7 +60,7 @@ static void print_summary(FILE *f, const struct task_result *r, const char *pref
         if (s->max_gap_to_sgd >= 0)
             num(f, " max_gap_to_sgd=", s->max_gap_to_sgd);
         if (t->diverged_at_samples >= 0)
-            num(f, " stopped_at_samples=", t->diverged_at_samples);
+            num(f, " stopped_at_samples=", round(t->diverged_at_samples));
         fprintf(f, " wall_s=%.3f", t->wall_s);
         if (t->error[0])
             fprintf(f, " error=\"%s\"", t->error);
@@ -151,7 +151,7 @@ int cli_single(int argc, char **argv)
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
-                const double v[8] = {r->tau, r->samples, r->omega11, r->psi11, r->omega12, r->trace, r->overlap,
+                const double v[8] = {r->tau, round(r->samples), r->omega11, r->psi11, r->omega12, r->trace, r->overlap,
                                      r->loss};
                 fputs(obs_solver_name(res.traj[i].solver), stdout);
                 for (int j = 0; j < 8; j++)

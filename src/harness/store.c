@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,21 @@
 
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
+
+/* Weak recovery for any threshold, from the stored trajectory (schema version 2). One row per
+ * record k of each solver with the record before it (tau_prev, m_prev = |m_{k-1}|,
+ * samples_prev; NULL at k = 0) and m_max_before, the largest |m| of the records before k (-1 at
+ * k = 0). For a threshold th exactly one row of a run has m >= th AND m_max_before < th: the
+ * first record at or above th. Its tau_wr is linear in tau on |m| between the two records,
+ * tau_prev + (th - m_prev) / (m - m_prev) (tau - tau_prev), or tau at k = 0 -- what obs.c
+ * stores in summary for the point's own recovery_threshold. */
+#define STORE_RECOVERY_SEGMENTS_BODY                                                              \
+    "recovery_segments AS SELECT task_id, solver, k,"                                              \
+    " lag(tau) OVER w AS tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"    \
+    " lag(samples) OVER w AS samples_prev, samples,"                                               \
+    " coalesce(max(abs(overlap)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1)"   \
+    " AS m_max_before"                                                                             \
+    " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
 
 /* A format: its one %s is the list of the statuses the database may hold (task_status.h). */
 static const char *const schema_fmt =
@@ -44,11 +60,11 @@ static const char *const schema_fmt =
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, k INTEGER NOT NULL,"
-    " tau REAL, samples REAL, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL);"
+    " tau REAL, samples INTEGER, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL);"
     "CREATE TABLE summary("
-    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr REAL,"
+    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr INTEGER,"
     " final_overlap REAL, final_loss REAL, max_gap_to_sgd REAL, status TEXT NOT NULL, wall_s REAL,"
-    " diverged_at_samples REAL, error TEXT);"
+    " diverged_at_samples INTEGER, error TEXT);"
     "CREATE UNIQUE INDEX trajectory_row ON trajectory(task_id, solver, k);"
     "CREATE UNIQUE INDEX summary_row ON summary(task_id, solver);"
     "CREATE INDEX tasks_status ON tasks(status);"
@@ -60,7 +76,13 @@ static const char *const schema_fmt =
     " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
     " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
     " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;";
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY;
+
+/* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
+ * 28000.000000000004 computed as tau d^2 / eta). */
+static const char *const integer_columns[][2] = {
+    {"trajectory", "samples"}, {"summary", "samples_wr"}, {"summary", "diverged_at_samples"}, {NULL, NULL}};
 
 enum {
     ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
@@ -171,6 +193,168 @@ static int exec(struct store *s, const char *sql, char *err, size_t errlen, cons
     return 0;
 }
 
+static int step_done(sqlite3_stmt *q);
+
+/* crossing(th, x_prev, x, m_prev, m): x where |m| reaches th, linear between (m_prev, x_prev)
+ * and (m, x); x when there is no record before (m_prev NULL) or no change of m. With a row of
+ * recovery_segments it gives tau_wr (x = tau) and n_wr (x = samples) for any threshold. */
+static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+    (void)argc;
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && i != 3 && sqlite3_value_type(v[i]) == SQLITE_NULL) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+    double th = sqlite3_value_double(v[0]), x = sqlite3_value_double(v[2]), m = sqlite3_value_double(v[4]);
+    if (sqlite3_value_type(v[1]) == SQLITE_NULL || sqlite3_value_type(v[3]) == SQLITE_NULL) {
+        sqlite3_result_double(ctx, x);
+        return;
+    }
+    double x0 = sqlite3_value_double(v[1]), m0 = sqlite3_value_double(v[3]);
+    sqlite3_result_double(ctx, m == m0 ? x : x0 + (th - m0) / (m - m0) * (x - x0));
+}
+
+int store_register_functions(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "crossing", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_crossing, NULL,
+                                   NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* Schema 1 -> 2, in one transaction:
+ *   - the count columns become INTEGER (integer_columns): each table is rebuilt from its own
+ *     CREATE text with the column's type changed, the values rounded, every column copied, its
+ *     indexes remade; the views are dropped first and made again after;
+ *   - summary.tau_wr and samples_wr are recomputed from the trajectory, interpolated (obs.h);
+ *   - tasks.params is rewritten in shortest numbers, for the rows whose text parses and hashes to
+ *     the row's task_id (every row, unless the file was edited by hand): the id is unchanged;
+ *   - the view recovery_segments. */
+static int migrate_1_2(struct store *s, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL, *up = NULL;
+    char **views = NULL;
+    int nviews = 0, rc = -1;
+    char sql[16384];
+    if (exec(s, "BEGIN IMMEDIATE", err, errlen, path))
+        return -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        char **nv = realloc(views, (size_t)(nviews + 1) * sizeof *nv);
+        if (!nv)
+            goto oom;
+        views = nv;
+        if (!(views[nviews] = strdup((const char *)sqlite3_column_text(q, 1))))
+            goto oom;
+        nviews++;
+        snprintf(sql, sizeof sql, "DROP VIEW \"%s\"", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        q = NULL;
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+        if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+            goto dberr;
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    for (int t = 0; integer_columns[t][0]; t++) {
+        const char *table = integer_columns[t][0];
+        if (t > 0 && !strcmp(table, integer_columns[t - 1][0]))
+            continue;
+        /* its CREATE text with every listed column of this table retyped */
+        if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &q, NULL))
+            goto dberr;
+        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_ROW)
+            goto dberr;
+        char create[8192], rounding[1024] = "";
+        snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        q = NULL;
+        for (int c = t; integer_columns[c][0] && !strcmp(integer_columns[c][0], table); c++) {
+            char from[96], retyped[8192];
+            snprintf(from, sizeof from, " %s REAL", integer_columns[c][1]);
+            char *at = strstr(create, from);
+            if (!at) {
+                snprintf(err, errlen, "%s: migration to schema 2: %s.%s is not REAL as expected", path, table,
+                         integer_columns[c][1]);
+                goto out;
+            }
+            snprintf(retyped, sizeof retyped, "%.*s %s INTEGER%s", (int)(at - create), create, integer_columns[c][1],
+                     at + strlen(from));
+            snprintf(create, sizeof create, "%s", retyped);
+            size_t used = strlen(rounding);
+            snprintf(rounding + used, sizeof rounding - used, "%s%s = round(%s)", used ? ", " : "",
+                     integer_columns[c][1], integer_columns[c][1]);
+        }
+        char *paren = strchr(create, '(');
+        snprintf(sql, sizeof sql,
+                 "UPDATE %s SET %s;"
+                 "CREATE TABLE %s_v2 %s;"
+                 "INSERT INTO %s_v2 SELECT * FROM %s;"
+                 "DROP TABLE %s;"
+                 "ALTER TABLE %s_v2 RENAME TO %s;"
+                 "CREATE UNIQUE INDEX %s_row ON %s(task_id, solver%s);",
+                 table, rounding, table, paren ? paren : "()", table, table, table, table, table, table, table,
+                 !strcmp(table, "trajectory") ? ", k" : "");
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+    }
+    /* the canonical text in shortest numbers, for rows whose text gives back their id */
+    if (sqlite3_prepare_v2(s->db, "SELECT task_id, params FROM tasks", -1, &q, NULL) ||
+        sqlite3_prepare_v2(s->db, "UPDATE tasks SET params = ?2 WHERE task_id = ?1", -1, &up, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        struct params p;
+        char perr[256], hex[17], canon[8192];
+        const char *id = (const char *)sqlite3_column_text(q, 0);
+        if (task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
+            continue;
+        task_id_hex(params_task_id(&p), hex);
+        if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
+            continue;
+        sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT);
+        if (step_done(up))
+            goto dberr;
+    }
+    for (int i = 0; i < nviews; i++) {
+        snprintf(sql, sizeof sql, "%s;", views[i]);
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+    }
+    /* tau_wr and samples_wr as version 2 computes them: interpolated between records */
+    if (exec(s,
+             "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY
+             "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
+             " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
+             " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
+             " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
+             " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
+             " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
+             " PRAGMA user_version = 2; COMMIT;",
+             err, errlen, path))
+        goto out;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+    goto out;
+dberr:
+    snprintf(err, errlen, "%s: migration to schema 2: %s", path, sqlite3_errmsg(s->db));
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    for (int i = 0; i < nviews; i++)
+        free(views[i]);
+    free(views);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 struct store *store_open(const char *path, char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof *s);
@@ -231,6 +415,12 @@ struct store *store_open(const char *path, char *err, size_t errlen)
                 strerror(errno));
     }
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
+        goto fail;
+    if (store_register_functions(s->db)) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    if (version == 1 && migrate_1_2(s, path, err, errlen))
         goto fail;
     if (version == 0) {
         char states[256], schema[6144], sql[8192];
@@ -318,6 +508,11 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
         goto fail;
     }
+    /* an older database read as it is: the view of version 2 as a temporary one */
+    if (version < 2 && exec(s, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY, err, errlen, path))
+        goto fail;
+    if (store_register_functions(s->db))
+        goto fail;
     if (exec(s, "PRAGMA query_only=ON;", err, errlen, path))
         goto fail;
     return s;
@@ -541,6 +736,15 @@ int store_mark_interrupted(struct store *s, uint64_t id)
     return step_done(q);
 }
 
+/* A sample count as an INTEGER, NULL when negative (none) or not finite. */
+static void bind_count(sqlite3_stmt *q, int i, double v)
+{
+    if (!(v >= 0) || !isfinite(v))
+        sqlite3_bind_null(q, i);
+    else
+        sqlite3_bind_int64(q, i, (sqlite3_int64)llround(v));
+}
+
 static void bind_opt(sqlite3_stmt *q, int i, double v)
 {
     if (v < 0)
@@ -593,7 +797,10 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
             sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
             sqlite3_bind_int(q, 3, k);
             for (int j = 0; j < 8; j++)
-                sqlite3_bind_double(q, 4 + j, v[j]); /* NaN binds as NULL */
+                if (j == 1 && isfinite(v[j])) /* a count: an integer */
+                    sqlite3_bind_int64(q, 4 + j, (sqlite3_int64)llround(v[j]));
+                else
+                    sqlite3_bind_double(q, 4 + j, v[j]); /* NaN binds as NULL */
             if (step_done(q))
                 goto fail;
         }
@@ -601,13 +808,13 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
         sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
         bind_opt(q, 3, su->tau_wr);
-        bind_opt(q, 4, su->samples_wr);
+        bind_count(q, 4, su->samples_wr);
         sqlite3_bind_double(q, 5, su->final_overlap);
         sqlite3_bind_double(q, 6, su->final_loss);
         bind_opt(q, 7, su->max_gap_to_sgd);
         sqlite3_bind_text(q, 8, run_status_name(t->status), -1, SQLITE_STATIC);
         sqlite3_bind_double(q, 9, t->wall_s);
-        bind_opt(q, 10, t->diverged_at_samples);
+        bind_count(q, 10, t->diverged_at_samples);
         if (t->error[0])
             sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT);
         if (step_done(q))

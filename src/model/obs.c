@@ -89,10 +89,30 @@ double obs_overlap(double omega11, double omega12, double t1, double t2)
     return num / sqrt(den);
 }
 
+int obs_recovery(const struct traj *t, double threshold, double *tau, double *samples)
+{
+    for (int i = 0; i < t->n; i++) {
+        const struct obs_row *r = &t->rows[i];
+        double m = fabs(r->overlap);
+        if (!(m >= threshold))
+            continue;
+        if (i == 0) {
+            *tau = r->tau;
+            *samples = round(r->samples);
+            return 0;
+        }
+        /* |m| crosses the threshold between records i - 1 (below) and i (at or above) */
+        const struct obs_row *q = &t->rows[i - 1];
+        double m0 = fabs(q->overlap), f = (threshold - m0) / (m - m0);
+        *tau = q->tau + f * (r->tau - q->tau);
+        *samples = round(q->samples + f * (r->samples - q->samples));
+        return 0;
+    }
+    return -1;
+}
+
 double obs_tau_wr(const struct traj *t, double threshold)
 {
-    for (int i = 0; i < t->n; i++)
-        if (fabs(t->rows[i].overlap) >= threshold)
-            return t->rows[i].tau;
-    return -1;
+    double tau, n;
+    return obs_recovery(t, threshold, &tau, &n) ? -1 : tau;
 }

@@ -19,8 +19,8 @@ static void summarise(const struct params *p, const struct traj *t, const struct
 {
     s->solver = t->solver;
     s->status = t->status;
-    s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
-    s->samples_wr = s->tau_wr < 0 ? -1 : params_samples(p, s->tau_wr);
+    if (obs_recovery(t, p->recovery_threshold, &s->tau_wr, &s->samples_wr))
+        s->tau_wr = s->samples_wr = -1;
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;

@@ -37,7 +37,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 
@@ -99,6 +99,11 @@ int store_mark_pending(struct store *s, uint64_t id);
 /* In the open batch: the task never came back (its rank stopped answering); it is rerun by
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
+
+/* Registers the SQL function crossing(th, x_prev, x, m_prev, m) on a connection (every
+ * connection store.c opens has it): with a row of the view recovery_segments, tau_wr and n_wr
+ * for any threshold th. Returns 0 or -1. */
+int store_register_functions(sqlite3 *db);
 
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);

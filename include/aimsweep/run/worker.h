@@ -13,7 +13,7 @@
 struct solver_summary {
     int solver;
     double tau_wr;      /* -1 when never reached (NULL in the database) */
-    double samples_wr;  /* tau_wr d^2 / eta, -1 when never reached */
+    double samples_wr;  /* samples at tau_wr (interpolated, an integer), -1 when never reached */
     double final_overlap;
     double final_loss;
     double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
