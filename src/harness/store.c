@@ -195,6 +195,83 @@ static int exec(struct store *s, const char *sql, char *err, size_t errlen, cons
 
 static int step_done(sqlite3_stmt *q);
 
+/* What each column means and its unit: the header of `aimsweep export` and the column list of
+ * docs/model.md. Rows with table NULL apply to a column of that name in any table or view; the
+ * parameter columns of tasks take their meaning from the parameter table (params.h). */
+static const struct store_column_doc column_docs[] = {
+    {"sweeps", "sweep_id", "", "one aimsweep run (1, 2, ...)"},
+    {"sweeps", "name", "", "the sweep's name (its file's name: key, or the file name)"},
+    {"sweeps", "spec", "", "the sweep file's text, with any --set overrides appended as comments"},
+    {"sweeps", "created_at", "UTC", "when the run started (ISO 8601)"},
+    {"sweeps", "version", "", "aimsweep version of the run"},
+    {"sweeps", "git_commit", "", "source commit of the binary"},
+    {"sweeps", "host", "", "host of rank 0"},
+    {"sweeps", "compiler", "", "compiler of the binary"},
+    {"sweeps", "blas", "", "OpenBLAS configuration"},
+    {"sweeps", "mpi", "", "MPI library"},
+    {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
+    {NULL, "task_id", "", "16 hex digits: hash of the point's canonical parameters (same point, same id)"},
+    {"tasks", "sweep_id", "", "the run that computed the task (the one that registered it until then)"},
+    {"sweep_tasks", "sweep_id", "", "a run that asked for the task"},
+    {"results", "sweep_id", "", "the run that computed the task"},
+    {"tasks", "status", "", "pending, running, done, diverged, ode_diverged, error, interrupted"},
+    {NULL, "task_status", "", "the point's status (tasks.status)"},
+    {NULL, "attempts", "", "times the task was handed to a rank"},
+    {NULL, "rank", "", "MPI rank that ran it last"},
+    {NULL, "host", "", "host of that rank"},
+    {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},
+    {NULL, "finished_at", "UTC", "when its result was stored (ISO 8601)"},
+    {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
+    {"tasks", "error", "", "why the task failed (status error)"},
+    {NULL, "info_exponent", "", "information exponent: lowest k >= 1 with c_k != 0 (Hermite activations; NULL otherwise)"},
+    {NULL, "cost", "s", "estimated core-seconds (cost model of task.c)"},
+    {NULL, "params", "", "canonical parameter text: aimsweep single accepts every key=value"},
+    {NULL, "solver", "", "sgd (online SGD), flow (population flow), ode (moment ODE)"},
+    {NULL, "k", "", "record index, 0 .. records"},
+    {NULL, "tau", "tau", "time tau = n eta / d^2 (n samples)"},
+    {NULL, "samples", "samples", "samples n at tau (SGD: counted; flow, ode: tau d^2 / eta, rounded)"},
+    {NULL, "omega11", "", "Omega11 = Tr(S S^T)/d"},
+    {NULL, "psi11", "", "Psi11 = Tr(S^2)/d"},
+    {NULL, "omega12", "", "Omega12 = Tr(S S*)/d"},
+    {NULL, "trace", "", "t1 = Tr(S)/d"},
+    {NULL, "overlap", "", "centred overlap m of S and S*, in [-1, 1]"},
+    {NULL, "loss", "", "population loss Phi(Omega11, Psi11, Omega12)"},
+    {NULL, "tau_wr", "tau", "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
+    {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
+    {NULL, "final_overlap", "", "m at the last record"},
+    {NULL, "final_loss", "", "Phi at the last record"},
+    {NULL, "max_gap_to_sgd", "", "largest |Omega12 - Omega12 of sgd| over the records (NULL for sgd)"},
+    {"summary", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {"results", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {NULL, "wall_s", "s", "wall-clock seconds of this solver"},
+    {NULL, "diverged_at_samples", "samples", "samples at which the solver stopped on exploding values; NULL: it did not"},
+    {NULL, "error", "", "the solver's error message"},
+    {NULL, "tau_prev", "tau", "tau of record k - 1 (NULL at k = 0)"},
+    {NULL, "m", "", "|m| at record k"},
+    {NULL, "m_prev", "", "|m| at record k - 1 (NULL at k = 0)"},
+    {NULL, "samples_prev", "samples", "samples at record k - 1 (NULL at k = 0)"},
+    {NULL, "m_max_before", "", "largest |m| of the records before k (-1 at k = 0)"},
+    {NULL, NULL, NULL, NULL}};
+
+const struct store_column_doc *store_column_doc(const char *table, const char *column)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; column_docs[i].column; i++)
+            if (!strcmp(column_docs[i].column, column) &&
+                (pass ? column_docs[i].table == NULL : column_docs[i].table && !strcmp(column_docs[i].table, table)))
+                return &column_docs[i];
+    const struct params_key_info *k = params_key_info(column);
+    if (k) {
+        static struct store_column_doc pd;
+        pd.table = NULL;
+        pd.column = k->key;
+        pd.unit = !strcmp(k->key, "tau_end") ? "tau" : "";
+        pd.meaning = k->help;
+        return &pd;
+    }
+    return NULL;
+}
+
 /* crossing(th, x_prev, x, m_prev, m): x where |m| reaches th, linear between (m_prev, x_prev)
  * and (m, x); x when there is no record before (m_prev NULL) or no change of m. With a row of
  * recovery_segments it gives tau_wr (x = tau) and n_wr (x = samples) for any threshold. */

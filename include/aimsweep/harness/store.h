@@ -105,6 +105,14 @@ int store_mark_interrupted(struct store *s, uint64_t id);
  * for any threshold th. Returns 0 or -1. */
 int store_register_functions(sqlite3 *db);
 
+/* The meaning and unit of a column of a table or view ("" when it has no unit), or NULL. A
+ * parameter column's meaning is its line of the parameter table. The pointer is valid until the
+ * next call. */
+struct store_column_doc {
+    const char *table, *column, *unit, *meaning;
+};
+const struct store_column_doc *store_column_doc(const char *table, const char *column);
+
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);
 
