@@ -28,3 +28,10 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+# Grids (ranges, zip, expressions, --set), task ids, weak recovery and its view, migration 1 -> 2.
+add_executable(test_grid test_grid.c)
+target_link_libraries(test_grid PRIVATE aimsweep_harness)
+aimsweep_warnings(test_grid)
+add_test(NAME test_grid COMMAND test_grid ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_grid PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
