@@ -35,3 +35,10 @@ target_link_libraries(test_grid PRIVATE aimsweep_harness)
 aimsweep_warnings(test_grid)
 add_test(NAME test_grid COMMAND test_grid ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_grid PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+
+add_test(NAME cli_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_errors)
+set_tests_properties(cli_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# Printed and stored numbers read back to the same doubles, in shortest form (python3).
+add_test(NAME roundtrip COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/roundtrip.py ${CMAKE_CURRENT_BINARY_DIR}/roundtrip)
+set_tests_properties(roundtrip PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

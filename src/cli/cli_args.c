@@ -52,8 +52,12 @@ int cli_unknown(const char *cmd, const char *arg, const char *const *known)
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)strcspn(w, "="), w);
     const char *c = text_closest(name, known);
-    if (c)
+    if (c) {
         snprintf(hint, sizeof hint, " (did you mean --%s?)", c);
+        for (char *h = hint; *h; h++)
+            if (*h == '_')
+                *h = '-'; /* flags are written with dashes */
+    }
     if (arg[0] == '-')
         cli_say("aimsweep %s: unknown flag '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
     else
