@@ -101,5 +101,21 @@ for task_id, params, lr, init_scale in con.execute("SELECT task_id, params, lr, 
     if ints:
         fail(f"{task_id}: {ints} samples not INTEGER")
 
+# docs/model.md explains every parameter and every column of every table and view
+doc = open(os.path.join(os.environ["SRCDIR"], "docs", "model.md")).read()
+helptext = subprocess.run([A, "single", "--help"], check=True, capture_output=True, text=True).stdout
+keys = [m.group(1).replace("-", "_") for m in re.finditer(r"^  --([a-z-]+) +\[", helptext, re.M)]
+if len(keys) < 18:
+    fail(f"single --help lists {len(keys)} parameters")
+for k in keys:
+    if f"| `{k}` |" not in doc:
+        fail(f"docs/model.md has no row for the parameter {k}")
+for t in tables:
+    if f"**{t}**" not in doc:
+        fail(f"docs/model.md does not describe {t}")
+    for c in [d[0] for d in con.execute(f"SELECT * FROM {t} LIMIT 0").description]:
+        if f"`{c}`" not in doc:
+            fail(f"docs/model.md does not name the column {t}.{c}")
+
 print(f"roundtrip: {checked} numbers checked, {fails} failed")
 sys.exit(1 if fails or checked < 1000 else 0)
