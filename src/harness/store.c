@@ -4,7 +4,9 @@
  * Opening is careful not to damage what is there: a file that is not SQLite, an SQLite file
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
- * own locks are fcntl locks, which flock does not touch on Linux).
+ * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
+ * in one transaction after the lock is taken (migrate_1_2), so a failed migration leaves the
+ * file as it was.
  */
 #include "aimsweep/harness/store.h"
 

@@ -13,6 +13,13 @@
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
  *           status, wall_s, diverged_at_samples, error)
  *   view results = tasks JOIN summary (one row per task and solver)
+ *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
+ *        (with the SQL function crossing(), store_register_functions)
+ * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
+ * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
+ * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
+ * view as a temporary one, by store_open_readonly. What every column means: store_column_doc,
+ * and docs/model.md §10.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
