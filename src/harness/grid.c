@@ -149,7 +149,7 @@ static int set_expr(struct params *p, const char *key, const char *text, char *m
 
 struct failure {
     char msg[256];
-    char where[160]; /* the line it is blamed on, when one value alone is at fault */
+    char where[200]; /* the line it is blamed on, when one value alone is at fault */
     size_t count;
     char points[GRID_SHOW_POINTS][256];
 };
