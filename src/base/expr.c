@@ -3,6 +3,7 @@
  * and its evaluation. Depth is bounded (EXPR_MAX_DEPTH) so that no input can exhaust the stack.
  */
 #include "aimsweep/base/expr.h"
+#include "aimsweep/base/text.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -314,7 +315,9 @@ static int eval(const struct node *n, expr_lookup_fn lookup, void *ctx, double *
         default: v = fabs(a); break;
         }
         if (!isfinite(v)) {
-            snprintf(err, errlen, "%s(%g) is not a finite number", func_names[n->func], a);
+            char arg[TEXT_DOUBLE_MAX];
+            text_double(a, arg, sizeof arg);
+            snprintf(err, errlen, "%s(%s) is not a finite number", func_names[n->func], arg);
             return -1;
         }
         break;

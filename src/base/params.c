@@ -569,13 +569,22 @@ int params_validate(const struct params *p, char *err, size_t errlen)
             FAIL("%s = %s: must be %s", k->key, val, params_allowed(k, allowed, sizeof allowed));
         }
     }
-    if (params_rank(p) > PARAMS_MAX_RANK_PER_D * p->d)
-        FAIL("width = %g: the rank r = round(width d) must be <= %d d", p->width, PARAMS_MAX_RANK_PER_D);
-    if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1)
-        FAIL("teacher wishart(%g): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %g",
-             p->teacher.arg, lround(p->teacher.arg * p->d), p->d, 0.5 / p->d);
-    if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end))
-        FAIL("log_grid = %g: the start of the log grid must be below tau_end = %g", p->log_start, p->tau_end);
+    char v2[TEXT_DOUBLE_MAX];
+    if (params_rank(p) > PARAMS_MAX_RANK_PER_D * p->d) {
+        text_double(p->width, val, sizeof val);
+        FAIL("width = %s: the rank r = round(width d) must be <= %d d", val, PARAMS_MAX_RANK_PER_D);
+    }
+    if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1) {
+        text_double(p->teacher.arg, val, sizeof val);
+        text_double(0.5 / p->d, v2, sizeof v2);
+        FAIL("teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s", val,
+             lround(p->teacher.arg * p->d), p->d, v2);
+    }
+    if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
+        text_double(p->log_start, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        FAIL("log_grid = %s: the start of the log grid must be below tau_end = %s", val, v2);
+    }
     if ((p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) &&
         p->decomposition != DECOMP_TIED)
         FAIL("closure %s exists for tied only, not %s (untied: free_cumulant, freeze, zero, free_residual, flat, auto)",

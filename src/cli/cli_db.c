@@ -46,14 +46,14 @@ static void csv_field(FILE *f, sqlite3_stmt *q, int col)
     fputc('"', f);
 }
 
-/* Text of a cell for the table output (floats with 6 significant digits). */
+/* Text of a cell for the table output (numbers in shortest round-trip form, as in csv). */
 static char *cell_text(sqlite3_stmt *q, int col)
 {
     char buf[64];
     switch (sqlite3_column_type(q, col)) {
     case SQLITE_NULL: return strdup("NULL");
     case SQLITE_FLOAT:
-        snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(q, col));
+        text_double(sqlite3_column_double(q, col), buf, sizeof buf);
         return strdup(buf);
     case SQLITE_BLOB:
         snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(q, col));
