@@ -38,8 +38,8 @@ case_ solver_empty_item "has an empty item" $S --solvers sgd,,flow
 case_ seed_range "seed = -1: must be an integer from 0 to 9007199254740992" $S --seed -1
 case_ d_range "d = 1: must be an integer from 2 to 100000" $S --d 1
 case_ d_integer "d = 12.5: not an integer (an integer from 2 to 100000)" $S --d 12.5
-case_ lr_range "lr = -0.5: must be a number > 0" $S --lr=-0.5
-case_ lr_text "lr: 'fast' is not a number (a number > 0)" $S --lr fast
+case_ lr_range "lr = -0.5: must be a number in (0, 1000]" $S --lr=-0.5
+case_ lr_text "lr: 'fast' is not a number (a number in (0, 1000])" $S --lr fast
 case_ threshold_range "recovery_threshold = 2: must be a number in (0, 1]" $S --recovery-threshold 2
 case_ width_range "width = 5: must be a number in (0, 4]" $S --width 5
 case_ tokens_range "tokens = 40: must be an integer from 2 to 16" $S --tokens 40
@@ -51,9 +51,9 @@ case_ softmax_empty "write softmax or softmax(beta) with one number beta > 0" $S
 case_ teacher_typo "(did you mean 'goe'?)" $S --teacher gooe
 case_ duplicate_flag "flag --d given twice; give each flag once" $S --d 40 --d 60
 case_ duplicate_dashed "given twice" $S --tau-end 0.02
-case_ empty_value "lr: empty value (a number > 0)" $S --lr ''
+case_ empty_value "lr: empty value (a number in (0, 1000])" $S --lr ''
 case_ empty_argument "empty argument" $S ''
-case_ missing_value "flag --lr needs a value (a number > 0)" $S --lr
+case_ missing_value "flag --lr needs a value (a number in (0, 1000])" $S --lr
 case_ format_value "--format: 'jsn' is not csv or table" $S --format jsn
 case_ positional "unexpected argument 'tied'" $S tied
 case_ flat_even_order "closure flat needs an odd order_m (got 4; even orders measured unstable): use order_m 3 or 5" \
@@ -74,7 +74,7 @@ case_ run_attempts "--max-attempts '0': must be an integer from 1 to 1000000" $A
 case_ set_typo "--set tau_endd=2: unknown parameter 'tau_endd' (did you mean 'tau_end'?)" \
     $A run "$W/s.yaml" --db "$W/x.db" --set tau_endd=2
 case_ set_form "write --set KEY=VALUE" $A run "$W/s.yaml" --db "$W/x.db" --set tau_end
-case_ set_range "--set lr=0: lr = 0: must be a number > 0" $A run "$W/s.yaml" --db "$W/x.db" --set lr=0
+case_ set_range "--set lr=0: lr = 0: must be a number in (0, 1000]" $A run "$W/s.yaml" --db "$W/x.db" --set lr=0
 case_ set_empty "--set lr=: empty value" $A run "$W/s.yaml" --db "$W/x.db" --set lr=
 case_ set_zip "d is part of a zip block" $A run "$W/z.yaml" --db "$W/x.db" --set d=20
 case_ set_expr "expression '1 / (d - 10)': division by zero" $A run "$W/s.yaml" --db "$W/x.db" --set "lr=1 / (d - 10)"

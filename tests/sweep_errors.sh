@@ -236,7 +236,7 @@ fixed:
 Y
 
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
-printf 'grid:\n  seed: [%s]\n  init_scale: [%s]\n  records: [%s]\n' "$vals" "$vals" "$vals" > "$W/many.txt"
+printf 'grid:\n  seed: [%s]\n  weight_decay: [%s]\n  records: [%s]\n' "$vals" "$vals" "$vals" > "$W/many.txt"
 case_ too_many_points "1: key 'grid': 1030301 grid points, more than the limit" < "$W/many.txt"
 
 echo "$n malformed files, $fails failed"

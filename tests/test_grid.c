@@ -150,7 +150,7 @@ static void test_zip_expr(void)
         {"fixed:\n  lr: \"2 * lr\"\n", "names its own key"},
         {"fixed:\n  lr: \"1/d\"\n  init_scale: \"lr * 2\"\n", "x.yaml:3: key 'init_scale': expression 'lr * 2' names lr, which is itself an expression"},
         {"fixed:\n  d: \"10 * log(10)\"\n", "x.yaml:2: key 'd': expression '10 * log(10)' = 23.02585092994046: d = 23.02585092994046: not an integer"},
-        {"fixed:\n  lr: \"1 - d\"\n", "x.yaml:2: key 'lr': expression '1 - d' = -99: lr = -99: must be a number > 0"},
+        {"fixed:\n  lr: \"1 - d\"\n", "x.yaml:2: key 'lr': expression '1 - d' = -99: lr = -99: must be a number in (0, 1000]"},
         {"fixed:\n  zip:\n    d: [40]\n", "zip blocks go under grid"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -65,11 +65,11 @@ int main(void)
     }
     /* Out-of-range values are refused where they are read, with the range in the message, and
      * params_validate refuses them in a struct filled by code. */
-    const char *invalid[][3] = {{"d", "0", "from 2 to"}, {"d", "-5", "from 2 to"}, {"lr", "-0.1", "> 0"},
-                                {"lr", "0", "> 0"}, {"tokens", "1", "from 2 to 16"}, {"tau_end", "0", "> 0"},
+    const char *invalid[][3] = {{"d", "0", "from 2 to"}, {"d", "-5", "from 2 to"}, {"lr", "-0.1", "(0, 1000]"},
+                                {"lr", "0", "(0, 1000]"}, {"tokens", "1", "from 2 to 16"}, {"tau_end", "0", "[1e-09, 1000000]"},
                                 {"records", "0", "from 1 to"}, {"width", "0", "(0, 4]"},
                                 {"recovery_threshold", "1.5", "(0, 1]"}, {"order_m", "0", "from 1 to 16"},
-                                {"weight_decay", "-1", ">= 0"}, {"seed", "-1", "from 0 to"}};
+                                {"weight_decay", "-1", "[0, 1000]"}, {"seed", "-1", "from 0 to"}};
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         params_default(&c);
         err[0] = 0;

@@ -38,6 +38,15 @@
 #define PARAMS_MAX_RECORDS 1000000
 #define PARAMS_MAX_ORDER 16
 #define PARAMS_MAX_SEED 9007199254740992.0 /* 2^53: every seed is exact as a double */
+/* What the solvers can do (the same bounds as the storage-reliability work): lr and
+ * weight_decay beyond 1e3 make the explicit flow's step vanish; tied/untied order parameters
+ * grow like s0^4, so init_scale 100 reaches the divergence limits before the first step; tau_end
+ * between 1e-9 and 1e6. */
+#define PARAMS_MAX_LR 1e3
+#define PARAMS_MAX_INIT_SCALE 100.0
+#define PARAMS_MAX_WEIGHT_DECAY 1e3
+#define PARAMS_MIN_TAU_END 1e-9
+#define PARAMS_MAX_TAU_END 1e6
 /* The student's rank r = round(width d) is at most this many times d. */
 #define PARAMS_MAX_RANK_PER_D 4
 
@@ -58,7 +67,6 @@ static const char *const act_words[] = {"h1", "h2", "h3", "h4", "h5", "h6", "her
 static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", NULL};
 
 #define OFF(f) offsetof(struct params, f)
-#define INF HUGE_VAL
 const struct params_key_info params_info[] = {
     {"decomposition", PARAMS_ENUM, OFF(decomposition), decomp_words, 0, 0, 0, "direct | tied | untied",
      "how the student writes S: direct S, tied W W^T/sqrt(r d), untied U V^T/sqrt(r d)"},
@@ -67,9 +75,9 @@ const struct params_key_info params_info[] = {
      "output map Y: sigma on each off-diagonal index entry h_ab, or softmax(beta) over each row"},
     {"d", PARAMS_INT, OFF(d), NULL, PARAMS_MIN_D, PARAMS_MAX_D, 0, "integer",
      "dimension of a token (S and S* are d x d)"},
-    {"lr", PARAMS_REAL, OFF(lr), NULL, 0, INF, PARAMS_LO_OPEN | PARAMS_NO_HI, "number",
+    {"lr", PARAMS_REAL, OFF(lr), NULL, 0, PARAMS_MAX_LR, PARAMS_LO_OPEN, "number",
      "learning rate eta; each SGD sample advances time tau by eta/d^2"},
-    {"init_scale", PARAMS_REAL, OFF(init_scale), NULL, 0, INF, PARAMS_NO_HI, "number",
+    {"init_scale", PARAMS_REAL, OFF(init_scale), NULL, 0, PARAMS_MAX_INIT_SCALE, 0, "number",
      "s0: initial student entries N(0, s0^2) (tied/untied), s0 times a GOE matrix (direct)"},
     {"tokens", PARAMS_INT, OFF(tokens), NULL, 2, PARAMS_MAX_TOKENS, 0, "integer",
      "T: tokens per sample (the attention index is T x T)"},
@@ -77,9 +85,9 @@ const struct params_key_info params_info[] = {
      "the target S*, rescaled to Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I"},
     {"width", PARAMS_REAL, OFF(width), NULL, 0, PARAMS_MAX_RANK_PER_D, PARAMS_LO_OPEN, "number",
      "rho: the student's rank r = round(rho d) (tied, untied)"},
-    {"weight_decay", PARAMS_REAL, OFF(weight_decay), NULL, 0, INF, PARAMS_NO_HI, "number",
+    {"weight_decay", PARAMS_REAL, OFF(weight_decay), NULL, 0, PARAMS_MAX_WEIGHT_DECAY, 0, "number",
      "lambda: each parameter decays at rate lambda per unit tau (factor 1 - lambda eta/d^2 a step)"},
-    {"tau_end", PARAMS_REAL, OFF(tau_end), NULL, 0, INF, PARAMS_LO_OPEN | PARAMS_NO_HI, "number",
+    {"tau_end", PARAMS_REAL, OFF(tau_end), NULL, PARAMS_MIN_TAU_END, PARAMS_MAX_TAU_END, 0, "number",
      "the time tau = n eta/d^2 at which a run ends (n samples)"},
     {"records", PARAMS_INT, OFF(records), NULL, 1, PARAMS_MAX_RECORDS, 0, "integer",
      "record times after tau = 0: each solver stores records + 1 rows"},
@@ -100,7 +108,6 @@ const struct params_key_info params_info[] = {
      "add the O(eta) drift of the SGD noise to the moment ODE"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
 #undef OFF
-#undef INF
 
 void params_default(struct params *p)
 {
