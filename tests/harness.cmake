@@ -42,3 +42,14 @@ set_tests_properties(cli_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "
 # Printed and stored numbers read back to the same doubles, in shortest form (python3).
 add_test(NAME roundtrip COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/roundtrip.py ${CMAKE_CURRENT_BINARY_DIR}/roundtrip)
 set_tests_properties(roundtrip PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# Checked MPI calls: a failing call comes back reported (one rank, started without mpirun).
+add_executable(test_mpicheck test_mpicheck.c)
+target_link_libraries(test_mpicheck PRIVATE aimsweep_harness)
+aimsweep_warnings(test_mpicheck)
+add_test(NAME test_mpicheck COMMAND test_mpicheck)
+set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")
+
+# cmake --install and the job scripts (with stand-ins for mpirun and srun).
+add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
+set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

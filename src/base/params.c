@@ -153,7 +153,7 @@ static const char *norm_key(const char *key, char *buf, size_t n)
 {
     size_t i = 0;
     for (; key[i] && i + 1 < n; i++)
-        buf[i] = key[i] == '-' ? '_' : key[i];
+        buf[i] = (char)(key[i] == '-' ? '_' : key[i]);
     buf[i] = 0;
     return buf;
 }
@@ -426,8 +426,8 @@ static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
         seterr(err, errlen, "solvers: '%.40s...' is too long (comma-separated from sgd, flow, ode)", s);
         return -1;
     }
-    strcpy(buf, s);
-    size_t len = strlen(buf);
+    size_t len = strlen(s);
+    memcpy(buf, s, len + 1);
     if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))) {
         seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)", s);
         return -1;

@@ -65,10 +65,20 @@ static char *cell_text(sqlite3_stmt *q, int col)
             if (*c == '\n' || *c == '\t')
                 *c = ' ';
         if (s && strlen(s) > DB_MAX_COL_WIDTH)
-            strcpy(s + DB_MAX_COL_WIDTH - 3, "...");
+            memcpy(s + DB_MAX_COL_WIDTH - 3, "...", 4);
         return s;
     }
     }
+}
+
+/* The database, read-only, or NULL after printing why. */
+static struct store *open_readonly(const char *file)
+{
+    char err[1024];
+    struct store *s = store_open_readonly(file, err, sizeof err);
+    if (!s)
+        fprintf(stderr, "aimsweep: %s\n", err);
+    return s;
 }
 
 /* Runs one statement and prints its rows. Returns 0, or -1 with the SQLite message printed. */
@@ -212,12 +222,9 @@ int cli_query(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     int rc = print_query(store_db(s), sql, fmt, header, stdout);
     store_close(&s);
     return rc ? 1 : 0;
@@ -429,13 +436,11 @@ int cli_export(int argc, char **argv)
         export_usage(stderr);
         return 2;
     }
-    char err[1024], names[64][64];
+    char names[64][64];
     const char *list[65];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     int nt = list_tables(store_db(s), names, list, 65), found = 0;
     for (int k = 0; k < nt; k++)
         found |= !strcmp(list[k], table);
@@ -479,12 +484,9 @@ int cli_status(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep status FILE\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     sqlite3 *db = store_db(s);
     int rc = 0;
     /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */
@@ -516,8 +518,13 @@ int cli_status(int argc, char **argv)
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     sqlite3_stmt *q = NULL;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-        sqlite3_column_int(q, 0) > 0) {
+    int qrc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (qrc == SQLITE_OK)
+        qrc = sqlite3_step(q);
+    if (qrc != SQLITE_ROW) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        rc = 1;
+    } else if (sqlite3_column_int(q, 0) > 0) {
         printf("\nmost frequent errors\n");
         snprintf(sql, sizeof sql,
                  "SELECT count(*) AS tasks, error FROM tasks WHERE status = '%s'"
