@@ -4,9 +4,8 @@
  * Rank 0 prepares the sweep (cli_run_sweep.c) and says whether there is work; then every rank
  * enters the scheduler with the callbacks of cli_run_sweep.c. A bad sweep file or database is
  * reported by rank 0 before any work, exit code 2 on every rank; a signal ends the run early
- * with the database resumable and exit code 4 (RUN_EXIT_STOPPED) when work is left. The
- * deadline is --time-limit from now, or a grace period before the job's end (--end-time or
- * SLURM_JOB_END_TIME), whichever comes first.
+ * with exit code 0 and the database resumable. The deadline is --time-limit from now, or a
+ * grace period before SLURM_JOB_END_TIME, whichever comes first.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,17 +16,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aimsweep/base/text.h"
+#include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/mpicheck.h"
 #include "cli_run.h"
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--end-time T]\n"
-               "                    [--task-timeout S] [--checkpoint-interval S] [--part I/N] [--lock-wait S]\n"
-               "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
+    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
+               "                    [--time-limit S] [--end-time T] [--task-timeout S] [--checkpoint-interval S]\n"
+               "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
+               "                    [--retry-errors] [--quiet]\n"
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
+               "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
+               "                    a grid axis of that key is replaced by the one value)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
                "                    never past the job's end)\n"
                "  --term-grace S    the grace after SIGTERM or SIGINT, at most (default %.0f; Slurm kills\n"
@@ -47,10 +51,11 @@ static void run_usage(FILE *f)
                "                    a job stopped by a signal counts no attempt\n"
                "  --retry-errors    rerun tasks whose status is error or timeout\n"
                "  --quiet           no progress on stderr\n\n"
-               "exit codes: 0 every task finished, 3 finished with some error or timeout, 4 stopped with\n"
-               "work left (signal or time limit: run again), 2 bad input, 1 the run failed\n",
+               "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
+               "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
+               "  again), 1 a failure of the run itself, 2 bad input.\n",
             RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S, STORE_LOCK_WAIT_S,
-            RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS);
+            RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS, RUN_EXIT_STOPPED);
 }
 
 static int parse_double(const char *s, double *x)
@@ -60,6 +65,10 @@ static int parse_double(const char *s, double *x)
     *x = strtod(s, &end);
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
+
+static const char *const run_flags[] = {"db", "set", "grace", "term-grace", "time-limit", "end-time", "task-timeout",
+                                        "checkpoint-interval", "part", "lock-wait", "commit-interval",
+                                        "max-attempts", "retry-errors", "quiet", "help", NULL};
 
 /* "I/N" with 1 <= I <= N into *i, *n. Returns 0, or -1. */
 static int parse_part(const char *s, int *i, int *n)
@@ -81,6 +90,7 @@ static int parse_part(const char *s, int *i, int *n)
 /* Returns 0, 1 for --help, or 2 after printing the error. */
 static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
 {
+    struct cli_seen seen = {0};
     memset(o, 0, sizeof *o);
     o->grace = RUN_DEFAULT_GRACE_S;
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
@@ -91,73 +101,109 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
         cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s", i ? " " : "aimsweep ", argv[i]);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return 1;
-        if (!strcmp(a, "--db") && has)
-            o->db = argv[++i];
-        else if (!strcmp(a, "--grace") && has) {
-            if (parse_double(argv[++i], &o->grace) || o->grace < 0)
-                goto bad;
-        } else if (!strcmp(a, "--time-limit") && has) {
-            if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
-                goto bad;
-        } else if (!strcmp(a, "--term-grace") && has) {
-            if (parse_double(argv[++i], &o->term_grace) || o->term_grace < 0)
-                goto bad;
-        } else if (!strcmp(a, "--end-time") && has) {
-            if (parse_double(argv[++i], &o->end_time) || o->end_time <= 0)
-                goto bad;
-        } else if (!strcmp(a, "--task-timeout") && has) {
-            if (parse_double(argv[++i], &o->task_timeout) || o->task_timeout <= 0)
-                goto bad;
-        } else if (!strcmp(a, "--checkpoint-interval") && has) {
-            if (parse_double(argv[++i], &o->ckpt_every) || o->ckpt_every < 0)
-                goto bad;
-        } else if (!strcmp(a, "--lock-wait") && has) {
-            if (parse_double(argv[++i], &o->lock_wait) || o->lock_wait < 0)
-                goto bad;
-        } else if (!strcmp(a, "--part") && has) {
-            if (parse_part(argv[++i], &o->part_i, &o->part_n)) {
-                if (loud)
-                    fprintf(stderr, "aimsweep run: bad value '%s' for --part: give I/N with 1 <= I <= N, e.g. 2/8\n",
-                            argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--commit-interval") && has) {
-            if (parse_double(argv[++i], &o->commit_s) || o->commit_s < 0)
-                goto bad;
-        } else if (!strcmp(a, "--max-attempts") && has) {
+    cli_args_silence(!loud); /* only rank 0 speaks */
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *what = NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            rc = 1;
+            break;
+        }
+        if (cli_nonempty("run", "argument", a)) {
+            rc = 2;
+            break;
+        }
+        if (a[0] != '-') {
+            if (o->sweep) {
+                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n", a, o->sweep);
+                rc = 2;
+            } else
+                o->sweep = a;
+            continue;
+        }
+        const char *name = a + 2;
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") || !strcmp(a, "--time-limit") ||
+                    !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
+                    !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
+                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
+        if (!takes && strcmp(a, "--retry-errors") && strcmp(a, "--quiet")) {
+            rc = cli_unknown("run", a, run_flags);
+            break;
+        }
+        if (strcmp(a, "--set") && cli_once(&seen, "run", name)) {
+            rc = 2;
+            break;
+        }
+        if (takes && (!v || cli_nonempty("run", "value", v) || !strncmp(v, "--", 2))) {
+            if (!v || !strncmp(v, "--", 2))
+                cli_say("aimsweep run: %s needs a value\n", a);
+            rc = 2;
+            break;
+        }
+        if (takes)
+            i++;
+        if (!strcmp(a, "--db"))
+            o->db = v;
+        else if (!strcmp(a, "--set")) {
+            if (o->nsets == RUN_MAX_SETS) {
+                cli_say("aimsweep run: more than %d --set overrides\n", RUN_MAX_SETS);
+                rc = 2;
+            } else
+                o->sets[o->nsets++] = v;
+        } else if (!strcmp(a, "--grace")) {
+            if (parse_double(v, &o->grace) || o->grace < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--time-limit")) {
+            if (parse_double(v, &o->time_limit) || o->time_limit <= 0)
+                what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--term-grace")) {
+            if (parse_double(v, &o->term_grace) || o->term_grace < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--end-time")) {
+            if (parse_double(v, &o->end_time) || o->end_time <= 0)
+                what = "seconds since 1970 (date +%s), > 0";
+        } else if (!strcmp(a, "--task-timeout")) {
+            if (parse_double(v, &o->task_timeout) || o->task_timeout <= 0)
+                what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--checkpoint-interval")) {
+            if (parse_double(v, &o->ckpt_every) || o->ckpt_every < 0)
+                what = "a number of seconds >= 0 (0: only when stopped)";
+        } else if (!strcmp(a, "--lock-wait")) {
+            if (parse_double(v, &o->lock_wait) || o->lock_wait < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--part")) {
+            if (parse_part(v, &o->part_i, &o->part_n))
+                what = "I/N with 1 <= I <= N, e.g. 2/8";
+        } else if (!strcmp(a, "--commit-interval")) {
+            if (parse_double(v, &o->commit_s) || o->commit_s < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--max-attempts")) {
             double x;
-            if (parse_double(argv[++i], &x) || x < 1 || x != (int)x)
-                goto bad;
-            o->max_attempts = (int)x;
+            if (parse_double(v, &x) || x < 1 || x > 1e6 || x != (int)x)
+                what = "an integer from 1 to 1000000";
+            else
+                o->max_attempts = (int)x;
         } else if (!strcmp(a, "--retry-errors"))
             o->retry_errors = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = 1;
-        else if (a[0] != '-' && !o->sweep)
-            o->sweep = a;
-        else {
-            if (loud)
-                fprintf(stderr, "aimsweep run: unknown or incomplete option '%s'\n", a);
-            return 2;
+        if (what) {
+            cli_say("aimsweep run: %s '%s': must be %s\n", a, v, what);
+            rc = 2;
         }
-        continue;
-    bad:
+    }
+    if (!rc && (!o->sweep || !o->db)) {
+        cli_say("aimsweep run: need %s\n", !o->sweep && !o->db ? "a sweep file and --db FILE"
+                                                   : !o->sweep           ? "a sweep file"
+                                                                         : "--db FILE (the results database)");
         if (loud)
-            fprintf(stderr, "aimsweep run: bad value '%s' for %s\n", argv[i], a);
-        return 2;
-    }
-    if (!o->sweep || !o->db) {
-        if (loud) {
-            fprintf(stderr, "aimsweep run: need a sweep file and --db FILE\n");
             run_usage(stderr);
-        }
-        return 2;
+        rc = 2;
     }
+    cli_args_silence(0);
+    if (rc)
+        return rc;
     const char *end = getenv("SLURM_JOB_END_TIME");
     double e;
     if (o->end_time == 0 && end && !parse_double(end, &e) && e > 0)
@@ -169,6 +215,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     }
     return 0;
 }
+
 
 /* Rank 0: the options in force, for the log. */
 static void log_options(const struct run_opts *o, int nranks)
@@ -241,7 +288,7 @@ int cli_run(int argc, char **argv)
     struct task *tasks = NULL, *todo = NULL;
     struct sched_task *st = NULL;
     struct store *store = NULL;
-    size_t npts = 0, ntodo = 0;
+    size_t npts = 0, ntodo = 0, old_errors = 0;
     store_lock_wait_s = o.lock_wait;
     if (rank == 0) {
         char logpath[4200];
@@ -249,7 +296,7 @@ int cli_run(int argc, char **argv)
         run_log_open(logpath); /* best effort: a directory we cannot write fails later, clearly */
         if (!o.quiet)
             log_options(&o, size);
-        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
+        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
     }
     if (share_code(&code, &abort_job))
         goto out;

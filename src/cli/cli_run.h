@@ -41,6 +41,10 @@ enum {
     RUN_EXIT_ERRORS = 3,    /* every task finished, some of them with error or timeout */
     RUN_EXIT_STOPPED = 4    /* stopped by a signal or the time limit with work left: run again */
 };
+/* RUN_EXIT_ERRORS under its other name */
+#define RUN_EXIT_SOME_ERROR RUN_EXIT_ERRORS
+/* The most --set overrides one command line takes. */
+#define RUN_MAX_SETS 32
 
 struct run_opts {
     const char *sweep, *db;
@@ -49,6 +53,8 @@ struct run_opts {
     int part_i, part_n; /* --part i/N (1-based), 0/0 for the whole grid */
     char command[2048]; /* the command line as given */
     char ckpt_dir[768];  /* DB.ckpt: the checkpoints of this database's tasks */
+    const char *sets[RUN_MAX_SETS]; /* --set KEY=VALUE, in order */
+    int nsets;
 };
 
 /* A line on stderr with a UTC timestamp in front ("2026-01-02T03:04:05Z aimsweep: ..."), and in
@@ -57,6 +63,11 @@ struct run_opts {
 void run_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int run_log_open(const char *path);
 void run_log_close(void);
+
+/* Loads a sweep file and applies the --set overrides of o; the grid is not expanded. Returns
+ * 0, or -1 with the message in err. Shared by run and plan. */
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
+                  size_t errlen);
 
 /* Rank 0's state while the scheduler runs: the store, the batch, the progress line, the first
  * failure (failed, err) and the count of each status stored. */
@@ -70,6 +81,7 @@ struct run_ctx {
     size_t nstatus[TASK_STATUS_COUNT];
     const char *ckpt_dir; /* every rank: where task checkpoints live, or NULL */
     double ckpt_every;
+    size_t old_errors; /* tasks of the sweep in error from earlier runs, not rerun */
     char err[512];
 };
 
@@ -78,7 +90,8 @@ struct run_ctx {
  * them). Returns 0, or the exit code (2) after printing; the caller frees what was made either
  * way. Not collective (rank 0 alone; MPI only for the library's version string). */
 int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
-                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo);
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo,
+                size_t *old_errors);
 
 /* Sets up c for a run storing into store (NULL on the other ranks) and the scheduler's
  * callbacks in ops, with c as their context. */
