@@ -61,6 +61,8 @@ static void run_usage(FILE *f)
 static int parse_double(const char *s, double *x)
 {
     char *end;
+    if (!s)
+        return -1;
     errno = 0;
     *x = strtod(s, &end);
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
@@ -74,6 +76,8 @@ static const char *const run_flags[] = {"db", "set", "grace", "term-grace", "tim
 static int parse_part(const char *s, int *i, int *n)
 {
     char *end;
+    if (!s)
+        return -1;
     errno = 0;
     long a = strtol(s, &end, 10);
     if (end == s || *end != '/' || errno)
@@ -127,11 +131,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                     !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
                     !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
                     !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
-        if (!takes && strcmp(a, "--retry-errors") && strcmp(a, "--quiet")) {
+        if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
         }
-        if (strcmp(a, "--set") && cli_once(&seen, "run", name)) {
+        if (strcmp(a, "--set") != 0 && cli_once(&seen, "run", name)) {
             rc = 2;
             break;
         }
