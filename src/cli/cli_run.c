@@ -198,7 +198,7 @@ int cli_run(int argc, char **argv)
                     o.db, c.err);
             code = 1;
         } else if (mpi_failed) {
-            fprintf(stderr, "aimsweep: %s: the sweep stopped on the MPI failure above; what finished is committed,"
+            fprintf(stderr, "aimsweep: %s: the sweep stopped on the failure reported above; what finished is committed,"
                     " rerun to resume\n", o.db);
             code = 1;
         } else {

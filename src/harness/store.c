@@ -28,7 +28,8 @@
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
 
-/* A format: its one %s is the list of the statuses the database may hold (task_status.h). */
+/* A format: its two %s are the status of a new task and the list of the statuses the database
+ * may hold (task_status.h). */
 static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
@@ -39,7 +40,7 @@ static const char *const schema_fmt =
     " init_scale REAL NOT NULL, tokens INTEGER NOT NULL, teacher TEXT NOT NULL, width REAL NOT NULL,"
     " weight_decay REAL NOT NULL, order_m INTEGER NOT NULL, closure TEXT NOT NULL, tau_end REAL NOT NULL,"
     " seed INTEGER NOT NULL,"
-    " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
+    " status TEXT NOT NULL DEFAULT '%s' CHECK (status IN"
     "  (%s)),"
     " attempts INTEGER NOT NULL DEFAULT 0, rank INTEGER, host TEXT, started_at TEXT, finished_at TEXT,"
     " wall_s REAL, error TEXT,"
@@ -291,7 +292,7 @@ struct store *store_open(const char *path, char *err, size_t errlen)
             snprintf(err, errlen, "%s: the status list does not fit the schema", path);
             goto fail;
         }
-        snprintf(schema, sizeof schema, schema_fmt, states);
+        snprintf(schema, sizeof schema, schema_fmt, task_status_name(TASK_PENDING), states);
         snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
                  STORE_SCHEMA_VERSION);
         if (exec(s, sql, err, errlen, path)) {
