@@ -79,6 +79,24 @@ static int make_teacher(struct model *m)
         cblas_dscal(d * rs, sqrt(c), W, 1);
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
+    } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
+        /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
+         * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
+         * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
+        sample_goe(&g, d, S);
+        double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
+        for (int i = 0; i < d; i++)
+            tg += S[(size_t)i * d + i];
+        tg /= d;
+        double b = 2 * sh * tg, a = (-b + sqrt(b * b + 4 * q * (1 - sh * sh))) / (2 * q);
+        cblas_dscal(d * d, a, S, 1);
+        for (int i = 0; i < d; i++)
+            S[(size_t)i * d + i] += sh;
+        m->tk = d;
+        m->tF = dalloc((size_t)d * d);
+        m->tsign = dalloc((size_t)d);
+        if (factor_symmetric(d, S, m->tF, m->tsign))
+            return -1;
     } else {
         sample_goe(&g, d, S);
         if (p->teacher.kind == TEACHER_GOE_SHIFT)
