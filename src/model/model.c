@@ -162,6 +162,8 @@ struct model *model_create(const struct params *p)
     make_student(m);
     model_token_cov(p, m->C, m->L, m->cidx);
     m->corr = p->token_corr != 0;
+    m->mu_star = sqrt((double)m->d) * m->t2;
+    phi_law_of(p, m->mu_star, &m->law);
     return m;
 fail:
     model_destroy(&m);
@@ -287,7 +289,10 @@ void model_observe(const struct model *m, const struct student *s, struct obs_ro
     row->omega12 = o.omega12;
     row->trace = o.t1;
     row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
+    row->loss = phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11, o.psi11,
+                             o.omega12, &pv)
+                    ? NAN
+                    : pv.phi;
 }
 
 void model_form_S(const struct student *s, double *out)

@@ -13,6 +13,7 @@
 #define AIMSWEEP_MODEL_H
 
 #include "aimsweep/model/obs.h"
+#include "aimsweep/model/phi.h"
 #include "aimsweep/base/params.h"
 
 struct model {
@@ -37,6 +38,8 @@ struct model {
     double C[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     double L[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     double cidx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double mu_star;        /* Tr(S*)/sqrt(d) */
+    struct phi_law law;    /* the index law Phi is taken under (phi_eval_law) */
 };
 
 /* Streams of the counter-based generator, per task. */
