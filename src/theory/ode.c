@@ -160,61 +160,17 @@ static int direct_create(const struct model *m, struct mom_sys *sys, char *err, 
 
 /* ---- direct with the mean (MODEL.md §10) ---- */
 
-/* Newton on Phi_mu(mu) = 0 from the guess, Phi_mumu by central differences; at most this many
- * iterations, to this tolerance on |Phi_mu|, before the slaved system reports failure. */
-#define ODE_SLAVE_ITER 60
-#define ODE_SLAVE_TOL 1e-12
-#define ODE_SLAVE_DMU 1e-6
-
 struct mean_ctx {
     struct act act;
     struct phi_law law;
     int T, d, slaved;
     double lambda, t2, mu_star;
-    double mu_guess; /* slaved: the last root, the start of the next Newton solve */
+    double mu_guess; /* slaved: the last root, the start of the next solve */
 };
 
-/* The minimum of Phi in mu that the fast dynamics dmu/dt = -d Phi_mu reaches from the guess:
- * Newton where Phi is convex in mu, a descent step of the guess's size where it is not (h2 on
- * the diagonal makes Phi a double well in mu, with a maximum near mu = 0), each step halved
- * until Phi decreases. Returns 0 with the root, or -1. */
 static int slave_mu(struct mean_ctx *x, double o11, double p11, double o12, double *mu_out)
 {
-    double mu = x->mu_guess;
-    struct phi_val v, a, b, t;
-    for (int it = 0; it < ODE_SLAVE_ITER; it++) {
-        if (phi_eval_law(&x->act, x->T, &x->law, mu, o11, p11, o12, &v) ||
-            phi_eval_law(&x->act, x->T, &x->law, mu + ODE_SLAVE_DMU, o11, p11, o12, &a) ||
-            phi_eval_law(&x->act, x->T, &x->law, mu - ODE_SLAVE_DMU, o11, p11, o12, &b))
-            return -1;
-        double dd = (a.d_mu - b.d_mu) / (2 * ODE_SLAVE_DMU);
-        if (fabs(v.d_mu) <= ODE_SLAVE_TOL * (1 + fabs(v.phi)) && dd > 0) {
-            *mu_out = mu;
-            return 0;
-        }
-        double cap = 1 + fabs(mu);
-        double step = dd > 0 ? -v.d_mu / dd : (v.d_mu > 0 ? -1.0 : 1.0) * 0.25 * cap;
-        if (fabs(step) > cap)
-            step = step > 0 ? cap : -cap;
-        int ok = 0;
-        for (int half = 0; half < 40; half++) {
-            if (phi_eval_law(&x->act, x->T, &x->law, mu + step, o11, p11, o12, &t))
-                return -1;
-            if (t.phi <= v.phi) {
-                ok = 1;
-                break;
-            }
-            step *= 0.5;
-        }
-        if (!ok)
-            return -1;
-        mu += step;
-        if (fabs(step) <= 1e-15 * (1 + fabs(mu)) && dd > 0) {
-            *mu_out = mu;
-            return 0;
-        }
-    }
-    return -1;
+    return phi_mu_slow(&x->act, x->T, &x->law, x->mu_guess, o11, p11, o12, mu_out);
 }
 
 static int mean_rhs(void *p, double tau, const double *y, double *dy)
@@ -365,6 +321,7 @@ void ode_system_destroy(struct mom_sys *sys)
 
 struct gsl_bridge {
     const struct mom_sys *sys;
+    double *jac_buf; /* 3 dim: the stiff systems' finite-difference Jacobian */
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
@@ -388,9 +345,7 @@ static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], v
 {
     const struct gsl_bridge *b = p;
     int n = b->sys->dim;
-    double yp[8], fp[8], fm[8];
-    if (n > 8)
-        return GSL_FAILURE;
+    double *yp = b->jac_buf, *fp = yp + n, *fm = fp + n;
     memcpy(yp, y, sizeof(double) * (size_t)n);
     for (int j = 0; j < n; j++) {
         double h = ODE_JAC_REL * (fabs(y[j]) > 1 ? fabs(y[j]) : 1);
@@ -442,7 +397,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
     gsl_odeiv2_driver *drv = NULL;
-    struct gsl_bridge br = {sys};
+    struct gsl_bridge br = {sys, NULL};
     gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
@@ -451,6 +406,8 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     if (!taus || !y)
         goto done;
     if (sys->stiff) {
+        if (!(br.jac_buf = malloc(sizeof(double) * 3 * (size_t)sys->dim)))
+            goto done;
         /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
          * stepper, control and evolve, so that every step is still checked below */
         drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, ODE_H0, ODE_ATOL, ODE_RTOL);
@@ -533,6 +490,7 @@ done:
         gsl_odeiv2_step_free(step);
     free(taus);
     free(y);
+    free(br.jac_buf);
     return ret;
 }
 
