@@ -61,6 +61,7 @@
 #define ODE_ATOL 1e-11
 #define ODE_H0 1e-4
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
+#define ODE_STIFF_RETRIES 8     /* restarts of the implicit stepper after a failed step */
 
 
 
@@ -321,7 +322,7 @@ void ode_system_destroy(struct mom_sys *sys)
 
 struct gsl_bridge {
     const struct mom_sys *sys;
-    double *jac_buf; /* 3 dim: the stiff systems' finite-difference Jacobian */
+    double *jac_buf; /* 4 dim: the stiff systems' finite-difference Jacobian */
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
@@ -347,17 +348,33 @@ static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], v
     int n = b->sys->dim;
     double *yp = b->jac_buf, *fp = yp + n, *fm = fp + n;
     memcpy(yp, y, sizeof(double) * (size_t)n);
+    /* near a boundary of Phi's domain (omega11 = omega12^2 at perfect recovery) one side of a
+     * central difference may fall outside: then the one-sided difference from the other side */
+    int have_f0 = 0;
+    double *f0 = fm + n;
     for (int j = 0; j < n; j++) {
         double h = ODE_JAC_REL * (fabs(y[j]) > 1 ? fabs(y[j]) : 1);
         yp[j] = y[j] + h;
-        if (bridge_rhs(t, yp, fp, p) != GSL_SUCCESS)
-            return GSL_FAILURE;
+        int okp = bridge_rhs(t, yp, fp, p) == GSL_SUCCESS;
         yp[j] = y[j] - h;
-        if (bridge_rhs(t, yp, fm, p) != GSL_SUCCESS)
-            return GSL_FAILURE;
+        int okm = bridge_rhs(t, yp, fm, p) == GSL_SUCCESS;
         yp[j] = y[j];
-        for (int i = 0; i < n; i++)
-            dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+        if ((!okp || !okm) && !have_f0) {
+            if (bridge_rhs(t, y, f0, p) != GSL_SUCCESS)
+                return GSL_FAILURE;
+            have_f0 = 1;
+        }
+        if (okp && okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+        else if (okp)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - f0[i]) / h;
+        else if (okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (f0[i] - fm[i]) / h;
+        else
+            return GSL_FAILURE;
     }
     for (int i = 0; i < n; i++)
         dfdt[i] = 0;
@@ -406,7 +423,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     if (!taus || !y)
         goto done;
     if (sys->stiff) {
-        if (!(br.jac_buf = malloc(sizeof(double) * 3 * (size_t)sys->dim)))
+        if (!(br.jac_buf = malloc(sizeof(double) * 4 * (size_t)sys->dim)))
             goto done;
         /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
          * stepper, control and evolve, so that every step is still checked below */
@@ -433,6 +450,16 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
         while (t < tk) {
             int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
             nsteps++;
+            /* the implicit multistep method does not shrink its step by itself when a trial
+             * point leaves the domain of Phi (near perfect recovery a predictor can step past
+             * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
+            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < ODE_STIFF_RETRIES; retry++) {
+                gsl_odeiv2_step_reset(step);
+                gsl_odeiv2_evolve_reset(ev);
+                h *= 0.1;
+                st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
+                nsteps++;
+            }
             if (st != GSL_SUCCESS) {
                 mark_diverged(out, p, t, "the right-hand side could not be evaluated");
                 goto stop;
