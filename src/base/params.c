@@ -508,16 +508,16 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d))
         FAIL("teacher goe_mean(%g): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
              "teacher is normalised to 1)", p->teacher.arg);
-    /* Parameters of MODEL.md §11 whose numerics are not in this build yet. */
-    if (p->lr_schedule.kind != LR_CONSTANT || p->init != INIT_GAUSSIAN || p->init_trace != 0)
-        FAIL("lr_schedule, init and init_trace other than constant, gaussian and 0 are not implemented in "
-             "this build%s", "");
     if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
         FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
              "untied have the general index); drop ode from solvers (sgd and flow handle it)%s", "");
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
              "offdiag only; use ode_noise off%s", "");
+    /* Parameters of MODEL.md §11 whose numerics are not in this build yet. */
+    if (p->lr_schedule.kind != LR_CONSTANT || p->init != INIT_GAUSSIAN || p->init_trace != 0)
+        FAIL("lr_schedule, init and init_trace other than constant, gaussian and 0 are not implemented in "
+             "this build%s", "");
 #undef FAIL
     return 0;
 }
