@@ -79,6 +79,24 @@ static int make_teacher(struct model *m)
         cblas_dscal(d * rs, sqrt(c), W, 1);
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
+    } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
+        /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
+         * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
+         * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
+        sample_goe(&g, d, S);
+        double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
+        for (int i = 0; i < d; i++)
+            tg += S[(size_t)i * d + i];
+        tg /= d;
+        double b = 2 * sh * tg, a = (-b + sqrt(b * b + 4 * q * (1 - sh * sh))) / (2 * q);
+        cblas_dscal(d * d, a, S, 1);
+        for (int i = 0; i < d; i++)
+            S[(size_t)i * d + i] += sh;
+        m->tk = d;
+        m->tF = dalloc((size_t)d * d);
+        m->tsign = dalloc((size_t)d);
+        if (factor_symmetric(d, S, m->tF, m->tsign))
+            return -1;
     } else {
         sample_goe(&g, d, S);
         if (p->teacher.kind == TEACHER_GOE_SHIFT)
@@ -142,6 +160,10 @@ struct model *model_create(const struct params *p)
     if (make_teacher(m))
         goto fail;
     make_student(m);
+    model_token_cov(p, m->C, m->L, m->cidx);
+    m->corr = p->token_corr != 0;
+    m->mu_star = sqrt((double)m->d) * m->t2;
+    phi_law_of(p, m->mu_star, &m->law);
     return m;
 fail:
     model_destroy(&m);
@@ -267,7 +289,10 @@ void model_observe(const struct model *m, const struct student *s, struct obs_ro
     row->omega12 = o.omega12;
     row->trace = o.t1;
     row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
+    row->loss = phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11, o.psi11,
+                             o.omega12, &pv)
+                    ? NAN
+                    : pv.phi;
 }
 
 void model_form_S(const struct student *s, double *out)
@@ -294,7 +319,70 @@ void model_index(int d, int T, const double *S, const double *x, double *h)
     free(Sx);
 }
 
+void model_token_cov(const struct params *p, double *C, double *L, double *cidx)
+{
+    int T = p->tokens;
+    double c = p->token_corr;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            C[a * T + b] = a == b ? 1.0 : c;
+            cidx[a * T + b] = p->index == INDEX_CENTRED ? C[a * T + b] : 0.0;
+            L[a * T + b] = 0;
+        }
+    /* Cholesky, C = L L^T; positive definite for c in [0, 1) */
+    for (int j = 0; j < T; j++) {
+        double s = C[j * T + j];
+        for (int k = 0; k < j; k++)
+            s -= L[j * T + k] * L[j * T + k];
+        L[j * T + j] = sqrt(s);
+        for (int i = j + 1; i < T; i++) {
+            double t = C[i * T + j];
+            for (int k = 0; k < j; k++)
+                t -= L[i * T + k] * L[j * T + k];
+            L[i * T + j] = t / L[j * T + j];
+        }
+    }
+}
+
+void model_correlate(int d, int T, const double *L, double *x)
+{
+    /* from the last token down, so that the z_b (b < a) it needs are still in place */
+    for (int a = T - 1; a >= 0; a--) {
+        double *xa = x + (size_t)a * d;
+        double laa = L[a * T + a];
+        for (int i = 0; i < d; i++)
+            xa[i] *= laa;
+        for (int b = 0; b < a; b++) {
+            double l = L[a * T + b];
+            const double *zb = x + (size_t)b * d;
+            if (l != 0)
+                for (int i = 0; i < d; i++)
+                    xa[i] += l * zb[i];
+        }
+    }
+}
+
+void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h)
+{
+    double tr = 0;
+    double *Sx = dalloc((size_t)d);
+    for (int i = 0; i < d; i++)
+        tr += S[(size_t)i * d + i];
+    for (int b = 0; b < T; b++) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0, S, d, x + (size_t)b * d, 1, 0.0, Sx, 1);
+        for (int a = 0; a < T; a++)
+            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - cidx[a * T + b] * tr) / sqrt((double)d);
+    }
+    free(Sx);
+}
+
 double model_loss(const struct act *a, int T, const double *h, const double *hs, double *D)
+{
+    return model_loss_outputs(a, T, OUTPUTS_OFFDIAG, h, hs, D);
+}
+
+double model_loss_outputs(const struct act *a, int T, enum outputs_kind outputs, const double *h,
+                          const double *hs, double *D)
 {
     double l = 0;
     if (a->kind == ACT_SOFTMAX) {
@@ -316,7 +404,7 @@ double model_loss(const struct act *a, int T, const double *h, const double *hs,
     }
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++) {
-            if (i == j) {
+            if (i == j && outputs != OUTPUTS_ALL) {
                 if (D)
                     D[i * T + j] = 0;
                 continue;
