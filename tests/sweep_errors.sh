@@ -177,7 +177,7 @@ grid:
 Y
 
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
-printf 'grid:\n  seed: [%s]\n  tokens: [%s]\n  records: [%s]\n' "$vals" "$(echo "$vals" | sed 's/\b1, //')" "$vals" > "$W/many.txt"
+printf 'grid:\n  seed: [%s]\n  d: [%s]\n  records: [%s]\n' "$vals" "$(echo "$vals" | sed 's/\b1, //')" "$vals" > "$W/many.txt"
 case_ too_many_points "1: key 'grid': 1020100 grid points, more than the limit" < "$W/many.txt"
 
 echo "$n malformed files, $fails failed"

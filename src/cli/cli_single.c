@@ -64,7 +64,7 @@ int cli_single(int argc, char **argv)
     struct params p;
     params_default(&p);
     int csv = 0;
-    char err[256];
+    char err[512];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -112,7 +112,7 @@ int cli_single(int argc, char **argv)
             return 2;
         }
     }
-    if (params_validate(&p, err, sizeof err)) {
+    if (params_validate(&p, err, sizeof err) || worker_check(&p, err, sizeof err)) {
         fprintf(stderr, "aimsweep single: %s\n", err);
         return 2;
     }

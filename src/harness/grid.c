@@ -4,6 +4,8 @@
  */
 #include "aimsweep/harness/grid.h"
 
+#include "aimsweep/run/worker.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +32,20 @@ static void describe(const struct sweep_spec *s, const size_t *digit, char *buf,
     }
 }
 
-/* 1 when key = value alone (over the defaults) fails params_validate: then the value itself is
+/* A point's checks: its ranges and combinations, and whether it fits in memory. 0 or -1. */
+static int point_check(const struct params *p, char *msg, size_t n)
+{
+    return params_validate(p, msg, n) || worker_check(p, msg, n) ? -1 : 0;
+}
+
+/* 1 when key = value alone (over the defaults) fails point_check: then the value itself is
  * out of range, and the error belongs to its line rather than to the combination. */
 static int alone_invalid(const char *key, const char *value)
 {
     struct params p;
-    char msg[256];
+    char msg[512];
     params_default(&p);
-    return params_set(&p, key, value, msg, sizeof msg) == 0 && params_validate(&p, msg, sizeof msg) != 0;
+    return params_set(&p, key, value, msg, sizeof msg) == 0 && point_check(&p, msg, sizeof msg) != 0;
 }
 
 static int blame(const struct sweep_spec *s, const size_t *digit, const char *msg, char *err, size_t errlen)
@@ -60,7 +68,7 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
     size_t total = grid_size(s);
     struct params base, *pts = NULL;
     size_t *digit = NULL;
-    char msg[256];
+    char msg[512];
     *out = NULL;
     *n = 0;
     params_default(&base);
@@ -84,7 +92,7 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
                          s->grid[i].key, msg);
                 goto fail;
             }
-        if (params_validate(p, msg, sizeof msg)) {
+        if (point_check(p, msg, sizeof msg)) {
             char where[256];
             if (blame(s, digit, msg, err, errlen))
                 goto fail;

@@ -128,7 +128,7 @@ static int check_value(struct walk *w, const char *key, const char *value, int l
                        size_t n)
 {
     struct params p;
-    char msg[256] = "";
+    char msg[512] = "";
     params_default(&p);
     if (params_set(&p, key, value, msg, sizeof msg) != 0)
         return fail(w, line, key, "%s", msg[0] ? msg : "invalid value");

@@ -91,6 +91,31 @@ int params_is_key(const char *key);
 /* The canonical names of all parameter keys, NULL-terminated, in canonical order. */
 extern const char *const params_keys[];
 
+/* The range of a numeric value: [lo, hi], or (lo, hi] when lo_open; integer values are whole
+ * numbers. Keys are those of params_keys plus the arguments of the parenthesised values:
+ * "softmax_beta", "hermite_coefficient", "wishart_rho", "goe_shift_m". One table in params.c
+ * holds every range; params_set and params_validate refuse values outside it. */
+struct params_range {
+    const char *key;
+    double lo, hi;
+    int lo_open;
+    int integer;
+};
+
+/* The range of key (snake_case or dashed), or NULL when it has none (a word-valued key). */
+const struct params_range *params_range_of(const char *key);
+
+/* 1 when v lies in r. */
+int params_in_range(const struct params_range *r, double v);
+
+/* The range as text: "(0, 1000]", "an integer from 2 to 100000". Returns the length (as
+ * snprintf). */
+int params_range_text(const struct params_range *r, char *buf, size_t n);
+
+/* v in the shortest of %.15g, %.16g, %.17g that reads back as v exactly (1.0000001 stays
+ * 1.0000001, never "1"). */
+void params_format_number(double v, char *buf, size_t n);
+
 /* Checks ranges and combinations. Returns 0, or -1 with a message in err. */
 int params_validate(const struct params *p, char *err, size_t errlen);
 
