@@ -212,7 +212,7 @@ static int parse_double(const char *s, double *out)
 }
 
 /* A seed: plain digits up to PARAMS_MAX_SEED, read exactly; any other spelling of a number
- * ("1e3", "12.0") only while a double holds it exactly (<= 2^53), so that no seed is ever
+ * ("1e3", "12.0") only below 2^53, where a double holds every integer, so that no seed is ever
  * silently replaced by a neighbour. */
 static int parse_seed(const char *s, uint64_t *out, char *err, size_t n)
 {
@@ -241,7 +241,7 @@ static int parse_seed(const char *s, uint64_t *out, char *err, size_t n)
                      (unsigned long long)PARAMS_MAX_SEED);
         return -1;
     }
-    if (v > PARAMS_EXACT_DOUBLE) {
+    if (v >= PARAMS_EXACT_DOUBLE) { /* 2^53 itself may be 2^53 + 1 rounded */
         if (err && n)
             snprintf(err, n, "seed = %.40s: above 2^53 a seed must be written as plain digits (a number with a "
                      "fraction or an exponent is not exact there)", s);

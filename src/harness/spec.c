@@ -17,6 +17,12 @@
 
 /* Largest seed count `seeds: N` accepts. */
 #define SPEC_MAX_SEEDS 1000000
+/* Deepest nesting of lists and mappings a sweep file may have (it needs 3: the file's mapping,
+ * grid's mapping, a list). Checked on the event stream before the tree is built, so that a
+ * file nested 10^5 deep is refused at once instead of loaded. */
+#define SPEC_MAX_DEPTH 16
+/* Largest sweep file read. */
+#define SPEC_MAX_BYTES ((size_t)16 << 20)
 
 struct walk {
     const char *path;
@@ -123,6 +129,64 @@ static int axis_push(struct walk *w, struct spec_axis *a, const char *value, int
     return 0;
 }
 
+/* The line (1-based) of byte offset off in text. */
+static int line_at(const char *text, size_t len, size_t off)
+{
+    int line = 1;
+    for (size_t i = 0; i < off && i < len; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+struct keyed {
+    const char *key;
+    size_t index;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The first item (in list order) whose text equals an earlier one's: sets *later and
+ * *earlier and returns 1, or returns 0 when all differ (-1 when out of memory). Sorting makes
+ * it O(n log n), so a list of 10^6 seeds is checked in a fraction of a second. */
+static int find_repeat(char *const *texts, size_t n, size_t *later, size_t *earlier)
+{
+    struct keyed *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (struct keyed){texts[i], i};
+    qsort(k, n, sizeof *k, keyed_cmp);
+    int found = 0;
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(k[i].key, k[i - 1].key)) {
+            /* within a run of equal texts the first is the earliest: k[i] repeats it */
+            size_t j = i;
+            while (j > 0 && !strcmp(k[j - 1].key, k[i].key))
+                j--;
+            if (!found || k[i].index < *later) {
+                *later = k[i].index;
+                *earlier = k[j].index;
+                found = 1;
+            }
+        }
+    free(k);
+    return found;
+}
+
+/* Parentheses opened and not closed in s (negative when more close than open). */
+static int paren_balance(const char *s)
+{
+    int b = 0;
+    for (; *s; s++)
+        b += (*s == '(') - (*s == ')');
+    return b;
+}
+
 /* Checks one value of a parameter with params_set; returns its canonical text in canon. */
 static int check_value(struct walk *w, const char *key, const char *value, int line, char *canon,
                        size_t n)
@@ -184,7 +248,8 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
         return fail(w, kline, key, "out of memory");
     int rc = 0;
     size_t k = 0;
-    for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top; it++, k++) {
+    char *joined = NULL;
+    for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top; it++) {
         yaml_node_t *v = yaml_document_get_node(w->doc, *it);
         if (v->type != YAML_SCALAR_NODE) {
             rc = fail(w, line_of(v), key, "list items are single values, got %s", node_kind(v));
@@ -194,21 +259,59 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
             rc = fail(w, line_of(v), key, "empty list item");
             break;
         }
-        if ((rc = check_value(w, key, scalar(v), line_of(v), canon, sizeof canon)))
-            break;
-        for (size_t j = 0; j < k; j++)
-            if (!strcmp(canons[j], canon)) {
-                rc = fail(w, line_of(v), key, "value '%s' repeats '%s' (line %d)", scalar(v), a->values[j],
-                          a->lines[j]);
+        const char *text = scalar(v);
+        free(joined);
+        joined = NULL;
+        /* [hermite(0,1)] reads in YAML as the two items "hermite(0" and "1)": a plain item with
+         * an open parenthesis takes the following items up to the closing one */
+        if (vnode->data.sequence.style == YAML_FLOW_SEQUENCE_STYLE &&
+            v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && paren_balance(text) > 0) {
+            size_t cap = strlen(text) + 1;
+            if (!(joined = strdup(text))) {
+                rc = fail(w, line_of(v), key, "out of memory");
                 break;
             }
-        if (rc)
+            while (paren_balance(joined) > 0 && it + 1 < vnode->data.sequence.items.top) {
+                yaml_node_t *nx = yaml_document_get_node(w->doc, *(it + 1));
+                if (nx->type != YAML_SCALAR_NODE || nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+                    break;
+                it++;
+                cap += strlen(scalar(nx)) + 1;
+                char *nj = realloc(joined, cap);
+                if (!nj) {
+                    rc = fail(w, line_of(v), key, "out of memory");
+                    break;
+                }
+                joined = nj;
+                strcat(joined, ",");
+                strcat(joined, scalar(nx));
+            }
+            if (rc)
+                break;
+            if (paren_balance(joined) != 0) {
+                rc = fail(w, line_of(v), key, "'%.100s': a '(' without its ')'", joined);
+                break;
+            }
+            text = joined;
+        }
+        if ((rc = check_value(w, key, text, line_of(v), canon, sizeof canon)))
             break;
-        if (!(canons[k] = strdup(canon)) || (rc = axis_push(w, a, scalar(v), line_of(v)))) {
+        if (!(canons[k] = strdup(canon)) || (rc = axis_push(w, a, text, line_of(v)))) {
             if (!rc)
                 rc = fail(w, line_of(v), key, "out of memory");
             break;
         }
+        k++;
+    }
+    free(joined);
+    if (!rc) {
+        size_t later, earlier;
+        int r = find_repeat(canons, k, &later, &earlier);
+        if (r < 0)
+            rc = fail(w, kline, key, "out of memory");
+        else if (r > 0)
+            rc = fail(w, a->lines[later], key, "value '%s' repeats '%s' (line %d)", a->values[later],
+                      a->values[earlier], a->lines[earlier]);
     }
     for (size_t j = 0; j < nitems; j++)
         free(canons[j]);
@@ -274,21 +377,40 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
         return fail(w, line_of(v), "seeds", "must be a count or a list of seeds, got %s", node_kind(v));
     if (v->data.sequence.items.top == v->data.sequence.items.start)
         return fail(w, line_of(v), "seeds", "empty list");
+    size_t nitems = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start), got = 0;
+    char **canons = calloc(nitems, sizeof *canons);
+    if (!canons)
+        return fail(w, kline, "seeds", "out of memory");
+    int rc = 0;
     for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
         yaml_node_t *s = yaml_document_get_node(w->doc, *it);
-        if (s->type != YAML_SCALAR_NODE || is_null(s))
-            return fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s", node_kind(s));
-        if (check_value(w, "seed", scalar(s), line_of(s), canon, sizeof canon))
-            return -1;
-        for (size_t j = 0; j < a->n; j++) {
-            char c2[64];
-            if (!check_value(w, "seed", a->values[j], a->lines[j], c2, sizeof c2) && !strcmp(c2, canon))
-                return fail(w, line_of(s), "seeds", "seed %s appears twice", scalar(s));
+        if (s->type != YAML_SCALAR_NODE || is_null(s)) {
+            rc = fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s", node_kind(s));
+            break;
         }
-        if (axis_push(w, a, scalar(s), line_of(s)))
-            return -1;
+        if ((rc = check_value(w, "seed", scalar(s), line_of(s), canon, sizeof canon)))
+            break;
+        if (!(canons[got] = strdup(canon))) {
+            rc = fail(w, line_of(s), "seeds", "out of memory");
+            break;
+        }
+        got++;
+        if ((rc = axis_push(w, a, scalar(s), line_of(s))))
+            break;
     }
-    return 0;
+    if (!rc) {
+        size_t later, earlier;
+        int r = find_repeat(canons, got, &later, &earlier);
+        if (r < 0)
+            rc = fail(w, kline, "seeds", "out of memory");
+        else if (r > 0)
+            rc = fail(w, a->lines[later], "seeds", "seed %s appears twice (also on line %d)", a->values[later],
+                      a->lines[earlier]);
+    }
+    for (size_t j = 0; j < nitems; j++)
+        free(canons[j]);
+    free(canons);
+    return rc;
 }
 
 static int walk_solvers(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
@@ -406,6 +528,52 @@ static char *default_name(const char *path)
     return n;
 }
 
+/* libyaml's error as "path:line: ...". A reader error (invalid UTF-8, a control character)
+ * carries a byte offset rather than a mark: its line is counted from the text. */
+static void yaml_error(const yaml_parser_t *parser, const char *path, const char *text, size_t len, char *err,
+                       size_t errlen)
+{
+    const char *ctx = parser->context ? parser->context : "";
+    const char *problem = parser->problem ? parser->problem : "unreadable";
+    if (parser->error == YAML_READER_ERROR) {
+        snprintf(err, errlen, "%s:%d: not readable text: %s (byte 0x%02x at offset %zu)", path,
+                 line_at(text, len, parser->problem_offset), problem, (unsigned)parser->problem_value & 0xff,
+                 parser->problem_offset);
+        return;
+    }
+    snprintf(err, errlen, "%s:%d: YAML syntax error: %s%s%s", path, (int)parser->problem_mark.line + 1, problem,
+             *ctx ? " " : "", ctx);
+}
+
+/* Refuses a file nested deeper than SPEC_MAX_DEPTH, reading events only up to that depth.
+ * Syntax errors are left to the loader, which reports them the same way. */
+static int check_depth(const char *path, const char *text, size_t len, char *err, size_t errlen)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, rc = 0;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    for (;;) {
+        if (!yaml_parser_parse(&parser, &ev))
+            break;
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+            if (++depth > SPEC_MAX_DEPTH) {
+                snprintf(err, errlen, "%s:%d: lists and mappings nested more than %d deep (a sweep file needs 3)",
+                         path, (int)ev.start_mark.line + 1, SPEC_MAX_DEPTH);
+                rc = -1;
+            }
+        } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        yaml_event_delete(&ev);
+        if (rc || t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec **out, char *err,
                size_t errlen)
 {
@@ -423,17 +591,21 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     memcpy(s->text, text, len);
     s->text[len] = 0;
     s->grid_line = 1;
-    if (memchr(text, 0, len)) {
-        snprintf(err, errlen, "%s:1: not a text file (contains NUL bytes)", path);
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        snprintf(err, errlen, "%s:%d: not a text file (contains NUL bytes)", path,
+                 line_at(text, len, (size_t)(nul - text)));
+        spec_destroy(&s);
+        return -1;
+    }
+    if (check_depth(path, text, len, err, errlen)) {
         spec_destroy(&s);
         return -1;
     }
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        const char *ctx = parser.context ? parser.context : "";
-        snprintf(err, errlen, "%s:%d: YAML syntax error: %s%s%s", path, (int)parser.problem_mark.line + 1,
-                 parser.problem ? parser.problem : "unreadable", *ctx ? " " : "", ctx);
+        yaml_error(&parser, path, text, len, err, errlen);
         goto out;
     }
     have_doc = 1;
@@ -445,8 +617,7 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     {
         yaml_document_t doc2;
         if (!yaml_parser_load(&parser, &doc2)) {
-            snprintf(err, errlen, "%s:%d: YAML syntax error: %s", path, (int)parser.problem_mark.line + 1,
-                     parser.problem ? parser.problem : "unreadable");
+            yaml_error(&parser, path, text, len, err, errlen);
             goto out;
         }
         yaml_node_t *r2 = yaml_document_get_root_node(&doc2);
@@ -494,20 +665,22 @@ int spec_load(const char *path, struct sweep_spec **out, char *err, size_t errle
         snprintf(err, errlen, "%s: cannot open sweep file: %s", path, strerror(errno));
         return -1;
     }
+    /* read up to one byte past the limit: a file of exactly SPEC_MAX_BYTES is accepted */
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (len < cap)
-            break;
-        if (cap >= (size_t)16 << 20) {
+        if (len > SPEC_MAX_BYTES) {
             free(buf);
             fclose(f);
-            snprintf(err, errlen, "%s: sweep file larger than 16 MiB", path);
+            snprintf(err, errlen, "%s: sweep file larger than %zu MiB", path, SPEC_MAX_BYTES >> 20);
             return -1;
         }
-        char *nb = realloc(buf, cap *= 2);
+        if (len < cap)
+            break;
+        size_t ncap = cap * 2 > SPEC_MAX_BYTES + 1 ? SPEC_MAX_BYTES + 1 : cap * 2;
+        char *nb = realloc(buf, cap = ncap);
         if (!nb) {
             free(buf);
             buf = NULL;
