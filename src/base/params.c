@@ -549,7 +549,7 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     }
     if (p->solvers & SOLVER_SGD) {
         /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
-        double n = p->tau_end * (double)p->d * p->d / p->lr;
+        double n = params_samples(p, p->tau_end);
         params_format_number(p->lr, a, sizeof a);
         params_format_number(p->tau_end, b, sizeof b);
         if (!(n >= 1))
@@ -596,6 +596,10 @@ int params_rank(const struct params *p)
         w = 4.0 * p->d; /* params_validate refuses this; never overflow */
     return (int)lround(w);
 }
+
+double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
+
+double params_samples(const struct params *p, double tau) { return tau * params_samples_per_tau(p); }
 
 const char *params_decomp_name(enum decomp d)
 {

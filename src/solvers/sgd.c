@@ -271,8 +271,6 @@ void sgd_state_destroy(struct sgd_state **pst)
     *pst = NULL;
 }
 
-long sgd_count(const struct sgd_state *st) { return st->n; }
-
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)
@@ -533,7 +531,7 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
+    double per_tau = params_samples_per_tau(p);
     for (int k = 0; k <= p->records; k++) {
         /* params_validate keeps tau_end d^2 / lr <= 2^53, so the count fits a long exactly */
         double want = nearbyint(taus[k] * per_tau);
