@@ -28,3 +28,10 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+# Storage failures (issue 13): a file system turning read-only mid-run (loop-mounted ext4,
+# root only) and a full disk (small tmpfs, root only); both skip with a message elsewhere.
+add_test(NAME store_fsfail COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_fsfail.sh ${CMAKE_CURRENT_BINARY_DIR}/store_fsfail)
+set_tests_properties(store_fsfail PROPERTIES LABELS fault TIMEOUT 180 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
+add_test(NAME store_diskfull COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_diskfull.sh ${CMAKE_CURRENT_BINARY_DIR}/store_diskfull)
+set_tests_properties(store_diskfull PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
