@@ -35,3 +35,7 @@ add_test(NAME store_fsfail COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_fsfail.s
 set_tests_properties(store_fsfail PROPERTIES LABELS fault TIMEOUT 180 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
 add_test(NAME store_diskfull COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_diskfull.sh ${CMAKE_CURRENT_BINARY_DIR}/store_diskfull)
 set_tests_properties(store_diskfull PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
+# The campaign's input cases against `single` and `query` (issue 13): refusals with ranges,
+# exact seeds, query time limit, streaming table, statements that would write refused.
+add_test(NAME robust_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/robust_cli.sh ${CMAKE_CURRENT_BINARY_DIR}/robust_cli)
+set_tests_properties(robust_cli PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

@@ -195,7 +195,7 @@ fixed:
   teacher: wishart(1e8)
   d: 12
 Y
-case_ beta_range "2: key 'activation': softmax beta = 1e+300: must be in (0, 100]" <<'Y'
+case_ beta_range "2: key 'activation': softmax beta = 1e+300: must be in (0, 20]" <<'Y'
 fixed:
   activation: softmax(1e300)
 Y
