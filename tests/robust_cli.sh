@@ -24,10 +24,10 @@ refuse() {
 }
 
 # 2. a segfault: the teacher's rank had no bound and its allocation was not checked
-refuse "wishart rho = 100000000: must be in (0, 16]" --d 12 --solvers sgd --teacher 'wishart(1e8)'
+refuse "teacher 'wishart(1e8)': wishart rho = 100000000: must be in (0, 16]" --d 12 --solvers sgd --teacher 'wishart(1e8)'
 # 4. silent nonsense: a NaN loss stored as done, 0 samples after an llround overflow, an
 #    lround overflow in the rank, a seed replaced by its neighbour
-refuse "softmax beta = 1e+300: must be in (0, 20]" --d 12 --solvers sgd --activation 'softmax(1e300)'
+refuse "activation 'softmax(1e300)': softmax beta = 1e+300: must be in (0, 20]" --d 12 --solvers sgd --activation 'softmax(1e300)'
 refuse "SGD would take tau_end d^2 / lr = 7.2e+31 samples, more than the limit" --d 12 --solvers sgd --lr 1e-30
 refuse "width = 1e+20: must be in (0, 4]" --d 12 --solvers sgd --width 1e20
 refuse "seed = 9007199254740993.0: above 2^53" --d 12 --seed 9007199254740993.0
@@ -38,7 +38,7 @@ refuse "the flow would need at least weight_decay tau_end = 1e+07 steps" --weigh
 refuse "the untied moment ODE supports orders 1 to 6" --decomposition untied --solvers ode --order-m 7 --tau-end 1e-9
 refuse "the task needs about" --decomposition direct --d 60000
 # 6. messages that misled
-refuse "wishart rho = 1e+308: must be in (0, 16]" --d 12 --teacher 'wishart(1e308)'
+refuse "teacher 'wishart(1e308)': wishart rho = 1e+308: must be in (0, 16]" --d 12 --teacher 'wishart(1e308)'
 refuse "init_scale = 1e+300: must be in [0, 100]" --solvers ode --decomposition untied --init-scale 1e300
 refuse "recovery_threshold = 1.0000001: must be in (0, 1]" --recovery-threshold 1.0000001
 refuse "d: bad value '12.5' (must be an integer from 2 to 100000)" --d 12.5

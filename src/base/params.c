@@ -321,8 +321,8 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
         r.kind = ACT_HERMITE;
         r.degree = -1;
         for (int k = 0; k < na; k++) {
-            char name_k[48];
-            snprintf(name_k, sizeof name_k, "activation '%.16s': coefficient c%d", s, k);
+            char name_k[96];
+            snprintf(name_k, sizeof name_k, "activation '%.40s': coefficient c%d", s, k);
             if (check_range("hermite_coefficient", name_k, args[k], err, errlen))
                 return -1;
             r.c[k] = args[k];
@@ -342,7 +342,9 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     } else if (!strcmp(name, "softmax") && na <= 1) {
         r.kind = ACT_SOFTMAX;
         r.beta = na == 1 ? args[0] : PARAMS_DEFAULT_BETA;
-        if (check_range("softmax_beta", "softmax beta", r.beta, err, errlen))
+        char nm[96];
+        snprintf(nm, sizeof nm, "activation '%.40s': softmax beta", s);
+        if (check_range("softmax_beta", nm, r.beta, err, errlen))
             return -1;
     } else {
         goto bad;
@@ -364,7 +366,9 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
     if (na >= 0 && !strcmp(name, "wishart") && na <= 1) {
         t->kind = TEACHER_WISHART;
         double rho = na == 1 ? args[0] : 0.5;
-        if (check_range("wishart_rho", "wishart rho", rho, err, errlen))
+        char nm[96];
+        snprintf(nm, sizeof nm, "teacher '%.40s': wishart rho", s);
+        if (check_range("wishart_rho", nm, rho, err, errlen))
             return -1;
         t->arg = rho;
         return 0;
@@ -375,7 +379,9 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         return 0;
     }
     if (na == 1 && !strcmp(name, "goe_shift")) {
-        if (check_range("goe_shift_m", "goe_shift m", args[0], err, errlen))
+        char nm[96];
+        snprintf(nm, sizeof nm, "teacher '%.40s': goe_shift m", s);
+        if (check_range("goe_shift_m", nm, args[0], err, errlen))
             return -1;
         t->kind = TEACHER_GOE_SHIFT;
         t->arg = args[0];
@@ -537,10 +543,10 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         if (check_range(vals[i].key, vals[i].key, vals[i].v, err, errlen))
             return -1;
     if (p->activation.kind == ACT_SOFTMAX &&
-        check_range("softmax_beta", "softmax beta", p->activation.beta, err, errlen))
+        check_range("softmax_beta", "activation: softmax beta", p->activation.beta, err, errlen))
         return -1;
     if (p->teacher.kind == TEACHER_WISHART &&
-        check_range("wishart_rho", "wishart rho", p->teacher.arg, err, errlen))
+        check_range("wishart_rho", "teacher: wishart rho", p->teacher.arg, err, errlen))
         return -1;
     char a[32], b[32];
     if (p->teacher.kind == TEACHER_WISHART && p->teacher.arg * p->d < 0.5) {
