@@ -39,3 +39,7 @@ set_tests_properties(store_diskfull PROPERTIES LABELS fault TIMEOUT 120 SKIP_RET
 # exact seeds, query time limit, streaming table, statements that would write refused.
 add_test(NAME robust_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/robust_cli.sh ${CMAKE_CURRENT_BINARY_DIR}/robust_cli)
 set_tests_properties(robust_cli PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+# 20 random whole-job SIGKILLs (issue 13): 0 lost, 0 duplicate, no healthy task marked error.
+add_test(NAME sweep_kill20 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_kill.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_kill20)
+set_tests_properties(sweep_kill20 PROPERTIES LABELS "fault;mpi;slow" PROCESSORS 2 TIMEOUT 600
+                     ENVIRONMENT "${HARNESS_ENV};KILL_ROUNDS=20")

@@ -66,6 +66,7 @@ launch 2 run "$SWEEP" --db "$W/k.db" --quiet --max-attempts 1000 || fail "the fi
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks")" = $NTASK ] || fail "task count"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
     fail "not every task finished"
+[ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'error'")" = 0 ] || fail "a healthy task marked error"
 [ "$(q "$W/k.db" "SELECT count(*) FROM summary")" = $((2 * NTASK)) ] || fail "summary rows"
 nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
 [ "$(q "$W/k.db" "SELECT count(*) FROM trajectory")" = "$nrows" ] || fail "trajectory rows"
@@ -92,5 +93,6 @@ if command -v sqlite3 >/dev/null; then
 fi
 
 echo "attempts: $(q "$W/k.db" "SELECT attempts || 'x' || count(*) FROM tasks GROUP BY attempts" | tr '\n' ' ')"
+echo "$ROUNDS kills: $NTASK of $NTASK tasks finished, $(($(q "$W/k.db" "SELECT count(*) FROM trajectory") - $(q "$W/k.db" "SELECT count(*) FROM (SELECT DISTINCT task_id, solver, k FROM trajectory)"))) duplicate rows"
 echo "$fails failed"
 [ $fails -eq 0 ]
