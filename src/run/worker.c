@@ -19,8 +19,8 @@ static void summarise(const struct params *p, const struct traj *t, const struct
 {
     s->solver = t->solver;
     s->status = t->status;
-    s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
-    s->samples_wr = s->tau_wr < 0 ? -1 : params_samples(p, s->tau_wr);
+    if (obs_recovery(t, p->recovery_threshold, &s->tau_wr, &s->samples_wr))
+        s->tau_wr = s->samples_wr = -1;
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;
@@ -62,17 +62,6 @@ double worker_estimate_bytes(const struct params *p)
     solver = solver > ode ? solver : ode;
     double records = WORKER_ROW_DOUBLES * SOLVER_COUNT * (p->records + 1.0);
     return 8.0 * (model + solver + records);
-}
-
-int worker_check(const struct params *p, char *err, size_t errlen)
-{
-    double b = worker_estimate_bytes(p);
-    if (b <= WORKER_MAX_TASK_BYTES)
-        return 0;
-    snprintf(err, errlen, "d = %d, width and teacher as given: the task needs about %.3g GB of memory, more "
-             "than the limit %.3g GB per task; lower d (or width, or the wishart rho)", p->d, b / 1e9,
-             WORKER_MAX_TASK_BYTES / 1e9);
-    return -1;
 }
 
 /* A solver that says done must have done what was asked: every record, all finite, and (SGD)
@@ -143,6 +132,37 @@ fail:
     model_destroy(&m);
     worker_result_free(res);
     return -1;
+}
+
+int worker_check(const struct params *p, char *err, size_t errlen)
+{
+    if (params_validate(p, err, errlen))
+        return -1;
+    if ((p->solvers & SOLVER_ODE) && ode_check(p, err, errlen))
+        return -1;
+    double b = worker_estimate_bytes(p);
+    if (b > WORKER_MAX_TASK_BYTES) {
+        snprintf(err, errlen, "d = %d, width and teacher as given: the task needs about %.3g GB of memory, more "
+                 "than the limit %.3g GB per task; lower d (or width, or the wishart rho)", p->d, b / 1e9,
+                 WORKER_MAX_TASK_BYTES / 1e9);
+        return -1;
+    }
+    return 0;
+}
+
+int worker_ignored(const struct params *p, char *buf, size_t n)
+{
+    if (p->decomposition == DECOMP_DIRECT && p->closure != CLOSURE_AUTO) {
+        snprintf(buf, n, "closure %s has no effect on direct (its moment ODE is closed and exact)",
+                 params_closure_name(p->closure));
+        return 1;
+    }
+    if (!(p->solvers & SOLVER_ODE) && (p->closure != CLOSURE_AUTO || p->ode_noise)) {
+        snprintf(buf, n, "%s has no effect without the ode solver (solvers %s)",
+                 p->ode_noise ? "ode_noise" : "closure", p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
+        return 1;
+    }
+    return 0;
 }
 
 void worker_result_free(struct task_result *res)
