@@ -581,7 +581,19 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
-    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
+    /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.
+     * With NORMAL, commits between checkpoints lived in the page cache only, and a file system
+     * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
+     * scratch database may trade that for speed with AIMSWEEP_SYNC=normal. */
+    const char *sync = getenv("AIMSWEEP_SYNC");
+    if (sync && strcmp(sync, "full") && strcmp(sync, "normal")) {
+        snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
+        goto fail;
+    }
+    if (exec(s, sync && !strcmp(sync, "normal")
+                    ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+             err, errlen, path))
         goto fail;
     if (store_register_functions(s->db)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
@@ -695,6 +707,10 @@ static int batch(struct store *s, int open)
     s->in_txn = open;
     return 0;
 fail:
+    /* a commit that failed on a full disk or an I/O error may have rolled the transaction
+     * back itself: then there is none left to commit or roll back */
+    if (!open && sqlite3_get_autocommit(s->db))
+        s->in_txn = 0;
     return -1;
 }
 
