@@ -36,7 +36,7 @@ refuse "seed = 18446744073709551616: must be" --d 12 --seed 18446744073709551616
 # 5. near-hangs the cost model did not see
 refuse "weight_decay = 1e10: must be a number in [0, 1000]" --decomposition direct --solvers flow --weight-decay 1e10
 refuse "the flow would need at least weight_decay tau_end = 1e+07 steps" --weight-decay 1000 --tau-end 10000
-refuse "the untied moment ODE supports orders 1 to 6" --decomposition untied --solvers ode --order-m 7 --tau-end 1e-9
+refuse "the untied moment ODE supports order_m up to 6" --decomposition untied --solvers ode --order-m 7 --tau-end 1e-9
 refuse "the task needs about" --decomposition direct --d 60000
 # 6. messages that misled
 refuse "teacher 'wishart(1e308)': wishart rho = 1e+308: must be in (0, 16]" --d 12 --teacher 'wishart(1e308)'

@@ -736,7 +736,7 @@ int params_validate(const struct params *p, char *err, size_t errlen)
              PARAMS_MAX_FLOW_STIFFNESS);
     }
     if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED && p->order_m > PARAMS_MAX_ORDER_UNTIED)
-        FAIL("order_m = %d: the untied moment ODE supports orders 1 to %d (order 7 alone takes ~30 s and "
+        FAIL("order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
              "~330 MB to build its word system)", p->order_m, PARAMS_MAX_ORDER_UNTIED);
     if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
         text_double(p->log_start, val, sizeof val);
