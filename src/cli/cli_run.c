@@ -46,6 +46,8 @@ static void run_usage(FILE *f)
 static int parse_double(const char *s, double *x)
 {
     char *end;
+    if (!s)
+        return -1;
     errno = 0;
     *x = strtod(s, &end);
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;

@@ -47,8 +47,7 @@ static int fail(struct walk *w, int line, const char *key, const char *fmt, ...)
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    /* clang 14's analyzer takes ap for uninitialised here, after va_start */
-    vsnprintf(msg, sizeof msg, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (key)
         snprintf(w->err, w->errlen, "%s:%d: key '%s': %s", w->path, line, key, msg);
