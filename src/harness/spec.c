@@ -188,7 +188,13 @@ static int check_value_x(struct walk *w, const char *key, const char *value, int
     if (is_expr)
         *is_expr = 0;
     if (params_set(&p, key, value, msg, sizeof msg) != 0) {
-        if (is_expr && params_is_numeric(key) && expr_looks_like(value)) {
+        /* an expression has an operator or names a numeric key; a lone word ("fast") is a
+         * mistyped number and keeps the number's message */
+        char word[64];
+        const char *w0 = value + strspn(value, " ");
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(w0, " "), w0);
+        if (is_expr && params_is_numeric(key) && expr_looks_like(value) &&
+            (strpbrk(value, "+-*/^(") || params_is_numeric(word) || !strcmp(word, "pi"))) {
             if (check_expr(w, key, value, line))
                 return -1;
             *is_expr = 1;

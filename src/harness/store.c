@@ -459,7 +459,7 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         if (task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
             continue;
         task_id_hex(params_task_id(&p), hex);
-        if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
+        if (!id || strcmp(hex, id) != 0 || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
             continue;
         if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
             sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_done(s, up))
