@@ -60,7 +60,7 @@ static int run_fail(struct run_ctx *c, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     if (!c->failed)
-        vsnprintf(c->err, sizeof c->err, fmt, ap);
+        vsnprintf(c->err, sizeof c->err, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
     va_end(ap);
     c->failed = 1;
     return -1;
