@@ -495,7 +495,8 @@ int cli_export(int argc, char **argv)
             file = a;
             continue;
         }
-        if (strcmp(a, "--format") != 0 && strcmp(a, "--table") != 0 && strcmp(a, "--out") != 0 && strcmp(a, "--plain") != 0)
+        if (strcmp(a, "--format") != 0 && strcmp(a, "--table") != 0 && strcmp(a, "--out") != 0 &&
+            strcmp(a, "--plain") != 0)
             return cli_unknown("export", a, flags);
         if (cli_once(&seen, "export", a + 2))
             return 2;

@@ -491,7 +491,7 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
          * an open parenthesis takes the following items up to the closing one */
         if (vnode->data.sequence.style == YAML_FLOW_SEQUENCE_STYLE &&
             v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && paren_balance(text) > 0) {
-            size_t cap = strlen(text) + 1;
+            size_t used = strlen(text), cap = used + 1;
             free(joined);
             if (!(joined = strdup(text))) {
                 rc = fail(w, line_of(v), key, "out of memory");
@@ -502,15 +502,17 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
                 if (nx->type != YAML_SCALAR_NODE || nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
                     break;
                 it++;
-                cap += strlen(scalar(nx)) + 1;
+                size_t more = strlen(scalar(nx));
+                cap += more + 1;
                 char *nj = realloc(joined, cap);
                 if (!nj) {
                     rc = fail(w, line_of(v), key, "out of memory");
                     break;
                 }
                 joined = nj;
-                strcat(joined, ",");
-                strcat(joined, scalar(nx));
+                joined[used++] = ',';
+                memcpy(joined + used, scalar(nx), more + 1);
+                used += more;
             }
             if (!rc && paren_balance(joined) != 0)
                 rc = fail(w, line_of(v), key, "'%.100s': a '(' without its ')'", joined);

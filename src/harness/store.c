@@ -586,7 +586,7 @@ struct store *store_open(const char *path, char *err, size_t errlen)
      * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
      * scratch database may trade that for speed with AIMSWEEP_SYNC=normal. */
     const char *sync = getenv("AIMSWEEP_SYNC");
-    if (sync && strcmp(sync, "full") && strcmp(sync, "normal")) {
+    if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "normal") != 0) {
         snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
         goto fail;
     }
