@@ -36,8 +36,12 @@ rows "$W/ref.db" >"$W/ref.rows"
 "$AIMSWEEP" run "$SWEEP" --db "$W/x.db" --task-timeout -1 2>/dev/null
 [ $? -eq 2 ] || fail "--task-timeout -1: not exit 2"
 
-# 2. Ctrl-C under mpirun: SIGINT to mpirun's process group (its ranks are in groups of their own)
-setsid bash -c "$MPIRUN -n 3 '$AIMSWEEP' run '$SWEEP' --db '$W/int.db' --grace 30 2>'$W/int.err'" &
+# 2. Ctrl-C under mpirun: SIGINT to mpirun's process group (its ranks are in groups of their own);
+# the sweep made 3 times longer (--set tau_end=24, about 1.5 s on two ranks otherwise), so that it
+# is still running when the signal arrives, against a serial run of the same
+"$AIMSWEEP" run "$SWEEP" --set tau_end=24 --db "$W/ref-int.db" --quiet || fail "reference run (tau_end 24)"
+rows "$W/ref-int.db" >"$W/ref-int.rows"
+setsid bash -c "$MPIRUN -n 3 '$AIMSWEEP' run '$SWEEP' --set tau_end=24 --db '$W/int.db' --grace 30 2>'$W/int.err'" &
 leader=$!
 t=0
 until [ "$(q "$W/int.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null)" -ge 2 ] 2>/dev/null ||
@@ -50,12 +54,14 @@ echo "ctrl-c: ended $dt s after SIGINT; $(q "$W/int.db" "SELECT group_concat(sta
 [ "$(q "$W/int.db" "SELECT count(*) FROM tasks WHERE status = 'running'")" = 0 ] || fail "ctrl-c: tasks left running"
 grep -q "received from pid" "$W/int.db.log" || fail "ctrl-c: the signal and its sender not logged"
 [ "$(q "$W/int.db" "SELECT count(*) FROM sweeps WHERE stop_signal IS NOT NULL")" = 1 ] || fail "ctrl-c: stop not recorded"
-launch 2 run "$SWEEP" --db "$W/int.db" --quiet || fail "ctrl-c: the rerun did not finish (exit $?)"
+launch 2 run "$SWEEP" --set tau_end=24 --db "$W/int.db" --quiet || fail "ctrl-c: the rerun did not finish (exit $?)"
 [ "$(q "$W/int.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "ctrl-c: the interrupt counted an attempt"
-rows "$W/int.db" | cmp -s - "$W/ref.rows" || fail "ctrl-c: rows differ from the serial run"
+rows "$W/int.db" | cmp -s - "$W/ref-int.rows" || fail "ctrl-c: rows differ from the serial run"
 
 # 3. SIGTERM after SIGUSR1: the grace (60 s) is cut to --term-grace (2 s), on a task of about 10 s
-"$AIMSWEEP" run "$SRCDIR/tests/slurm/onelong.yaml" --db "$W/ut.db" --grace 60 --term-grace 2 2>/dev/null &
+# (onelong.yaml, which alone takes about 3.5 s here, made longer with --set)
+"$AIMSWEEP" run "$SRCDIR/tests/slurm/onelong.yaml" --set tau_end=40 --db "$W/ut.db" --grace 60 --term-grace 2 \
+    2>/dev/null &
 pid=$!
 sleep 1
 kill -USR1 $pid
@@ -147,13 +153,13 @@ echo "reset: $out"
 rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "reset: rows differ after the rerun"
 "$AIMSWEEP" status "$W/study.db" | grep -A3 "by build" | tail -1 | grep -q "$NTASK" || fail "status: counts per build"
 
-# 8. a database of schema version 1: migrated to 2 on the first run, its results kept
+# 8. a database of schema version 1: migrated to the current version on the first run, its results kept
 if command -v sqlite3 >/dev/null; then
     sqlite3 "$W/v1.db" <"$SRCDIR/tests/fixtures/schema_v1.sql"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 1 ] || fail "v1 fixture"
     before=$(q "$W/v1.db" "SELECT count(*) FROM trajectory")
     "$AIMSWEEP" run "$SRCDIR/tests/fixtures/v1mini.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
-    [ "$(q "$W/v1.db" "PRAGMA user_version")" = 3 ] || fail "v1: not migrated"
+    [ "$(q "$W/v1.db" "PRAGMA user_version")" = 4 ] || fail "v1: not migrated"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM trajectory")" = "$before" ] || fail "v1: rows changed"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "v1: the run not registered"
     sqlite3 "$W/v1.db" "UPDATE tasks SET status = 'timeout' WHERE rowid = 1" || fail "v1: CHECK without timeout"

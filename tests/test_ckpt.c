@@ -1,6 +1,7 @@
 /* Checkpoints: a task stopped any number of times and resumed from its checkpoint gives the
  * trajectories of an uninterrupted run bit for bit (SGD, flow and the ODE after them, every
- * decomposition, weight decay on so that SGD's stored scales are not 1); so does a resume from
+ * decomposition, weight decay on so that SGD's stored scales are not 1, and untied with
+ * token_corr 0.3 and the uncentred index); so does a resume from
  * a checkpoint written on the wall-clock schedule and left behind by a killed job. A corrupt,
  * truncated or foreign checkpoint is refused with a message and the task runs from the start,
  * again giving the uninterrupted numbers. Planted errors: not saving the generator's position,
@@ -15,11 +16,18 @@
 #include "aimsweep/run/worker.h"
 #include "check.h"
 
+/* decomp "untied+index": untied with the general index (correlated tokens, the uncentred index),
+ * whose token mixing and mean must survive a checkpoint too. */
 static void params_for(struct params *p, const char *decomp, uint64_t seed)
 {
     char err[256];
     params_default(p);
-    params_set(p, "decomposition", decomp, err, sizeof err);
+    int general = !strcmp(decomp, "untied+index");
+    params_set(p, "decomposition", general ? "untied" : decomp, err, sizeof err);
+    if (general) {
+        CHECK(params_set(p, "token_corr", "0.3", err, sizeof err) == 0, "token_corr: %s", err);
+        CHECK(params_set(p, "index", "uncentred", err, sizeof err) == 0, "index: %s", err);
+    }
     params_set(p, "activation", "h2", err, sizeof err);
     params_set(p, "solvers", "sgd,flow,ode", err, sizeof err);
     p->d = 32;
@@ -104,8 +112,8 @@ int main(void)
         return 1;
     snprintf(path, sizeof path, "%s/task.ckpt", dir);
     snprintf(copy, sizeof copy, "%s/kept.ckpt", dir);
-    const char *decomps[] = {"direct", "tied", "untied"};
-    for (int i = 0; i < 3; i++) {
+    const char *decomps[] = {"direct", "tied", "untied", "untied+index"};
+    for (int i = 0; i < 4; i++) {
         struct params p;
         struct task_result ref, r;
         params_for(&p, decomps[i], 5);

@@ -347,7 +347,7 @@ int cli_run(int argc, char **argv)
             run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db, c.err);
             code = RUN_EXIT_FAILED;
         } else if (mpi_failed) {
-            run_log("%s: the sweep stopped on the MPI failure above; what finished is committed, rerun to resume",
+            run_log("%s: the sweep stopped on the failure reported above; what finished is committed, rerun to resume",
                     o.db);
             code = RUN_EXIT_FAILED;
         } else {

@@ -4,7 +4,8 @@
  * Cost model (floating-point operations, turned into seconds with TASK_FLOPS_PER_S):
  *   sgd:  n = tau_end d^2 / lr steps, each O(d r T) for tied/untied (projections W^T x_a and
  *         the rank-T update) and O(d^2 T) for direct: cost ~ 4 n d r T.
- *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau:
+ *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau, and
+ *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):
  *         cost ~ 8 d^3 steps.
  *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3.
  * The nominal model orders tasks (largest first); a database's finished tasks correct it
@@ -61,7 +62,7 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen)
             break;
         }
         *eq = 0;
-        char msg[256] = "";
+        char msg[512] = "";
         if (params_set(p, kv, eq + 1, msg, sizeof msg)) {
             snprintf(err, errlen, "task text: key '%s': %s", kv, msg);
             rc = -1;
@@ -82,7 +83,7 @@ double task_cost_solver(const struct params *p, int solver)
         double steps = params_samples(p, p->tau_end);
         flops = 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     } else if (solver == SOLVER_FLOW)
-        flops = 8.0 * d * d * d * (TASK_FLOW_STEPS_PER_TAU * p->tau_end + 10);
+        flops = 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
     else if (solver == SOLVER_ODE)
         flops = TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
     return flops / TASK_FLOPS_PER_S;

@@ -205,7 +205,8 @@ int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c,
             double v[8];
             if (get(&b, v, sizeof v))
                 goto out;
-            struct obs_row r = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+            /* mu is not stored: worker_run_ctl sets it from trace for every record */
+            struct obs_row r = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], 0};
             if (traj_push(t, &r))
                 goto out;
         }

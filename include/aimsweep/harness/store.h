@@ -2,17 +2,18 @@
  * store.h: the results database (SQLite). Only rank 0 ever opens it.
  *
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
- * indexes, when the file is new):
+ * indexes, when the file is new; older versions migrated by store_open, see store.c):
  *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks,
- *          command, part, stop_signal, stop_sender, stopped_at)       (the last five: version 3)
+ *          command, part, stop_signal, stop_sender, stopped_at)       (the last five: version 4)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
- *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params)
+ *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
- *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)
+ *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
- *           status, wall_s, diverged_at_samples, error)
+ *           status, wall_s, diverged_at_samples, error, mu_star)
  *   view results = tasks JOIN summary (one row per task and solver)
  *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
  *        (with the SQL function crossing(), store_register_functions)
@@ -29,8 +30,8 @@
  * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
  * each means; its CHECK list is derived from it): pending, running (a task running each time a
  * job died becomes error, up to a limit), done, diverged, ode_diverged, error (message in
- * error), interrupted. summary.status is the same vocabulary per solver (done, diverged,
- * ode_diverged, error, interrupted: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
+ * error), interrupted, timeout (version 4). summary.status is the same vocabulary per solver
+ * (done, diverged, ode_diverged, error, interrupted, timeout: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
  * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
  */
 #ifndef AIMSWEEP_STORE_H
@@ -45,7 +46,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 /* store_open waits this long (default) for the lock of a run that is ending (a killed job's
  * orphaned ranks hold it for a few seconds) before it refuses. */
 #define STORE_LOCK_WAIT_S 30.0
