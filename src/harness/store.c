@@ -5,6 +5,17 @@
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux).
+ *
+ * Migrations. A database of an older schema version is brought up to STORE_SCHEMA_VERSION in
+ * one transaction when a run opens it (read-only commands read any known version as it is):
+ *   1 -> 2  the views recovery and curves (below); no table changes.
+ *
+ * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
+ * (POINT_KEY_SQL), so every parameter, present or added later, separates points. Quartiles
+ * interpolate linearly between order statistics (numpy's default): the q-quantile of n sorted
+ * values v_0..v_{n-1} is sum_i v_i max(0, 1 - |i - q(n - 1)|), one aggregate per quantile.
+ * Spreads are sample standard deviations (n - 1), NULL for one seed. A seed counts when its
+ * solver finished (done, diverged, ode_diverged); errors and interruptions do not.
  */
 #include "aimsweep/harness/store.h"
 
@@ -21,6 +32,68 @@
 
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
+
+/* The task's canonical text without its seed: "...;log_grid=off;seed=3;solvers=sgd;..." becomes
+ * "...;log_grid=off;solvers=sgd;...". */
+#define POINT_KEY_SQL                                                                              \
+    "(CASE WHEN instr(t.params, ';seed=') = 0 THEN t.params"                                       \
+    " WHEN instr(substr(t.params, instr(t.params, ';seed=') + 1), ';') = 0"                        \
+    " THEN substr(t.params, 1, instr(t.params, ';seed=') - 1)"                                     \
+    " ELSE substr(t.params, 1, instr(t.params, ';seed='))"                                         \
+    " || substr(t.params, instr(t.params, ';seed=') + 1"                                           \
+    " + instr(substr(t.params, instr(t.params, ';seed=') + 1), ';')) END)"
+
+/* The columns that describe a point (all equal over its seeds). */
+#define POINT_COLS_SQL                                                                             \
+    "decomposition, activation, info_exponent, d, lr, init_scale, tokens, teacher, width,"         \
+    " weight_decay, order_m, closure, tau_end, records, log_grid, recovery_threshold, ode_noise,"  \
+    " solvers"
+
+#define QUANTILE_SQL(v, rank, q) "sum(" v " * max(0.0, 1.0 - abs(" rank " - " q " * (n_rec - 1))))"
+
+/* recovery: one row per point (without the seed) and solver. */
+#define RECOVERY_VIEW_SQL                                                                          \
+    "CREATE VIEW recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"          \
+    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher," \
+    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"            \
+    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr"    \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                    \
+    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                    \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"  \
+    " AS rank_n,"                                                                                  \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t" \
+    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                        \
+    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                \
+    " count(samples_wr) AS recovered,"                                                             \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.25") " AS n_wr_q1,"                                \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " AS n_wr_median,"                             \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.75") " AS n_wr_q3,"                                \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.25") " AS tau_wr_q1,"                                  \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.5") " AS tau_wr_median,"                               \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.75") " AS tau_wr_q3,"                                  \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"        \
+    " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged"                                \
+    " FROM ranked GROUP BY point, solver;"
+
+#define SD_SQL(x) "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))" \
+    " / nullif(count(" x ") - 1, 0)))"
+
+/* curves: per point, solver and record, the mean and spread of |m|, Omega12 and the loss. */
+#define CURVES_VIEW_SQL                                                                            \
+    "CREATE VIEW curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"      \
+    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"     \
+    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"  \
+    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                     \
+    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                               \
+    " " SD_SQL("abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                 \
+    " max(abs(r.overlap)) AS abs_m_max, avg(r.omega12) AS omega12_mean,"                           \
+    " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL("r.loss")          \
+    " AS loss_sd"                                                                                  \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
+    " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver"                          \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"                                      \
+    " GROUP BY point, r.solver, r.k;"
 
 static const char *const schema_sql =
     "CREATE TABLE sweeps("
@@ -59,7 +132,13 @@ static const char *const schema_sql =
     " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
     " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
     " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;";
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+    RECOVERY_VIEW_SQL CURVES_VIEW_SQL;
+
+/* Migrations, in order: migrations[v - 1] takes a database from version v to v + 1. */
+static const char *const migrations[STORE_SCHEMA_VERSION - 1] = {
+    RECOVERY_VIEW_SQL CURVES_VIEW_SQL, /* 1 -> 2 */
+};
 
 enum {
     ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
@@ -231,8 +310,17 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     }
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
         goto fail;
+    for (; version > 0 && version < STORE_SCHEMA_VERSION; version++) {
+        char sql[16384];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", migrations[version - 1],
+                 version + 1);
+        if (exec(s, sql, err, errlen, path)) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+    }
     if (version == 0) {
-        char sql[8192];
+        char sql[16384];
         snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema_sql,
                  STORE_SCHEMA_VERSION);
         if (exec(s, sql, err, errlen, path)) {

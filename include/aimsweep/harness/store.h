@@ -2,7 +2,7 @@
  * store.h: the results database (SQLite). Only rank 0 ever opens it.
  *
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
- * indexes, when the file is new):
+ * indexes, when the file is new; older versions migrated by store_open, see store.c):
  *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
@@ -13,6 +13,11 @@
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
  *           status, wall_s, diverged_at_samples, error)
  *   view results = tasks JOIN summary (one row per task and solver)
+ *   view recovery = per point without the seed (`point`: the canonical text without seed=N)
+ *        and solver: seeds, recovered, n_wr_q1/median/q3, tau_wr_q1/median/q3 over the
+ *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
+ *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
+ *        omega12_mean/sd, loss_mean/sd over the seeds
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
@@ -42,7 +47,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 
