@@ -407,6 +407,10 @@ int params_rank(const struct params *p)
     return r < 1 ? 1 : (int)r;
 }
 
+double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
+
+double params_samples(const struct params *p, double tau) { return tau * params_samples_per_tau(p); }
+
 const char *params_decomp_name(enum decomp d)
 {
     switch (d) {

@@ -75,7 +75,7 @@ double task_cost(const struct params *p)
     double d = p->d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
     double flops = 0;
     if (p->solvers & SOLVER_SGD) {
-        double steps = p->tau_end * d * d / p->lr;
+        double steps = params_samples(p, p->tau_end);
         flops += 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     }
     if (p->solvers & SOLVER_FLOW)

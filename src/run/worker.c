@@ -20,7 +20,7 @@ static void summarise(const struct params *p, const struct traj *t, const struct
     s->solver = t->solver;
     s->status = t->status;
     s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
-    s->samples_wr = s->tau_wr < 0 ? -1 : s->tau_wr * (double)p->d * p->d / p->lr;
+    s->samples_wr = s->tau_wr < 0 ? -1 : params_samples(p, s->tau_wr);
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;

@@ -270,8 +270,6 @@ void sgd_state_destroy(struct sgd_state **pst)
     *pst = NULL;
 }
 
-long sgd_count(const struct sgd_state *st) { return st->n; }
-
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)
@@ -532,7 +530,7 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
+    double per_tau = params_samples_per_tau(p);
     for (int k = 0; k <= p->records; k++) {
         long target = (long)llround(taus[k] * per_tau);
         if (target > st->n && sgd_steps(st, target - st->n)) {

@@ -1,152 +1,27 @@
 /*
- * ode.c: the moment ODE solver: system dispatch, the closed direct system, and the adaptive
- * integrator every system shares.
+ * ode.c: the moment ODE solver: the moment system of a model's parameters, integrated by the
+ * integrator every system shares (mom.c).
  *
- * Dispatch (decomposition x closure, CLOSURE_AUTO resolved here):
- *   direct            -> the closed system below (closures play no role; M is ignored)
+ * Dispatch (decomposition x closure; CLOSURE_AUTO resolved here for tied, in words_system.c for
+ * the word hierarchies):
+ *   direct            -> the closed system (direct.c; closures play no role, M is ignored)
  *   tied, auto        -> spectral (spectral.c), the exact resummation; with --ode-noise on
  *                        the word hierarchy's auto closure instead (spectral has no noise)
  *   tied, spectral    -> spectral (matched S0 spectrum); spectral_mp: Marchenko-Pastur S0
- *   tied, other       -> word hierarchy (words.c)
- *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M (words.c)
+ *   tied, other       -> word hierarchy (words_system.c)
+ *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M
+ *                        (words_system.c)
  *   untied, other     -> word hierarchy
- *
- * The direct system. MODEL.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
- * (P = S*, symmetric, tr P^2 = 1; tr = Tr/d). Differentiating the traces:
- *   d omega11/dtau = 2 tr(S' S^T) = -2 tr(G S^T) - 2 lambda omega11
- *                  = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12) - 2 lambda omega11
- *     (tr(S S^T) = omega11, tr(S^T S^T) = psi11, tr(P S^T) = omega12)
- *   d psi11/dtau   = 2 tr(S' S) = -2 tr(G S) - 2 lambda psi11
- *                  = -2 (2 Phi_o psi11 + 2 Phi_p omega11 + Phi_12 omega12) - 2 lambda psi11
- *   d omega12/dtau = tr(S' P) = -(2 Phi_o omega12 + 2 Phi_p omega12 + Phi_12) - lambda omega12
- *     (tr(S P) = tr(S^T P) = omega12)
- *   d t1/dtau      = tr(S') = -(2 Phi_o + 2 Phi_p) t1 - Phi_12 t2 - lambda t1
- * Phi depends on (omega11, psi11, omega12) only, so (omega11, psi11, omega12) is closed and t1
- * rides along linearly; no truncation at any M. The O(eta) noise drift adds
- * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
- * second-order term.
  */
-#include "aimsweep/model/limits.h"
-#include "aimsweep/base/clock.h"
 #include "aimsweep/theory/ode.h"
-#include "aimsweep/theory/words.h"
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_odeiv2.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "aimsweep/theory/noise.h"
-#include "aimsweep/model/phi.h"
+#include "aimsweep/base/clock.h"
+#include "aimsweep/theory/direct.h"
 #include "aimsweep/theory/spectral.h"
-
-/* Integrator settings (one place). Runge-Kutta Prince-Dormand 8(9) with the standard
- * y/dydt error control: |err_i| <= ODE_ATOL + ODE_RTOL |y_i|. */
-#define ODE_RTOL 1e-9
-#define ODE_ATOL 1e-11
-#define ODE_H0 1e-4
-#define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
-
-
-
-/* ---- direct ---- */
-
-struct direct_ctx {
-    struct act act;
-    int T;
-    double lambda, t2, eta;
-    int noise;
-};
-
-static int direct_rhs(void *p, double tau, const double *y, double *dy)
-{
-    (void)tau;
-    const struct direct_ctx *x = p;
-    double o11 = y[0], p11 = y[1], o12 = y[2], t1 = y[3];
-    struct phi_val v;
-    if (phi_eval(&x->act, x->T, o11, p11, o12, &v))
-        return -1;
-    double po = v.d_omega11, pp = v.d_psi11, p12 = v.d_omega12, lam = x->lambda;
-    dy[0] = -2.0 * (2.0 * po * o11 + 2.0 * pp * p11 + p12 * o12) - 2.0 * lam * o11;
-    dy[1] = -2.0 * (2.0 * po * p11 + 2.0 * pp * o11 + p12 * o12) - 2.0 * lam * p11;
-    dy[2] = -(2.0 * po * o12 + 2.0 * pp * o12 + p12) - lam * o12;
-    dy[3] = -(2.0 * po + 2.0 * pp) * t1 - p12 * x->t2 - lam * t1;
-    if (x->noise) {
-        struct noise_val nv;
-        double dr[4];
-        if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
-            return -1;
-        noise_direct_drift(x->eta, &nv, dr);
-        for (int i = 0; i < 4; i++)
-            dy[i] += dr[i];
-    }
-    return 0;
-}
-
-static int direct_observe(void *p, const double *y, struct obs_row *row)
-{
-    const struct direct_ctx *x = p;
-    struct phi_val v;
-    row->omega11 = y[0];
-    row->psi11 = y[1];
-    row->omega12 = y[2];
-    row->trace = y[3];
-    row->overlap = obs_overlap(y[0], y[2], y[3], x->t2);
-    row->loss = phi_eval(&x->act, x->T, y[0], y[1], y[2], &v) ? NAN : v.phi;
-    return 0;
-}
-
-static void direct_destroy(void *p)
-{
-    free(p);
-}
-
-static int direct_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
-{
-    int d = m->d;
-    struct direct_ctx *x = calloc(1, sizeof *x);
-    double *y0 = calloc(4, sizeof(double));
-    if (!x || !y0) {
-        free(x);
-        free(y0);
-        snprintf(err, errlen, "ode: out of memory");
-        return -1;
-    }
-    x->act = m->p.activation;
-    x->T = m->T;
-    x->lambda = m->p.weight_decay;
-    x->t2 = m->t2;
-    x->eta = m->p.lr;
-    x->noise = m->p.ode_noise;
-    /* matched initial values: exact traces of the run's own S0 */
-    const double *S = m->S0, *P = m->teacher;
-    double o11 = 0.0, p11 = 0.0, o12 = 0.0, t1 = 0.0;
-    for (int i = 0; i < d; i++) {
-        for (int j = 0; j < d; j++) {
-            double s = S[(size_t)i * d + j];
-            o11 += s * s;
-            p11 += s * S[(size_t)j * d + i];
-            o12 += s * P[(size_t)i * d + j];
-        }
-        t1 += S[(size_t)i * d + i];
-    }
-    y0[0] = o11 / d;
-    y0[1] = p11 / d;
-    y0[2] = o12 / d;
-    y0[3] = t1 / d;
-    sys->dim = 4;
-    sys->y0 = y0;
-    sys->rhs = direct_rhs;
-    sys->observe = direct_observe;
-    sys->destroy = direct_destroy;
-    sys->ctx = x;
-    return 0;
-}
-
-/* ---- dispatch ---- */
+#include "aimsweep/theory/words.h"
 
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
@@ -155,7 +30,7 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     enum closure cl = p->closure;
     switch (p->decomposition) {
     case DECOMP_DIRECT:
-        return direct_create(m, sys, err, errlen);
+        return direct_system_create(m, sys, err, errlen);
     case DECOMP_TIED:
         if (cl == CLOSURE_AUTO && !p->ode_noise)
             cl = CLOSURE_SPECTRAL;
@@ -183,145 +58,6 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     return -1;
 }
 
-void ode_system_destroy(struct mom_sys *sys)
-{
-    if (!sys)
-        return;
-    if (sys->destroy)
-        sys->destroy(sys->ctx);
-    free(sys->y0);
-    memset(sys, 0, sizeof *sys);
-}
-
-/* ---- integrator ---- */
-
-struct gsl_bridge {
-    const struct mom_sys *sys;
-};
-
-static int bridge_rhs(double t, const double y[], double dydt[], void *p)
-{
-    const struct gsl_bridge *b = p;
-    int n = b->sys->dim;
-    for (int i = 0; i < n; i++)
-        if (!isfinite(y[i]))
-            return GSL_FAILURE; /* the stepper retries with a smaller step */
-    if (b->sys->rhs(b->sys->ctx, t, y, dydt))
-        return GSL_FAILURE;
-    for (int i = 0; i < n; i++)
-        if (!isfinite(dydt[i]))
-            return GSL_FAILURE;
-    return GSL_SUCCESS;
-}
-
-static int state_ok(const double *y, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (!isfinite(y[i]))
-            return 0;
-    return 1;
-}
-
-static int row_ok(const struct obs_row *r)
-{
-    const double v[] = {r->omega11, r->psi11, r->omega12, r->trace};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        if (!isfinite(v[i]) || fabs(v[i]) > LIMIT_MOMENT_MAX)
-            return 0;
-    return r->omega11 >= 0.0;
-}
-
-static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
-{
-    out->status = RUN_ODE_DIVERGED;
-    out->diverged_at_samples = tau * (double)p->d * p->d / p->lr;
-    snprintf(out->error, sizeof out->error, "ode diverged at tau=%.6g: %s", tau, why);
-}
-
-int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj *out)
-{
-    int nrec = p->records + 1, ret = -1;
-    double *taus = malloc(sizeof(double) * (size_t)nrec);
-    double *y = malloc(sizeof(double) * (size_t)sys->dim);
-    gsl_odeiv2_step *step = NULL;
-    gsl_odeiv2_control *ctl = NULL;
-    gsl_odeiv2_evolve *ev = NULL;
-    struct gsl_bridge br = {sys};
-    gsl_odeiv2_system gs = {bridge_rhs, NULL, (size_t)sys->dim, &br};
-    double t0 = clock_now_s();
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    out->status = RUN_OK;
-    out->diverged_at_samples = -1.0;
-    if (!taus || !y)
-        goto done;
-    step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, (size_t)sys->dim);
-    ctl = gsl_odeiv2_control_y_new(ODE_ATOL, ODE_RTOL);
-    ev = gsl_odeiv2_evolve_alloc((size_t)sys->dim);
-    if (!step || !ctl || !ev)
-        goto done;
-    obs_tau_grid(p, taus);
-    memcpy(y, sys->y0, sizeof(double) * (size_t)sys->dim);
-    double t = 0.0, h = ODE_H0;
-    long nsteps = 0;
-    ret = 0;
-    for (int k = 0; k < nrec; k++) {
-        double tk = taus[k];
-        while (t < tk) {
-            int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
-            nsteps++;
-            if (st != GSL_SUCCESS) {
-                mark_diverged(out, p, t, "the right-hand side could not be evaluated");
-                goto stop;
-            }
-            /* The observables, not the raw state, decide explosion: the spectral state
-             * (phi, F) legitimately grows while the traces stay bounded. */
-            struct obs_row chk;
-            if (!state_ok(y, sys->dim) || sys->observe(sys->ctx, y, &chk) || !row_ok(&chk)) {
-                mark_diverged(out, p, t, "non-finite or exploding state");
-                goto stop;
-            }
-            if (h < LIMIT_ODE_HMIN && t < tk) {
-                mark_diverged(out, p, t, "step size collapsed");
-                goto stop;
-            }
-            if (nsteps > ODE_MAX_STEPS) {
-                mark_diverged(out, p, t, "step limit reached");
-                goto stop;
-            }
-        }
-        struct obs_row row;
-        memset(&row, 0, sizeof row);
-        if (sys->observe(sys->ctx, y, &row) || !row_ok(&row)) {
-            mark_diverged(out, p, t, "observables non-finite or out of range");
-            goto stop;
-        }
-        row.tau = tk;
-        row.samples = tk * (double)p->d * p->d / p->lr;
-        if (traj_push(out, &row)) {
-            ret = -1;
-            out->status = RUN_ERROR;
-            snprintf(out->error, sizeof out->error, "ode: out of memory");
-            goto stop;
-        }
-    }
-stop:
-done:
-    gsl_set_error_handler(old);
-    if (ret < 0 && out->status == RUN_OK) {
-        out->status = RUN_ERROR;
-        snprintf(out->error, sizeof out->error, "ode: out of memory");
-    }
-    out->wall_s = clock_now_s() - t0;
-    if (ev)
-        gsl_odeiv2_evolve_free(ev);
-    if (ctl)
-        gsl_odeiv2_control_free(ctl);
-    if (step)
-        gsl_odeiv2_step_free(step);
-    free(taus);
-    free(y);
-    return ret;
-}
 
 int ode_run(const struct model *m, struct traj *out)
 {
@@ -335,8 +71,8 @@ int ode_run(const struct model *m, struct traj *out)
         out->wall_s = clock_now_s() - t0;
         return 0;
     }
-    int ret = ode_integrate(&sys, &m->p, out);
-    ode_system_destroy(&sys);
+    int ret = mom_integrate(&sys, &m->p, 0, NULL, out);
+    mom_sys_destroy(&sys);
     out->wall_s = clock_now_s() - t0;
     return ret;
 }

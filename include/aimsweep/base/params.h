@@ -45,7 +45,8 @@ enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 #define SOLVER_COUNT 3
 
 /* Closures of the order-M moment ODE (MODEL.md §7). CLOSURE_AUTO picks the documented
- * default for the decomposition (spectral for tied, free_cumulant for untied). */
+ * default for the decomposition (src/theory/ode.c): spectral for tied; for untied, and for tied
+ * with ode_noise, flat at the largest odd order <= M (free_cumulant when M < 3). */
 enum closure {
     CLOSURE_AUTO = 0,
     CLOSURE_FREE_CUMULANT,
@@ -53,8 +54,8 @@ enum closure {
     CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
     CLOSURE_SPECTRAL,    /* tied only: MODEL.md §7b, S0 spectrum matched to the run's own */
     CLOSURE_SPECTRAL_MP, /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
-    CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P (words.c) */
-    CLOSURE_FLAT           /* words: flat extension of the moment matrix (words.c) */
+    CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P */
+    CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
 
 struct params {
@@ -122,5 +123,11 @@ int params_info_exponent(const struct act *a);
 
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);
+
+/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta.
+ * params_samples_per_tau is d^2/eta; params_samples(p, tau) is tau times it (rounded in that
+ * order, so every caller gets the same double for the same tau). */
+double params_samples_per_tau(const struct params *p);
+double params_samples(const struct params *p, double tau);
 
 #endif

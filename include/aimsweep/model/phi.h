@@ -35,12 +35,6 @@ int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega
 int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
                              double omega12, struct phi_val *out);
 
-/* E[f(u, w)] over (u, w) ~ N(0, [[vu, c], [c, vw]]) by the trapezoidal rule in standard
- * units; *err (may be NULL) gets the difference to the rule of twice the step. NAN if the
- * covariance is not positive semidefinite. */
-typedef double (*phi_fn2)(double u, double w, void *ctx);
-double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err);
-
 #define PHI_GH_MAX 128
 
 /* Gauss-Hermite rule for the standard normal weight: nodes x, weights w (sum 1), n points. */

@@ -28,7 +28,6 @@ int sgd_steps(struct sgd_state *st, long nsteps);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
-long sgd_count(const struct sgd_state *st);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the
  * tests. x is T x d tokens. Updates s in place. */
