@@ -21,8 +21,10 @@ slope of ln n_wr in ln d over the measured range; for d^2 ln d it is 2 + 1/ln d)
 interval. With only three values of d the three-parameter fit is exactly determined (its interval
 is the bootstrap's spread alone); with two, only c is fitted.
 
-Seeds that never reached |m| >= threshold by tau_end are counted and shown: they are not in the
-fit, which then describes the recovered seeds (biased low if many are censored). Prints a table;
+Seeds that never reached |m| >= threshold by tau_end (or diverged first) are counted and shown.
+A value of d enters the fit only when at least MIN_RECOVERED (3/4) of its seeds recovered: with
+more of them censored its recovered seeds are the lucky ones and would bias the fit; the rest of
+the censored seeds are not in the fit, which then describes the recovered seeds. Prints a table;
 draws n_wr/(d^2 ln d) and tau_wr against d (scaling-*.png). Exit 0 whenever the database could
 be read, 2 on bad input.
 """
@@ -38,6 +40,7 @@ import aimdb  # noqa: E402
 
 Z_LEVEL = 0.95          # interval level
 MIN_SEEDS_PER_D = 2     # recovered seeds a d needs to enter a fit
+MIN_RECOVERED = 0.75    # and the fraction of its seeds that recovered (fewer: censored, left out)
 VAR_FLOOR = 0.25        # s_d^2 >= VAR_FLOOR * pooled variance
 
 
@@ -158,14 +161,15 @@ def analyse(con, boot, seed):
                 e["seeds"] += r["seeds"]
                 e["recovered"] += r["recovered"]
                 e["diverged"] += r["frac_diverged"] * r["seeds"]
-            usable = [d for d in sorted(by_d) if len(by_d[d]["samples"]) >= MIN_SEEDS_PER_D]
+            usable = [d for d in sorted(by_d) if len(by_d[d]["samples"]) >= MIN_SEEDS_PER_D
+                      and by_d[d]["recovered"] >= MIN_RECOVERED * by_d[d]["seeds"]]
             fit, why = None, ""
             if len(usable) >= 2:
                 fit = fit_law(usable, [by_d[d]["samples"] for d in usable], boot, seed)
                 fit["ds"] = usable
             else:
-                why = (f"recovered seeds (>= {MIN_SEEDS_PER_D}) at {len(usable)} value(s) of d: "
-                       "at least 2 are needed for c, 3 for a and b")
+                why = (f"{len(usable)} value(s) of d with >= {MIN_SEEDS_PER_D} recovered seeds and >= "
+                       f"{MIN_RECOVERED:.0%} recovered: at least 2 are needed for c, 3 for a and b")
             results.append((key, solver, label, by_d, fit, why))
     return results
 
@@ -250,7 +254,8 @@ def main():
             print(f"   {d:>6} {e['lr']:>9.4g} {e['seeds']:>5} {e['recovered']:>5} {round(e['diverged']):>4} "
                   f"{f(med, 12)} {f(row['n_wr_q1'])} {f(row['n_wr_q3'])} "
                   f"{f(med / (d * d * math.log(d)) if med else None, 10)} {f(row['tau_wr_median'], 10)}")
-        censored = sum(e["seeds"] - e["recovered"] for e in by_d.values())
+        censored = sum(e["seeds"] - e["recovered"] for d, e in by_d.items() if fit is None or d in fit["ds"])
+        left = [d for d in by_d if fit is not None and d not in fit["ds"]]
         if fit is None:
             print(f"   no fit: {why}")
             continue
@@ -263,8 +268,11 @@ def main():
             print("     n_wr = A d^a (ln d)^b: not fitted (two values of d)")
         print(f"     n_wr = A d^c (local slope): c = {fmt_ci(fit['c'], fit['c_ci'])}"
               f"   (d² ln d has c = {2 + 1 / math.log(math.sqrt(min(fit['ds']) * max(fit['ds']))):.3f} here)")
+        if left:
+            print(f"     left out: d = {', '.join(str(d) for d in sorted(left))} (fewer than "
+                  f"{MIN_RECOVERED:.0%} of the seeds recovered, or fewer than {MIN_SEEDS_PER_D})")
         if censored:
-            print(f"     {censored} seed(s) did not recover by tau_end and are not in the fit")
+            print(f"     {censored} seed(s) at the fitted d did not recover by tau_end and are not in the fit")
     os.makedirs(a.out, exist_ok=True)
     for m in plot(results, a.out):
         print("wrote " + m)
