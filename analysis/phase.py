@@ -14,8 +14,9 @@ tau_wr of the recovered seeds, log colour scale). The background is
 the ODE where the database has it, else SGD. Cells without a finished run stay blank.
 
 It also prints the points where SGD and the ODE disagree: on whether recovery happens (the
-recovered fractions differ by 0.5 or more) or on when (median tau_wr differing by more than a
-factor DISAGREE_RATIO). Exit 0 whenever the database could be read, 2 on bad input.
+recovered fractions differ by 0.5 or more), on divergence (likewise) or on when (median tau_wr
+differing by more than a factor DISAGREE_RATIO). A seed computed by two points of one cell (the
+same parameters but the solvers list) counts once. Exit 0 whenever the database could be read, 2 on bad input.
 """
 import argparse
 import math
@@ -54,15 +55,17 @@ def background_solver(rows):
     return "ode" if "ode" in solvers else ("flow" if "flow" in solvers else "sgd")
 
 
-def merge(rows):
-    """Pools the seeds of rows at one cell (points that differ only in non-axis settings such as
-    solvers or records)."""
-    seeds = sum(r["seeds"] for r in rows)
-    rec = sum(r["recovered"] for r in rows)
-    taus = [t for r in rows for t in r["taus"]]
-    return {"seeds": seeds, "recovered": rec, "frac": rec / seeds if seeds else float("nan"),
+def merge(runs):
+    """A cell's seeds: one run per seed (points that differ only in settings off the axes, e.g.
+    the solvers list, compute the same seed twice: it counts once)."""
+    by_seed = {}
+    for r in runs:
+        by_seed.setdefault(r["seed"], r)
+    rs = list(by_seed.values())
+    taus = [r["tau_wr"] for r in rs if r["samples_wr"] is not None]
+    return {"seeds": len(rs), "recovered": len(taus), "frac": len(taus) / len(rs) if rs else float("nan"),
             "tau": float(np.median(taus)) if taus else float("nan"),
-            "diverged": sum(r["frac_diverged"] * r["seeds"] for r in rows)}
+            "diverged": sum(r["status"] in ("diverged", "ode_diverged") for r in rs)}
 
 
 def main():
@@ -77,7 +80,7 @@ def main():
     except aimdb.NotAimsweep as e:
         aimdb.usage_error(str(e))
     print(f"{a.db}: {aimdb.describe(con)}")
-    rows = aimdb.recovery(con)
+    rows = aimdb.runs(con)
     if not rows:
         print("no phase diagram: the database holds no finished run")
         return 0
@@ -182,9 +185,11 @@ def main():
         if abs(c["frac"] - o["frac"]) >= 0.5:
             why = f"whether: SGD {c['recovered']}/{c['seeds']} recovered, ODE {o['recovered']}/{o['seeds']}"
             if c["diverged"]:
-                why += f" (SGD diverged in {round(c['diverged'])})"
+                why += f" (SGD diverged in {c['diverged']})"
             if o["diverged"]:
-                why += f" (ODE diverged in {round(o['diverged'])})"
+                why += f" (ODE diverged in {o['diverged']})"
+        elif abs(c["diverged"] / c["seeds"] - o["diverged"] / o["seeds"]) >= 0.5:
+            why = f"divergence: SGD diverged in {c['diverged']}/{c['seeds']}, ODE in {o['diverged']}/{o['seeds']}"
         elif c["tau"] == c["tau"] and o["tau"] == o["tau"] and o["tau"] > 0 and c["tau"] > 0 and \
                 max(c["tau"] / o["tau"], o["tau"] / c["tau"]) > DISAGREE_RATIO:
             why = f"when: median tau_wr SGD {c['tau']:.3g}, ODE {o['tau']:.3g}"

@@ -22,5 +22,5 @@ set_tests_properties(analysis_fit PROPERTIES LABELS analysis TIMEOUT 180)
 
 add_test(NAME analysis_scripts COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/analysis/scripts.sh ${ANALYSIS_DB}
          ${ANALYSIS_DIR}/scripts)
-set_tests_properties(analysis_scripts PROPERTIES LABELS analysis TIMEOUT 300 ENVIRONMENT "${ANALYSIS_ENV}"
+set_tests_properties(analysis_scripts PROPERTIES LABELS analysis TIMEOUT 900 ENVIRONMENT "${ANALYSIS_ENV}"
                      FIXTURES_REQUIRED analysis_db)
