@@ -95,6 +95,19 @@ static const struct repl repl_lambda[] = {
     {K_C, -1, 2, {WORDS_ST, WORDS_P}}, {K_LAM, -2, 1, {WORDS_LAMBDA, 0}},
 };
 
+/* The rules of each letter code (WORDS_S .. WORDS_LAMBDA); P has none. */
+struct repl_rule {
+    const struct repl *r;
+    int n;
+};
+#define REPL_RULE(t) {t, (int)(sizeof t / sizeof t[0])}
+static const struct repl_rule repl_rule_tied[2] = {[WORDS_S] = REPL_RULE(repl_tied)};
+static const struct repl_rule repl_rule_untied[5] = {
+    [WORDS_S] = REPL_RULE(repl_s),         [WORDS_ST] = REPL_RULE(repl_st),
+    [WORDS_SIGMA] = REPL_RULE(repl_sigma), [WORDS_LAMBDA] = REPL_RULE(repl_lambda),
+};
+#undef REPL_RULE
+
 struct words_ctx {
     struct words_basis *b;
     int M, dec, noise, T;
@@ -134,28 +147,9 @@ static int build_lin(struct words_ctx *cx)
     for (int row = 0; row < cx->ntr; row++) {
         int L = words_basis_class(b, cx->trk[row], w);
         for (int i = 0; i < L; i++) {
-            const struct repl *rp;
-            int nr;
-            if (b->nl == 2) {
-                if (w[i] != WORDS_S)
-                    continue;
-                rp = repl_tied;
-                nr = 4;
-            } else if (w[i] == WORDS_S) {
-                rp = repl_s;
-                nr = 7;
-            } else if (w[i] == WORDS_ST) {
-                rp = repl_st;
-                nr = 7;
-            } else if (w[i] == WORDS_SIGMA) {
-                rp = repl_sigma;
-                nr = 6;
-            } else if (w[i] == WORDS_LAMBDA) {
-                rp = repl_lambda;
-                nr = 6;
-            } else {
-                continue;
-            }
+            const struct repl_rule *rule = &(b->nl == 2 ? repl_rule_tied : repl_rule_untied)[w[i]];
+            const struct repl *rp = rule->r;
+            int nr = rule->n;
             for (int k = 0; k < nr; k++) {
                 int nv = 0;
                 for (int j = 0; j < i; j++)
