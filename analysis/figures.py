@@ -268,7 +268,10 @@ def fig_nwr(con, out, pdf, made, notes):
                 drew = True
                 ax.errorbar(x, y, yerr=[lo, hi], fmt="o-", color=color, capsize=3, label=f"d={d}")
             ax2.plot([r["info_exponent"] for r in pts], [r["recovered"] / r["seeds"] for r in pts], "o-",
-                     color=color, label=f"d={d}")
+                     color=color, label=f"d={d}: recovered")
+            if any(r["frac_diverged"] for r in pts):
+                ax2.plot([r["info_exponent"] for r in pts], [r["frac_diverged"] for r in pts], "x--",
+                         color=color, label=f"d={d}: diverged")
         if drew:
             ax.set_yscale("log")
         else:
@@ -278,7 +281,8 @@ def fig_nwr(con, out, pdf, made, notes):
         ax.set_xticks(ks)
         ax.legend(fontsize=8)
         ax2.set_xlabel(aimdb.LABELS["info_exponent"])
-        ax2.set_ylabel("fraction of seeds recovered by τ_end")
+        ax2.set_ylabel("fraction of seeds")
+        ax2.legend(fontsize=8)
         ax2.set_xticks(ks)
         ax2.set_ylim(-0.05, 1.05)
         dec = rs[0]["decomposition"]
