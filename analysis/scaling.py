@@ -191,7 +191,12 @@ def plot(results, out):
         med = [np.median(v) for v in norm]
         lo = [m - np.percentile(v, 25) for m, v in zip(med, norm)]
         hi = [np.percentile(v, 75) - m for m, v in zip(med, norm)]
-        line = ax.errorbar(ds, med, yerr=[lo, hi], fmt="o-", capsize=3, label=name)
+        line = ax.errorbar(ds, med, yerr=[lo, hi], fmt="-", capsize=3, label=name)
+        used = set(fit["ds"]) if fit else set()
+        col = line[0].get_color()
+        ax.plot([d for d in ds if d in used], [m for d, m in zip(ds, med) if d in used], "o", color=col)
+        ax.plot([d for d in ds if d not in used], [m for d, m in zip(ds, med) if d not in used], "o",
+                color=col, mfc="none")
         tau = [np.median(by_d[d]["taus"]) for d in ds]
         ax2.plot([math.log(d) for d in ds], tau, "o-", color=line[0].get_color(), label=name)
         if fit and fit.get("a") is not None:
@@ -205,7 +210,8 @@ def plot(results, out):
     ax2.set_xlabel("ln d")
     ax2.set_ylabel("τ_wr (median over recovered seeds)")
     ax2.legend(fontsize=6)
-    fig.suptitle("Weak recovery against d: a law n_wr ∝ d² ln d is flat on the left", fontsize=10)
+    fig.suptitle("Weak recovery against d (left: n_wr ∝ d² ln d is flat; hollow: d left out of the fit, "
+                 "too few seeds recovered)", fontsize=10)
     fig.tight_layout()
     path = os.path.join(out, "scaling-nwr.png")
     fig.savefig(path, dpi=110)
