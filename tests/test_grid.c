@@ -48,7 +48,7 @@ static struct params *expand(const char *text, size_t *n, char *err, size_t errl
 
 static void test_ids(void)
 {
-    const char *files[] = {"sweeps/quick.yaml", "sweeps/phase.yaml", "tests/ids.yaml"};
+    const char *files[] = {"sweeps/quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
     char path[4096], err[2048], line[64];
     snprintf(path, sizeof path, "%s/tests/ids.txt", srcdir);
     FILE *f = fopen(path, "r");
@@ -415,7 +415,7 @@ static void test_migration(void)
                        " FROM tasks t JOIN summary s USING (task_id)",
                        -1, &q, NULL);
     CHECK(sqlite3_step(q) == SQLITE_ROW, "migrated rows: %s", sqlite3_errmsg(db));
-    CHECK(sqlite3_column_int(q, 0) == 2, "user_version %d", sqlite3_column_int(q, 0));
+    CHECK(sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION, "user_version %d", sqlite3_column_int(q, 0));
     char want[4096];
     params_canonical(&p, want, sizeof want);
     CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), want), "params %s", sqlite3_column_text(q, 1));
