@@ -9,8 +9,8 @@
 2. On a copy with extra seeds planted (random n_wr, some never recovered, one diverged), the
    quartiles equal numpy.percentile of the planted values: a wrong interpolation weight, a
    group that still contains the seed, or recovered counted over all seeds fails here.
-3. On a copy turned back into a version-2 database (views dropped, user_version 2), `aimsweep
-   run` migrates it: version 3, and the views give the same rows as on DB.
+3. On a copy turned back into a version-3 database (views dropped, user_version 3), `aimsweep
+   run` migrates it: version 4, and the views give the same rows as on DB.
 Prints "N passed, M failed"; exit 1 on any failure.
 """
 import math
@@ -166,12 +166,12 @@ def main():
     old = os.path.join(work, "v1.db")
     shutil.copy(db, old)
     con = sqlite3.connect(old)
-    con.executescript("DROP VIEW recovery; DROP VIEW curves; PRAGMA user_version = 2;")
+    con.executescript("DROP VIEW recovery; DROP VIEW curves; PRAGMA user_version = 3;")
     con.close()
     r = subprocess.run([exe, "run", sweep, "--db", old], capture_output=True, text=True)
-    check(r.returncode == 0, f"aimsweep run on a version-2 database: {r.stderr.strip()}")
+    check(r.returncode == 0, f"aimsweep run on a version-3 database: {r.stderr.strip()}")
     con = sqlite3.connect(old)
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 3, "version-2 database not migrated to 3")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 4, "version-3 database not migrated to 4")
     con.close()
     mig = {(r["point"], r["solver"]): r for r in view_rows(old, "recovery")}
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")

@@ -7,11 +7,12 @@
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
- *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params)
+ *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
- *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)
+ *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
- *           status, wall_s, diverged_at_samples, error)
+ *           status, wall_s, diverged_at_samples, error, mu_star)
  *   view results = tasks JOIN summary (one row per task and solver)
  *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
  *        (with the SQL function crossing(), store_register_functions)
@@ -20,7 +21,7 @@
  *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
  *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
  *        omega12_mean/sd, loss_mean/sd over the seeds
- * Version 3: the views recovery and curves (store.c; read-only opens of older files get them
+ * Version 4: the views recovery and curves (store.c; read-only opens of older files get them
  * as temporary views).
  * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
  * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
@@ -51,7 +52,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 
