@@ -48,7 +48,7 @@ static struct params *expand(const char *text, size_t *n, char *err, size_t errl
 
 static void test_ids(void)
 {
-    const char *files[] = {"sweeps/quick.yaml", "sweeps/phase.yaml", "tests/ids.yaml"};
+    const char *files[] = {"sweeps/quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
     char path[4096], err[2048], line[64];
     snprintf(path, sizeof path, "%s/tests/ids.txt", srcdir);
     FILE *f = fopen(path, "r");

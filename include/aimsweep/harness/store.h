@@ -16,6 +16,13 @@
  *   view results = tasks JOIN summary (one row per task and solver)
  *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
  *        (with the SQL function crossing(), store_register_functions)
+ *   view recovery = per point without the seed (`point`: the canonical text without seed=N)
+ *        and solver: seeds, recovered, n_wr_q1/median/q3, tau_wr_q1/median/q3 over the
+ *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
+ *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
+ *        omega12_mean/sd, loss_mean/sd over the seeds
+ * Version 4: the views recovery and curves (store.c; read-only opens of older files get them
+ * as temporary views).
  * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
  * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
  * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
@@ -45,7 +52,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 
