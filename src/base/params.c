@@ -33,7 +33,7 @@
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
-    "order_m", "closure", "ode_noise", NULL};
+    "order_m", "closure", "ode_noise", "precision", NULL};
 
 void params_default(struct params *p)
 {
@@ -318,6 +318,15 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             goto bad;
         return 0;
     }
+    if (!strcmp(k, "precision")) {
+        if (!strcmp(value, "double"))
+            p->precision = PRECISION_DOUBLE;
+        else if (!strcmp(value, "single"))
+            p->precision = PRECISION_SINGLE;
+        else
+            goto bad;
+        return 0;
+    }
     if (!strcmp(k, "ode_noise") || !strcmp(k, "log_grid")) {
         int b;
         if (parse_bool(value, &b))
@@ -501,6 +510,8 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n)
         return snprintf(buf, n, "%s", params_closure_name(p->closure));
     if (!strcmp(k, "ode_noise"))
         return snprintf(buf, n, "%s", p->ode_noise ? "on" : "off");
+    if (!strcmp(k, "precision"))
+        return snprintf(buf, n, "%s", p->precision == PRECISION_SINGLE ? "single" : "double");
     if (!strcmp(k, "log_grid"))
         return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
     if (!strcmp(k, "d"))
@@ -529,6 +540,10 @@ int params_canonical(const struct params *p, char *buf, size_t n)
     size_t used = 0;
     char val[256];
     for (int i = 0; params_keys[i]; i++) {
+        /* keys added after the first release are left out at their defaults, so that the
+         * canonical text, and the task id, of every earlier point stays what it was */
+        if (!strcmp(params_keys[i], "precision") && p->precision == PRECISION_DOUBLE)
+            continue;
         params_get(p, params_keys[i], val, sizeof val);
         int w = snprintf(buf + (used < n ? used : n), used < n ? n - used : 0, "%s%s=%s",
                          i ? ";" : "", params_keys[i], val);

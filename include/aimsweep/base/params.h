@@ -58,6 +58,9 @@ enum closure {
     CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
 
+/* How SGD stores the student (src/solvers/sgd.c): double, or float with double sums. */
+enum precision { PRECISION_DOUBLE = 0, PRECISION_SINGLE };
+
 struct params {
     enum decomp decomposition;
     struct act activation;
@@ -77,6 +80,7 @@ struct params {
     int order_m;
     enum closure closure;
     int ode_noise; /* O(eta) SGD-noise correction in the ODE (MODEL.md §6) */
+    enum precision precision; /* SGD's parameters in double or single precision */
 };
 
 /* Defaults: a small point that runs in seconds. */
