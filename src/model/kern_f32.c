@@ -8,13 +8,14 @@
  *
  * Where the sums are done. The projections are sums of m products of floats. The portable
  * loops add every product in double. The vector kernel multiplies and adds in float over blocks
- * of KERN_F32_BLOCK columns (eight lanes and two partial sums per dot product, so each float
- * partial sum holds KERN_F32_BLOCK/16 products), and adds each block's partial sums into a
- * double total. A float partial sum of q products carries a relative rounding error of at most
- * about q eps_f (eps_f = 2^-24) of the sum of the magnitudes; with q = 8 that is the size of the
- * rounding of the inputs themselves (each float entry is within eps_f/2 of the double it
- * replaces), and it does not grow with m: the error of a projection is bounded by a few eps_f
- * times sum_j |M_ij Y_bj| at any row length, as for a double accumulation of float inputs.
+ * of columns, each float partial sum (one lane of one accumulator) taking KERN_F32_TERMS = q
+ * products, and adds each block's partial sums into a double total. A float partial sum of q
+ * products carries a rounding error of at most q u (u = 2^-24, to first order) of the sum of the
+ * magnitudes of its terms, and the double total adds nothing at this scale; so the error of a
+ * projection is at most q u sum_j |M_ij Y_bj| at any row length, about q times the rounding of
+ * the inputs themselves (each float entry is within u of the double it replaces), where a float
+ * accumulation over the whole row would grow with m. q = 16 keeps the folds (two conversions
+ * and a horizontal sum per partial sum) a small part of the work.
  *
  * The vector kernel: two rows at a time as in kern.c (each load of x0, x1 serves both rows),
  * with eight float accumulators (two per dot product) so that consecutive multiply-adds never
@@ -32,8 +33,10 @@
 #define KERN_F32_VECTOR 0
 #endif
 
-/* Columns summed in float before the partial sums go into the double total (a multiple of 16). */
-#define KERN_F32_BLOCK 128
+/* Products per float partial sum before it goes into the double total. The kernels with two
+ * partial sums per dot product over eight lanes fold every 16 KERN_F32_TERMS columns, those
+ * with one every 8 KERN_F32_TERMS. */
+#define KERN_F32_TERMS 16
 
 static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int m, float a0, float b0,
                                      float a1, float b1, const float *restrict x0, const float *restrict x1,
@@ -165,7 +168,7 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
     double o00 = 0, o01 = 0, o10 = 0, o11 = 0;
     int j = 0;
     while (j + 16 <= m) {
-        int end = j + KERN_F32_BLOCK <= m ? j + KERN_F32_BLOCK : m - (m - j) % 16;
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
         __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
         __m256 t00 = s00, t01 = s00, t10 = s00, t11 = s00;
         for (; j < end; j += 16) {
@@ -198,7 +201,7 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
     double o00 = 0, o01 = 0, o10 = 0, o11 = 0;
     int j = 0;
     while (j + 16 <= m) {
-        int end = j + KERN_F32_BLOCK <= m ? j + KERN_F32_BLOCK : m - (m - j) % 16;
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
         __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
         __m256 t00 = s00, t01 = s00, t10 = s00, t11 = s00;
         for (; j < end; j += 16) {
@@ -242,7 +245,7 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
     double o[6] = {0, 0, 0, 0, 0, 0};
     int j = 0;
     while (j + 8 <= m) {
-        int end = j + KERN_F32_BLOCK / 2 <= m ? j + KERN_F32_BLOCK / 2 : m - (m - j) % 8;
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
         __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00, g0 = s00, g1 = s00;
         for (; j < end; j += 8) {
             __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
