@@ -9,7 +9,8 @@ Prints CSV: decomposition,d,steps_per_s. Exits 0 with no rows (and a message on 
 PyTorch is not installed (Debian: python3-torch).
 """
 import sys
-import time
+
+from timing import main, steps_per_second
 
 try:
     import torch
@@ -78,29 +79,9 @@ def run(decomp, d, seconds, lr=0.01, T=2):
             V.sub_(gU, alpha=mu / sqd).add_(U_old, alpha=mu * trD / sqd)
 
     with torch.no_grad():
-        for _ in range(10):
-            step()
-        n = 16
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(n):
-                step()
-            t = time.perf_counter() - t0
-            if t >= seconds:
-                return n / t
-            n = int(n * min(8.0, 1.2 * seconds / max(t, 1e-9))) + 1
-
-
-def main():
-    torch.set_num_threads(1)
-    ds = [int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "100,400,800").split(",")]
-    decomps = (sys.argv[2] if len(sys.argv) > 2 else "direct,tied,untied").split(",")
-    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
-    print("decomposition,d,steps_per_s")
-    for dec in decomps:
-        for d in ds:
-            print(f"{dec},{d},{run(dec, d, seconds):.1f}", flush=True)
+        return steps_per_second(step, seconds)
 
 
 if __name__ == "__main__":
-    main()
+    torch.set_num_threads(1)
+    main(run)

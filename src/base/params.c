@@ -73,7 +73,7 @@ static const char *norm_key(const char *key, char *buf, size_t n)
 {
     size_t i = 0;
     for (; key[i] && i + 1 < n; i++)
-        buf[i] = key[i] == '-' ? '_' : key[i];
+        buf[i] = (char)(key[i] == '-' ? '_' : key[i]);
     buf[i] = 0;
     return buf;
 }
@@ -248,9 +248,10 @@ static int parse_solvers(const char *s, unsigned *out)
 {
     unsigned set = 0;
     char buf[128];
-    if (strlen(s) >= sizeof buf)
+    size_t n = strlen(s);
+    if (n >= sizeof buf)
         return -1;
-    strcpy(buf, s);
+    memcpy(buf, s, n + 1);
     for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
         if (!strcmp(tok, "sgd"))
             set |= SOLVER_SGD;
