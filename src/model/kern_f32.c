@@ -140,11 +140,16 @@ void kern_project_f32_portable(const float *M, int n, int m, int T, const float 
 
 #if KERN_F32_VECTOR
 
-/* The sum of the eight lanes of v, in double. */
-static inline double hsum_ps(__m256 v)
+/* acc + the eight float lanes of v, pairwise in double (the fold of a block's partial sums). */
+static inline __m256d fold_ps(__m256d acc, __m256 v)
 {
     __m256d w = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-    __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(w), _mm256_extractf128_pd(w, 1));
+    return _mm256_add_pd(acc, w);
+}
+
+static inline double hsum_pd(__m256d v)
+{
+    __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     return _mm_cvtsd_f64(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)));
 }
 
@@ -165,7 +170,7 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
 {
     const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
     const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
-    double o00 = 0, o01 = 0, o10 = 0, o11 = 0;
+    __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
     int j = 0;
     while (j + 16 <= m) {
         int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
@@ -180,25 +185,25 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
             KERN_ROW8(r0 + j + 8, A0, B0, X0, X1, y0 + j + 8, y1 + j + 8, t00, t01);
             KERN_ROW8(r1 + j + 8, A1, B1, X0, X1, y0 + j + 8, y1 + j + 8, t10, t11);
         }
-        o00 += hsum_ps(_mm256_add_ps(s00, t00));
-        o01 += hsum_ps(_mm256_add_ps(s01, t01));
-        o10 += hsum_ps(_mm256_add_ps(s10, t10));
-        o11 += hsum_ps(_mm256_add_ps(s11, t11));
+        o00 = fold_ps(fold_ps(o00, s00), t00);
+        o01 = fold_ps(fold_ps(o01, s01), t01);
+        o10 = fold_ps(fold_ps(o10, s10), t10);
+        o11 = fold_ps(fold_ps(o11, s11), t11);
     }
     double tail[4] = {0, 0, 0, 0}; /* the last m % 16 columns, by the portable loop */
     if (j < m)
         update_project_rows2_f32(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
-    out[0] = o00 + tail[0];
-    out[1] = o01 + tail[1];
-    out[2] = o10 + tail[2];
-    out[3] = o11 + tail[3];
+    out[0] = hsum_pd(o00) + tail[0];
+    out[1] = hsum_pd(o01) + tail[1];
+    out[2] = hsum_pd(o10) + tail[2];
+    out[3] = hsum_pd(o11) + tail[3];
 }
 
 /* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each, per block). */
 static inline void project_pair_f32(const float *f0, const float *f1, int m, const float *y0, const float *y1,
                                     double out[4])
 {
-    double o00 = 0, o01 = 0, o10 = 0, o11 = 0;
+    __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
     int j = 0;
     while (j + 16 <= m) {
         int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
@@ -220,18 +225,18 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
             t10 = _mm256_fmadd_ps(F1, Y0, t10);
             t11 = _mm256_fmadd_ps(F1, Y1, t11);
         }
-        o00 += hsum_ps(_mm256_add_ps(s00, t00));
-        o01 += hsum_ps(_mm256_add_ps(s01, t01));
-        o10 += hsum_ps(_mm256_add_ps(s10, t10));
-        o11 += hsum_ps(_mm256_add_ps(s11, t11));
+        o00 = fold_ps(fold_ps(o00, s00), t00);
+        o01 = fold_ps(fold_ps(o01, s01), t01);
+        o10 = fold_ps(fold_ps(o10, s10), t10);
+        o11 = fold_ps(fold_ps(o11, s11), t11);
     }
     double tail[4] = {0, 0, 0, 0};
     if (j < m)
         project_rows2_f32(f0 + j, f1 + j, m - j, y0 + j, y1 + j, tail);
-    out[0] = o00 + tail[0];
-    out[1] = o01 + tail[1];
-    out[2] = o10 + tail[2];
-    out[3] = o11 + tail[3];
+    out[0] = hsum_pd(o00) + tail[0];
+    out[1] = hsum_pd(o01) + tail[1];
+    out[2] = hsum_pd(o10) + tail[2];
+    out[3] = hsum_pd(o11) + tail[3];
 }
 
 /* update_project_pair_f32 together with one row f of another matrix projected on y0, y1:
@@ -242,7 +247,9 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
 {
     const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
     const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
-    double o[6] = {0, 0, 0, 0, 0, 0};
+    __m256d o[6];
+    for (int q = 0; q < 6; q++)
+        o[q] = _mm256_setzero_pd();
     int j = 0;
     while (j + 8 <= m) {
         int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
@@ -264,12 +271,12 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
             g0 = _mm256_fmadd_ps(F, Y0, g0);
             g1 = _mm256_fmadd_ps(F, Y1, g1);
         }
-        o[0] += hsum_ps(s00);
-        o[1] += hsum_ps(s01);
-        o[2] += hsum_ps(s10);
-        o[3] += hsum_ps(s11);
-        o[4] += hsum_ps(g0);
-        o[5] += hsum_ps(g1);
+        o[0] = fold_ps(o[0], s00);
+        o[1] = fold_ps(o[1], s01);
+        o[2] = fold_ps(o[2], s10);
+        o[3] = fold_ps(o[3], s11);
+        o[4] = fold_ps(o[4], g0);
+        o[5] = fold_ps(o[5], g1);
     }
     double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 8 columns, by the portable loops */
     if (j < m) {
@@ -278,7 +285,7 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
         tail[5] = kern_dot_f32(f + j, y1 + j, (size_t)(m - j));
     }
     for (int q = 0; q < 6; q++)
-        out[q] = o[q] + tail[q];
+        out[q] = hsum_pd(o[q]) + tail[q];
 }
 
 #endif
