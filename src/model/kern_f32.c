@@ -25,6 +25,7 @@
 #include "aimsweep/model/kern.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -140,6 +141,15 @@ void kern_project_f32_portable(const float *M, int n, int m, int T, const float 
 
 #if KERN_F32_VECTOR
 
+/* The mask of the first n < 8 lanes: the vector kernels take their last columns in one masked
+ * step (masked-off lanes load as zero and are not stored), which costs less than a loop over
+ * them at the row lengths where it matters. */
+static inline __m256i lanes_ps(int n)
+{
+    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_loadu_si256((const __m256i *)ramp));
+}
+
 /* acc + the eight float lanes of v, pairwise in double (the fold of a block's partial sums). */
 static inline __m256d fold_ps(__m256d acc, __m256 v)
 {
@@ -190,13 +200,34 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
         o10 = fold_ps(fold_ps(o10, s10), t10);
         o11 = fold_ps(fold_ps(o11, s11), t11);
     }
-    double tail[4] = {0, 0, 0, 0}; /* the last m % 16 columns, by the portable loop */
-    if (j < m)
-        update_project_rows2_f32(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
-    out[0] = hsum_pd(o00) + tail[0];
-    out[1] = hsum_pd(o01) + tail[1];
-    out[2] = hsum_pd(o10) + tail[2];
-    out[3] = hsum_pd(o11) + tail[3];
+    if (j + 8 <= m) {
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+        KERN_ROW8(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+        KERN_ROW8(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+        o00 = fold_ps(o00, s00);
+        o01 = fold_ps(o01, s01);
+        o10 = fold_ps(o10, s10);
+        o11 = fold_ps(o11, s11);
+        j += 8;
+    }
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        o00 = fold_ps(o00, _mm256_mul_ps(v, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(v, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(u, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(u, Y1));
+    }
+    out[0] = hsum_pd(o00);
+    out[1] = hsum_pd(o01);
+    out[2] = hsum_pd(o10);
+    out[3] = hsum_pd(o11);
 }
 
 /* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each, per block). */
@@ -230,13 +261,28 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
         o10 = fold_ps(fold_ps(o10, s10), t10);
         o11 = fold_ps(fold_ps(o11, s11), t11);
     }
-    double tail[4] = {0, 0, 0, 0};
-    if (j < m)
-        project_rows2_f32(f0 + j, f1 + j, m - j, y0 + j, y1 + j, tail);
-    out[0] = hsum_pd(o00) + tail[0];
-    out[1] = hsum_pd(o01) + tail[1];
-    out[2] = hsum_pd(o10) + tail[2];
-    out[3] = hsum_pd(o11) + tail[3];
+    if (j + 8 <= m) {
+        __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+        __m256 F0 = _mm256_loadu_ps(f0 + j), F1 = _mm256_loadu_ps(f1 + j);
+        o00 = fold_ps(o00, _mm256_mul_ps(F0, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(F0, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(F1, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(F1, Y1));
+        j += 8;
+    }
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 F0 = _mm256_maskload_ps(f0 + j, k), F1 = _mm256_maskload_ps(f1 + j, k);
+        o00 = fold_ps(o00, _mm256_mul_ps(F0, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(F0, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(F1, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(F1, Y1));
+    }
+    out[0] = hsum_pd(o00);
+    out[1] = hsum_pd(o01);
+    out[2] = hsum_pd(o10);
+    out[3] = hsum_pd(o11);
 }
 
 /* update_project_pair_f32 together with one row f of another matrix projected on y0, y1:
@@ -278,14 +324,24 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
         o[4] = fold_ps(o[4], g0);
         o[5] = fold_ps(o[5], g1);
     }
-    double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 8 columns, by the portable loops */
-    if (j < m) {
-        update_project_rows2_f32(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
-        tail[4] = kern_dot_f32(f + j, y0 + j, (size_t)(m - j));
-        tail[5] = kern_dot_f32(f + j, y1 + j, (size_t)(m - j));
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        __m256 F = _mm256_maskload_ps(f + j, k);
+        o[0] = fold_ps(o[0], _mm256_mul_ps(v, Y0));
+        o[1] = fold_ps(o[1], _mm256_mul_ps(v, Y1));
+        o[2] = fold_ps(o[2], _mm256_mul_ps(u, Y0));
+        o[3] = fold_ps(o[3], _mm256_mul_ps(u, Y1));
+        o[4] = fold_ps(o[4], _mm256_mul_ps(F, Y0));
+        o[5] = fold_ps(o[5], _mm256_mul_ps(F, Y1));
     }
     for (int q = 0; q < 6; q++)
-        out[q] = hsum_pd(o[q]) + tail[q];
+        out[q] = hsum_pd(o[q]);
 }
 
 #endif
