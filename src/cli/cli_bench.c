@@ -242,7 +242,10 @@ int cli_bench(int argc, char **argv)
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))
             continue;
-        for (int k = 0; k < nd; k++)
+        for (int k = 0; k < nd; k++) {
+        /* one model for both precisions (the teacher and the initial student do not depend on
+         * it; drawing them is most of the set-up time at large d) */
+        struct model *m = NULL;
         for (int single = 0; single < 2; single++) {
             if (!(precisions & (1u << single)))
                 continue;
@@ -252,8 +255,10 @@ int cli_bench(int argc, char **argv)
             params_set(&p, "decomposition", names[di], err, sizeof err);
             p.d = ds[k];
             p.lr = 0.01;
-            p.precision = single ? PRECISION_SINGLE : PRECISION_DOUBLE;
-            struct model *m = model_create(&p);
+            if (!m)
+                m = model_create(&p);
+            if (m)
+                m->p.precision = single ? PRECISION_SINGLE : PRECISION_DOUBLE;
             struct sgd_state *st = m ? sgd_state_create(m) : NULL;
             if (!st) {
                 fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
@@ -298,7 +303,8 @@ int cli_bench(int argc, char **argv)
                        single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof, us / roof);
             fflush(stdout);
             sgd_state_destroy(&st);
-            model_destroy(&m);
+        }
+        model_destroy(&m);
         }
     }
     return 0;
