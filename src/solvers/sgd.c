@@ -36,7 +36,8 @@
  * double, kern_f32.c), the indices, the loss and its derivatives, the norms kept in closed form
  * and the traces of the resync (float entries, double sums). What changes is where the
  * parameters are rounded: each entry is rounded to float after each update, a relative error
- * of eps_f/2 = 2^-25 per entry per step.
+ * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
+ * The record at tau = 0 is the model's initial student, before any rounding, in both.
  */
 #include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/sgd.h"
