@@ -9,7 +9,7 @@
 # (default: all; at d = 1600 and beyond a NumPy step takes seconds).
 # Every timing, ours and the peers', is the best over ~2 ms batches (the machine may be shared).
 # usage: bench/run.sh [--pair] [--peers D_LIST] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
-#        bench/run.sh --pair --peers 400 400,800,1600,3200 2      (the README's table)
+#        bench/run.sh --pair --peers 400 400,800,1600,3200 4      (the README's table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pair=0 peers=""
