@@ -103,9 +103,18 @@ static void test_spec_grid(void)
     spec_destroy(&s1);
     spec_destroy(&s2);
 
-    /* an error names file, line and key */
+    /* an error names file, line and key: a value out of range when the file is read, a
+     * combination out of range when the grid is expanded */
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
-    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL);
+    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL && strstr(err, "(0, 1000]") != NULL);
+    s = parse("grid:\n  d: [10, 20]\n  teacher: [goe,\n    wishart(0.03)]\n", err, sizeof err);
+    CHECK_TRUE(s != NULL);
+    if (s) {
+        struct params *bad = NULL;
+        CHECK_TRUE(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
+        CHECK_TRUE(strstr(err, "x.yaml:1: key 'grid'") != NULL && strstr(err, "(d=10, teacher=wishart(0.03))") != NULL);
+        spec_destroy(&s);
+    }
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
     CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
 }
@@ -118,13 +127,13 @@ static void fake_result(struct task_result *r, int n, double base)
     for (int s = 0; s < 2; s++) {
         traj_init(&r->traj[s], s ? SOLVER_FLOW : SOLVER_SGD, n);
         for (int k = 0; k < n; k++) {
-            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1)};
+            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1), 0.5 * k};
             traj_push(&r->traj[s], &o);
         }
         r->traj[s].status = RUN_OK;
         r->traj[s].diverged_at_samples = -1;
         r->sum[s] = (struct solver_summary){r->traj[s].solver, s ? 0.2 : -1, s ? 20 : -1, 0.5, 0.25, s ? 0.01 : -1,
-                                            RUN_OK};
+                                            RUN_OK, 0.125 * s};
     }
     r->traj[1].status = RUN_DIVERGED;
     snprintf(r->traj[1].error, sizeof r->traj[1].error, "exploded");
@@ -142,6 +151,7 @@ static void test_result_bytes(void)
     CHECK_TRUE(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
     CHECK_TRUE(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
     CHECK_TRUE(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
+    CHECK_TRUE(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* MODEL.md §10's means */
     worker_result_free(&back);
     /* every truncation and a trailing byte are refused */
     int refused = 1;

@@ -2,7 +2,8 @@
  * student, same samples) stepped n times each way, for every decomposition and every family of
  * activation (Hermite of degree 1, 2 and a mixed hermite(...), relu, tanh, erf, softmax), with
  * odd sizes (the kernels' tails), three tokens (the portable loops), a width below one and weight
- * decay (the scales), and a run past SGD_RESYNC steps (the fold and the traces of the resync).
+ * decay (the scales), a run past SGD_RESYNC steps (the fold and the traces of the resync), and
+ * the general index (correlated tokens, every output entry, uncentred for direct and untied).
  *
  * The tolerance. A single-precision step rounds each stored entry to float once per update
  * after at most two float operations, plus once per fold of the scale: at most C_ROUND = 4 unit
@@ -55,7 +56,15 @@ static double rel_diff(const struct student *a, const struct student *b)
     return e / ref;
 }
 
+/* extra: NULL, or "key=value;key=value" set after the others (the general index) */
+static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n, const char *extra);
+
 static void one(const char *dec, const char *act, int d, int T, double width, double wd, long n)
+{
+    one_x(dec, act, d, T, width, wd, n, NULL);
+}
+
+static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n, const char *extra)
 {
     struct params p;
     char err[256];
@@ -67,6 +76,14 @@ static void one(const char *dec, const char *act, int d, int T, double width, do
     p.weight_decay = wd;
     p.lr = 0.05;
     p.seed = 5;
+    if (extra) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", extra);
+        for (char *save = NULL, *kv = strtok_r(buf, ";", &save); ok && kv; kv = strtok_r(NULL, ";", &save)) {
+            char *eq = strchr(kv, '=');
+            ok = eq && (*eq = 0, !params_set(&p, kv, eq + 1, err, sizeof err));
+        }
+    }
     ok = ok && !params_validate(&p, err, sizeof err);
     CHECK(ok, "%s %s: %s", dec, act, err);
     if (!ok)
@@ -103,6 +120,9 @@ int main(void)
             one(decs[i], acts[a], 37, 2, 1.0, 0.0, 400);
         one(decs[i], "h2", 40, 3, 0.5, 0.5, 400); /* portable loops, r < d, weight decay */
         one(decs[i], "h1", 24, 2, 1.0, 0.5, 4500); /* past SGD_RESYNC */
+        /* the general index: correlated tokens, all outputs, uncentred where allowed */
+        one_x(decs[i], "h1", 37, 2, 1.0, 0.0, 400,
+              i == 1 ? "token_corr=0.3;outputs=all" : "token_corr=0.3;outputs=all;index=uncentred");
     }
     return check_done("test_single");
 }

@@ -8,6 +8,10 @@
  * id hashes the canonical text as it was first defined, with "%.17g" numbers
  * ("0.050000000000000003"), so that every point keeps the id it had (tests/ids.txt holds ids of
  * that time); both forms read back to the same doubles.
+ *
+ * The keys of MODEL.md §10-11 (from token_corr on in params_keys) came after the first
+ * databases: the canonical text names them only where they differ from their default, so that
+ * every task id computed before them is still the id of the same point.
  */
 #include "aimsweep/base/params.h"
 #include "aimsweep/base/text.h"
@@ -37,7 +41,9 @@
 #define PARAMS_MAX_D 100000
 #define PARAMS_MAX_RECORDS 1000000
 #define PARAMS_MAX_ORDER 16
-#define PARAMS_MAX_SEED 9007199254740992.0 /* 2^53: every seed is exact as a double */
+/* 2^53 - 1: every seed up to it is exact as a double. Not 2^53 itself: 2^53 + 1, read as a
+ * double, rounds to 2^53, and would silently become another seed. */
+#define PARAMS_MAX_SEED 9007199254740991.0
 /* What the solvers can do (the same bounds as the storage-reliability work): lr and
  * weight_decay beyond 1e3 make the explicit flow's step vanish; tied/untied order parameters
  * grow like s0^4, so init_scale 100 reaches the divergence limits before the first step; tau_end
@@ -49,13 +55,41 @@
 #define PARAMS_MAX_TAU_END 1e6
 /* The student's rank r = round(width d) is at most this many times d. */
 #define PARAMS_MAX_RANK_PER_D 4
+/* The arguments of the parenthesised values, bounded by what the solvers can do:
+ *   wishart rho <= 16: r* = round(rho d) is a matrix dimension (the teacher's d x r* factor);
+ *     wishart(1e8) at d = 12 asked for 115 GB and crashed.
+ *   softmax beta <= 20: the flow and the ODE grow stiff with beta (d = 12, T = 2, the flow:
+ *     0.5 s at beta = 5, 1.1 s at 10, 3.3 s at 20, over a minute at 40; at 1e300 the population
+ *     loss is not even computable and SGD stored NaN as done).
+ *   Hermite coefficients and goe_shift m within +-1e6: beyond, the loss overflows. */
+#define PARAMS_MAX_RHO 16.0
+#define PARAMS_MAX_BETA 20.0
+#define PARAMS_MAX_COEF 1e6
+/* Most SGD samples one run may ask for (tau_end d^2 / lr): the count is kept exactly in a
+ * double and in a long (2^53 steps are centuries of computing anyway). */
+#define PARAMS_MAX_SAMPLES 9007199254740992.0
+/* The flow is integrated explicitly: with weight decay lambda its step is at most ~1/lambda,
+ * so it takes at least lambda tau_end steps of d^3 work each (lambda tau_end = 1e5 takes 0.8 s
+ * at d = 20, 8000 times that at d = 400). Above this the flow is refused. */
+#define PARAMS_MAX_FLOW_STIFFNESS 1e6
+/* Untied moment ODE: the highest order whose word system builds in seconds. Order 7 tracks
+ * 7673 word classes and spends ~30 s and ~330 MB building its terms before the first step
+ * (measured at d = 20; the build does not depend on tau_end). */
+#define PARAMS_MAX_ORDER_UNTIED 6
 
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
-    "order_m", "closure", "ode_noise", "precision", NULL};
+    "order_m", "closure", "ode_noise",
+    /* MODEL.md §10-11: written only where not at their default */
+    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision", NULL};
+#define PARAMS_FIRST_OPTIONAL "token_corr"
+/* init_trace: a typo guard, t I with |t| <= this */
+#define PARAMS_MAX_INIT_TRACE 1e3
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
+                   sizeof(enum index_kind) == sizeof(int) && sizeof(enum outputs_kind) == sizeof(int) &&
+                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int) &&
                    sizeof(enum precision) == sizeof(int),
                "PARAMS_ENUM fields are stored as int");
 
@@ -63,10 +97,15 @@ static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
 static const char *const closure_words[] = {"auto", "free_cumulant", "freeze", "zero", "spectral",
                                             "spectral_mp", "free_residual", "flat", NULL};
 static const char *const solver_words[] = {"sgd", "flow", "ode", NULL};
-static const char *const precision_words[] = {"double", "single", NULL};
 static const char *const act_words[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite", "relu", "tanh",
                                         "erf", "softmax", NULL};
-static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", NULL};
+static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", "goe_mean", NULL};
+static const char *const index_words[] = {"centred", "uncentred", NULL};
+static const char *const outputs_words[] = {"offdiag", "all", NULL};
+static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
+static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
+static const char *const precision_words[] = {"double", "single", NULL};
+static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
 const struct params_key_info params_info[] = {
@@ -83,8 +122,8 @@ const struct params_key_info params_info[] = {
      "s0: initial student entries N(0, s0^2) (tied/untied), s0 times a GOE matrix (direct)"},
     {"tokens", PARAMS_INT, OFF(tokens), NULL, 2, PARAMS_MAX_TOKENS, 0, "integer",
      "T: tokens per sample (the attention index is T x T)"},
-    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0, "wishart(rho) | goe | goe_shift(m)",
-     "the target S*, rescaled to Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I"},
+    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0, "wishart(rho) | goe | goe_shift(m) | goe_mean(m)",
+     "the target S*, Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I, GOE + (m/sqrt(d)) I (mean m)"},
     {"width", PARAMS_REAL, OFF(width), NULL, 0, PARAMS_MAX_RANK_PER_D, PARAMS_LO_OPEN, "number",
      "rho: the student's rank r = round(rho d) (tied, untied)"},
     {"weight_decay", PARAMS_REAL, OFF(weight_decay), NULL, 0, PARAMS_MAX_WEIGHT_DECAY, 0, "number",
@@ -108,6 +147,20 @@ const struct params_key_info params_info[] = {
      "how the ODE fixes the words of length M + 1 (auto: spectral for tied, flat for untied)"},
     {"ode_noise", PARAMS_BOOL, OFF(ode_noise), NULL, 0, 0, 0, "on | off",
      "add the O(eta) drift of the SGD noise to the moment ODE"},
+    {"token_corr", PARAMS_REAL, OFF(token_corr), NULL, 0, 1, PARAMS_HI_OPEN, "number",
+     "c: token covariance E x_a x_b^T = ((1 - c) delta_ab + c) I"},
+    {"index", PARAMS_ENUM, OFF(index), index_words, 0, 0, 0, "centred | uncentred",
+     "h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d), or x_a^T S x_b/sqrt(d) with mean C_ab Tr S/sqrt(d) (not tied)"},
+    {"outputs", PARAMS_ENUM, OFF(outputs), outputs_words, 0, 0, 0, "offdiag | all",
+     "the elementwise loss over the entries a != b, or over all of them (the diagonal too)"},
+    {"lr_schedule", PARAMS_TEXT, 0, lr_schedule_words, 0, 0, 0, "constant | two_phase(eta1,t_switch)",
+     "the rate: lr throughout, or eta1 while t = d tau < t_switch, then lr"},
+    {"init", PARAMS_ENUM, OFF(init), init_words, 0, 0, 0, "gaussian | orthogonal",
+     "tied/untied initial factors: i.i.d. Gaussian, or orthogonal columns at the same scale (width <= 1)"},
+    {"init_trace", PARAMS_REAL, OFF(init_trace), NULL, -PARAMS_MAX_INIT_TRACE, PARAMS_MAX_INIT_TRACE, 0, "number",
+     "direct: t I added to the initial S"},
+    {"ode_mean", PARAMS_ENUM, OFF(ode_mean), ode_mean_words, 0, 0, 0, "stiff | slaved",
+     "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
     {"precision", PARAMS_ENUM, OFF(precision), precision_words, 0, 0, 0, "double | single",
      "how SGD stores the student: double, or float with the sums in double (half the bytes a step)"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
@@ -139,6 +192,13 @@ void params_default(struct params *p)
     p->order_m = PARAMS_DEFAULT_ORDER;
     p->closure = CLOSURE_AUTO;
     p->ode_noise = 0;
+    p->token_corr = 0.0;
+    p->index = INDEX_CENTRED;
+    p->outputs = OUTPUTS_OFFDIAG;
+    p->lr_schedule.kind = LR_CONSTANT;
+    p->init = INIT_GAUSSIAN;
+    p->init_trace = 0.0;
+    p->ode_mean = ODE_MEAN_STIFF;
 }
 
 static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -150,6 +210,21 @@ static void seterr(char *err, size_t n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
+}
+
+/* An argument of a parenthesised value against [lo, hi] (lo excluded when lo_open): 0, or -1
+ * with "WHAT 'TEXT': NAME = V: must be in RANGE". */
+static int arg_range(const char *what, const char *text, const char *name, double v, double lo, double hi,
+                     int lo_open, char *err, size_t n)
+{
+    if ((lo_open ? v > lo : v >= lo) && v <= hi)
+        return 0;
+    char a[TEXT_DOUBLE_MAX], l[TEXT_DOUBLE_MAX], h[TEXT_DOUBLE_MAX];
+    text_double(v, a, sizeof a);
+    text_double(lo, l, sizeof l);
+    text_double(hi, h, sizeof h);
+    seterr(err, n, "%s '%.40s': %s = %s: must be in %s%s, %s]", what, text, name, a, lo_open ? "(" : "[", l, h);
+    return -1;
 }
 
 /* key with '-' mapped to '_' into buf; returns buf */
@@ -345,6 +420,10 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
         r.kind = ACT_HERMITE;
         r.degree = -1;
         for (int k = 0; k < na; k++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "c%d", k);
+            if (arg_range("activation", s, nm, args[k], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+                return -1;
             r.c[k] = args[k];
             if (args[k] != 0.0)
                 r.degree = k;
@@ -364,10 +443,8 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     } else if (!strcmp(name, "softmax") && na <= 1) {
         r.kind = ACT_SOFTMAX;
         r.beta = na == 1 ? args[0] : PARAMS_DEFAULT_BETA;
-        if (!(r.beta > 0)) {
-            seterr(err, errlen, "activation '%s': softmax(beta) needs beta > 0", s);
+        if (arg_range("activation", s, "softmax beta", r.beta, 0, PARAMS_MAX_BETA, 1, err, errlen))
             return -1;
-        }
     } else {
         goto bad;
     }
@@ -393,12 +470,11 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
     double args[2];
     int na = split_call(s, name, sizeof name, args, 2);
     if (na >= 0 && !strcmp(name, "wishart") && na <= 1) {
-        t->kind = TEACHER_WISHART;
-        t->arg = na == 1 ? args[0] : 0.5;
-        if (!(t->arg > 0)) {
-            seterr(err, errlen, "teacher '%s': wishart(rho) needs rho > 0", s);
+        double rho = na == 1 ? args[0] : 0.5;
+        if (arg_range("teacher", s, "wishart rho", rho, 0, PARAMS_MAX_RHO, 1, err, errlen))
             return -1;
-        }
+        t->kind = TEACHER_WISHART;
+        t->arg = rho;
         return 0;
     }
     if (na == 0 && !strcmp(name, "goe") && !strchr(s, '(')) {
@@ -407,14 +483,23 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         return 0;
     }
     if (na == 1 && !strcmp(name, "goe_shift")) {
+        if (arg_range("teacher", s, "goe_shift m", args[0], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+            return -1;
         t->kind = TEACHER_GOE_SHIFT;
         t->arg = args[0];
         return 0;
     }
-    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m)", s);
+    if (na == 1 && !strcmp(name, "goe_mean")) {
+        t->kind = TEACHER_GOE_MEAN;
+        t->arg = args[0] == 0 ? 0.0 : args[0];
+        return 0;
+    }
+    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)", s);
     call_name(s, name, sizeof name);
     if (!strcmp(name, "goe_shift"))
         seterr(err, errlen, "teacher '%s': write goe_shift(m) with one number m", s);
+    else if (!strcmp(name, "goe_mean"))
+        seterr(err, errlen, "teacher '%s': write goe_mean(m) with one number m (the teacher's mean)", s);
     else if (!strcmp(name, "wishart"))
         seterr(err, errlen, "teacher '%s': write wishart or wishart(rho) with one number rho > 0", s);
     else
@@ -436,7 +521,8 @@ static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
         seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)", s);
         return -1;
     }
-    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+    char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
+    for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         unsigned bit = 0;
         for (int i = 0; solver_words[i]; i++)
             if (!strcmp(tok, solver_words[i]))
@@ -458,6 +544,29 @@ static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
     }
     *out = set;
     return 0;
+}
+
+/* lr_schedule: constant | two_phase(eta1,t_switch) */
+static int parse_lr_schedule(struct params *p, const char *value, char *err, size_t errlen)
+{
+    char name[32];
+    double args[2];
+    int na = split_call(value, name, sizeof name, args, 2);
+    if (na == 0 && !strcmp(name, "constant") && !strchr(value, '(')) {
+        p->lr_schedule.kind = LR_CONSTANT;
+        p->lr_schedule.eta1 = p->lr_schedule.t_switch = 0;
+        return 0;
+    }
+    if (na == 2 && !strcmp(name, "two_phase")) {
+        p->lr_schedule.kind = LR_TWO_PHASE;
+        p->lr_schedule.eta1 = args[0];
+        p->lr_schedule.t_switch = args[1];
+        return 0;
+    }
+    seterr(err, errlen, "lr_schedule: '%s' is not constant or two_phase(eta1,t_switch)", value);
+    call_name(value, name, sizeof name);
+    text_suggest(err, errlen, name, lr_schedule_words);
+    return -1;
 }
 
 /* log_grid: on | off | a start tau > 0 (which turns the log grid on) */
@@ -545,7 +654,10 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             uint64_t sv = (uint64_t)x;
             memcpy(base + k->offset, &sv, sizeof sv);
         } else
-            memcpy(base + k->offset, &x, sizeof x);
+        {
+            double z = x == 0 ? 0.0 : x; /* -0 and 0 are one point */
+            memcpy(base + k->offset, &z, sizeof z);
+        }
         return 0;
     }
     case PARAMS_TEXT:
@@ -557,6 +669,8 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             return parse_solvers(value, &p->solvers, err, errlen);
         if (!strcmp(k->key, "log_grid"))
             return parse_log_grid(p, value, err, errlen);
+        if (!strcmp(k->key, "lr_schedule"))
+            return parse_lr_schedule(p, value, err, errlen);
         break;
     }
     seterr(err, errlen, "%s: no parser for this key", k->key);
@@ -591,6 +705,43 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s", val,
              lround(p->teacher.arg * p->d), p->d, v2);
     }
+    if (p->activation.kind == ACT_SOFTMAX && !(p->activation.beta > 0 && p->activation.beta <= PARAMS_MAX_BETA)) {
+        text_double(p->activation.beta, val, sizeof val);
+        FAIL("activation softmax(%s): beta must be in (0, %g]", val, PARAMS_MAX_BETA);
+    }
+    if (p->teacher.kind == TEACHER_WISHART && !(p->teacher.arg <= PARAMS_MAX_RHO)) {
+        text_double(p->teacher.arg, val, sizeof val);
+        FAIL("teacher wishart(%s): rho must be in (0, %g]", val, PARAMS_MAX_RHO);
+    }
+    if (p->solvers & SOLVER_SGD) {
+        /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
+        double n = params_samples(p, p->tau_end);
+        text_double(p->lr, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        if (!(n >= 1))
+            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples (at least 1 needed); "
+                 "raise tau_end or lower lr", val, v2, n);
+        if (!(n <= PARAMS_MAX_SAMPLES))
+            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples, more than the limit "
+                 "2^53 = %.3g; lower tau_end or raise lr", val, v2, n, PARAMS_MAX_SAMPLES);
+        /* weight decay multiplies the parameters by 1 - lambda lr / d^2 each step */
+        if (!(p->weight_decay * p->lr < (double)p->d * p->d)) {
+            text_double(p->weight_decay, v2, sizeof v2);
+            FAIL("weight_decay = %s, lr = %s: an SGD step multiplies the parameters by 1 - weight_decay lr / d^2 "
+                 "= %.3g, which must stay > 0 (weight_decay lr < d^2 = %d)", v2, val,
+                 1 - p->weight_decay * p->lr / ((double)p->d * p->d), p->d * p->d);
+        }
+    }
+    if ((p->solvers & SOLVER_FLOW) && p->weight_decay * p->tau_end > PARAMS_MAX_FLOW_STIFFNESS) {
+        text_double(p->weight_decay, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        FAIL("weight_decay = %s, tau_end = %s: the flow would need at least weight_decay tau_end = %.3g steps "
+             "(at most %.0e); lower either, or drop flow from solvers", val, v2, p->weight_decay * p->tau_end,
+             PARAMS_MAX_FLOW_STIFFNESS);
+    }
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED && p->order_m > PARAMS_MAX_ORDER_UNTIED)
+        FAIL("order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
+             "~330 MB to build its word system)", p->order_m, PARAMS_MAX_ORDER_UNTIED);
     if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
         text_double(p->log_start, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
@@ -603,14 +754,58 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
+    /* MODEL.md §10-11 */
+    if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
+        FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
+             "the mean has no limit; use index centred, or direct or untied");
+    if (p->outputs == OUTPUTS_ALL && p->activation.kind == ACT_SOFTMAX)
+        FAIL("outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
+             "elementwise activations (leave it at offdiag)");
+    if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT) {
+        text_double(p->init_trace, val, sizeof val);
+        FAIL("init_trace = %s: exists for direct only (tied and untied start from factors), not %s", val,
+             params_decomp_name(p->decomposition));
+    }
+    if (p->init == INIT_ORTHOGONAL && p->decomposition == DECOMP_DIRECT)
+        FAIL("init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct");
+    if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d) {
+        text_double(p->width, val, sizeof val);
+        FAIL("init orthogonal with width = %s: r = %d columns in R^%d cannot be orthogonal; use width <= 1", val,
+             params_rank(p), p->d);
+    }
+    if (p->lr_schedule.kind == LR_TWO_PHASE &&
+        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.eta1 <= PARAMS_MAX_LR && p->lr_schedule.t_switch > 0)) {
+        text_double(p->lr_schedule.eta1, val, sizeof val);
+        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
+        FAIL("lr_schedule two_phase(%s,%s): needs 0 < eta1 <= 1000 and t_switch > 0", val, v2);
+    }
+    if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d)) {
+        text_double(p->teacher.arg, val, sizeof val);
+        FAIL("teacher goe_mean(%s): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
+             "teacher is normalised to 1)", val);
+    }
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
+        FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
+             "untied have the general index); drop ode from solvers (sgd and flow handle it)");
+    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
+        FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
+             "offdiag only; use ode_noise off");
+    /* Parameters of MODEL.md §11 whose numerics are not in this build yet. */
+    if (p->lr_schedule.kind != LR_CONSTANT || p->init != INIT_GAUSSIAN || p->init_trace != 0)
+        FAIL("lr_schedule, init and init_trace other than constant, gaussian and 0 are not implemented in "
+             "this build");
 #undef FAIL
     return 0;
 }
 
 int params_rank(const struct params *p)
 {
-    long r = lround(p->width * p->d);
-    return r < 1 ? 1 : (int)r;
+    double w = p->width * p->d;
+    if (!(w >= 1))
+        return 1;
+    if (w > (double)PARAMS_MAX_RANK_PER_D * p->d)
+        w = (double)PARAMS_MAX_RANK_PER_D * p->d; /* params_validate refuses this; never overflow */
+    return (int)lround(w);
 }
 
 double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
@@ -673,7 +868,32 @@ static void teacher_name(const struct teacher_spec *t, char *buf, size_t n, int 
     case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
     case TEACHER_GOE: snprintf(buf, n, "goe"); return;
     case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
+    case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
     }
+}
+
+static void lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n, int legacy)
+{
+    char a[TEXT_DOUBLE_MAX], b[TEXT_DOUBLE_MAX];
+    if (s->kind != LR_TWO_PHASE) {
+        snprintf(buf, n, "constant");
+        return;
+    }
+    num(a, sizeof a, s->eta1, legacy);
+    num(b, sizeof b, s->t_switch, legacy);
+    snprintf(buf, n, "two_phase(%s,%s)", a, b);
+}
+
+void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n) { lr_schedule_name(s, buf, n, 0); }
+
+const char *params_index_name(enum index_kind k) { return index_words[k == INDEX_UNCENTRED]; }
+const char *params_outputs_name(enum outputs_kind k) { return outputs_words[k == OUTPUTS_ALL]; }
+const char *params_init_name(enum init_kind k) { return init_words[k == INIT_ORTHOGONAL]; }
+const char *params_ode_mean_name(enum ode_mean_kind k) { return ode_mean_words[k == ODE_MEAN_SLAVED]; }
+
+int params_general_index(const struct params *p)
+{
+    return p->token_corr != 0 || p->index != INDEX_CENTRED || p->outputs != OUTPUTS_OFFDIAG;
 }
 
 void params_act_name(const struct act *a, char *buf, size_t n) { act_name(a, buf, n, 0); }
@@ -727,6 +947,8 @@ static int get_value(const struct params *p, const char *key, char *buf, size_t 
             teacher_name(&p->teacher, buf, n, legacy);
         else if (!strcmp(k->key, "solvers"))
             params_solvers_name(p->solvers, buf, n);
+        else if (!strcmp(k->key, "lr_schedule"))
+            lr_schedule_name(&p->lr_schedule, buf, n, legacy);
         else if (!strcmp(k->key, "log_grid")) {
             if (p->log_grid && p->log_start > 0)
                 return num(buf, n, p->log_start, legacy);
@@ -743,13 +965,18 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n) { r
 static int canonical(const struct params *p, char *buf, size_t n, int legacy)
 {
     size_t used = 0;
-    char val[256];
+    char val[256], dval[256];
+    struct params def;
+    params_default(&def);
+    int optional = 0;
     for (int i = 0; params_keys[i]; i++) {
-        /* keys added after the task id was first defined are left out at their defaults, so
-         * that the canonical text, and the task id, of every earlier point stays what it was */
-        if (!strcmp(params_keys[i], "precision") && p->precision == PRECISION_DOUBLE)
-            continue;
         get_value(p, params_keys[i], val, sizeof val, legacy);
+        optional |= !strcmp(params_keys[i], PARAMS_FIRST_OPTIONAL);
+        if (optional) {
+            get_value(&def, params_keys[i], dval, sizeof dval, legacy);
+            if (!strcmp(val, dval))
+                continue;
+        }
         int w = snprintf(buf + (used < n ? used : n), used < n ? n - used : 0, "%s%s=%s",
                          i ? ";" : "", params_keys[i], val);
         used += (size_t)w;

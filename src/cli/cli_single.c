@@ -33,7 +33,9 @@ static void single_usage(FILE *f)
         fprintf(f, "  %-22s %s\n", "", k->help);
     }
     fprintf(f, "\n  --format csv|table     csv: solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss, one row\n"
-               "                         per solver and record, summaries on stderr; table: aligned [table]\n"
+               "                         per solver and record, summaries on stderr; table: aligned [table];\n"
+               "                         with token_corr, index or outputs set (or a goe_mean teacher) a column\n"
+               "                         mu = Tr S/sqrt(d) follows loss, and the summaries give mu_final, mu_star\n"
                "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n");
 }
 
@@ -44,7 +46,14 @@ static void num(FILE *f, const char *sep, double x)
     fprintf(f, "%s%s", sep, b);
 }
 
-static void print_summary(FILE *f, const struct task_result *r, const char *prefix)
+/* The mean matters (MODEL.md §10): the csv's mu column and the summaries' mu_final, mu_star; kept
+ * out of the special case so that its csv is as it was. */
+static int with_mu(const struct params *p)
+{
+    return params_general_index(p) || p->teacher.kind == TEACHER_GOE_MEAN;
+}
+
+static void print_summary(FILE *f, const struct params *p, const struct task_result *r, const char *prefix)
 {
     for (int i = 0; i < r->nsolvers; i++) {
         const struct solver_summary *s = &r->sum[i];
@@ -61,6 +70,10 @@ static void print_summary(FILE *f, const struct task_result *r, const char *pref
             num(f, " max_gap_to_sgd=", s->max_gap_to_sgd);
         if (t->diverged_at_samples >= 0)
             num(f, " stopped_at_samples=", round(t->diverged_at_samples));
+        if (with_mu(p)) {
+            num(f, " mu_final=", t->n ? t->rows[t->n - 1].mu : NAN);
+            num(f, " mu_star=", s->mu_star);
+        }
         fprintf(f, " wall_s=%.3f", t->wall_s);
         if (t->error[0])
             fprintf(f, " error=\"%s\"", t->error);
@@ -73,7 +86,7 @@ int cli_single(int argc, char **argv)
     struct params p;
     params_default(&p);
     int csv = 0;
-    char err[256];
+    char err[512];
     struct cli_seen seen = {0};
     const char *known[64];
     int nk = 0;
@@ -147,18 +160,19 @@ int cli_single(int argc, char **argv)
         return 1;
     }
     if (csv) {
-        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss\n");
+        int nv = with_mu(&p) ? 9 : 8;
+        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n", nv == 9 ? ",mu" : "");
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
-                const double v[8] = {r->tau, round(r->samples), r->omega11, r->psi11, r->omega12, r->trace, r->overlap,
-                                     r->loss};
+                const double v[9] = {r->tau,   round(r->samples), r->omega11, r->psi11, r->omega12,
+                                     r->trace, r->overlap,        r->loss,    r->mu};
                 fputs(obs_solver_name(res.traj[i].solver), stdout);
-                for (int j = 0; j < 8; j++)
+                for (int j = 0; j < nv; j++)
                     num(stdout, ",", v[j]);
                 fputc('\n', stdout);
             }
-        print_summary(stderr, &res, "# ");
+        print_summary(stderr, &p, &res, "# ");
     } else {
         char canon[2048];
         params_canonical(&p, canon, sizeof canon);
@@ -172,7 +186,7 @@ int cli_single(int argc, char **argv)
                        obs_solver_name(res.traj[i].solver), r->tau, r->samples, r->omega11, r->psi11,
                        r->omega12, r->trace, r->overlap, r->loss);
             }
-        print_summary(stdout, &res, "");
+        print_summary(stdout, &p, &res, "");
     }
     int bad = 0;
     for (int i = 0; i < res.nsolvers; i++)

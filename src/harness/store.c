@@ -5,8 +5,15 @@
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
- * in one transaction after the lock is taken (migrate_1_2), so a failed migration leaves the
- * file as it was.
+ * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3, then
+ * migrate_3_4), so a failed migration leaves the file at the last version it reached.
+ *   2 -> 3  the general index and options of MODEL.md §10-11: tasks gains token_corr,
+ *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
+ *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
+ *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
+ *           and the results view names the new columns.
+ *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
+ *           they ran with).
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
@@ -46,7 +53,18 @@
     " AS m_max_before"                                                                             \
     " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
 
-/* A format: its one %s is the list of the statuses the database may hold (task_status.h). */
+/* The results view (created with the schema, and again by the 2 -> 3 migration). */
+#define RESULTS_VIEW_SQL                                                                           \
+    "CREATE VIEW results AS SELECT"                                                                \
+    " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale," \
+    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"      \
+    " t.token_corr, t.index_kind, t.outputs, t.lr_schedule, t.init, t.init_trace, t.ode_mean,"     \
+    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"       \
+    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                  \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+
+/* A format: its two %s are the status of a new task and the list of the statuses the database
+ * may hold (task_status.h). */
 static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
@@ -57,35 +75,57 @@ static const char *const schema_fmt =
     " init_scale REAL NOT NULL, tokens INTEGER NOT NULL, teacher TEXT NOT NULL, width REAL NOT NULL,"
     " weight_decay REAL NOT NULL, order_m INTEGER NOT NULL, closure TEXT NOT NULL, tau_end REAL NOT NULL,"
     " seed INTEGER NOT NULL,"
-    " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
+    " status TEXT NOT NULL DEFAULT '%s' CHECK (status IN"
     "  (%s)),"
     " attempts INTEGER NOT NULL DEFAULT 0, rank INTEGER, host TEXT, started_at TEXT, finished_at TEXT,"
     " wall_s REAL, error TEXT,"
     " info_exponent INTEGER, records INTEGER NOT NULL, log_grid INTEGER NOT NULL,"
     " recovery_threshold REAL NOT NULL, ode_noise INTEGER NOT NULL, solvers TEXT NOT NULL,"
-    " cost REAL, params TEXT NOT NULL, precision TEXT NOT NULL DEFAULT 'double');"
+    " cost REAL, params TEXT NOT NULL,"
+    " token_corr REAL NOT NULL DEFAULT 0, index_kind TEXT NOT NULL DEFAULT 'centred',"
+    " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
+    " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
+    " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, k INTEGER NOT NULL,"
-    " tau REAL, samples INTEGER, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL);"
+    " tau REAL, samples INTEGER, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL,"
+    " mu REAL);"
     "CREATE TABLE summary("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr INTEGER,"
     " final_overlap REAL, final_loss REAL, max_gap_to_sgd REAL, status TEXT NOT NULL, wall_s REAL,"
-    " diverged_at_samples INTEGER, error TEXT);"
+    " diverged_at_samples INTEGER, error TEXT, mu_star REAL);"
     "CREATE UNIQUE INDEX trajectory_row ON trajectory(task_id, solver, k);"
     "CREATE UNIQUE INDEX summary_row ON summary(task_id, solver);"
     "CREATE INDEX tasks_status ON tasks(status);"
     "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
     "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
-    "CREATE VIEW results AS SELECT"
-    " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale,"
-    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
-    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
-    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+    RESULTS_VIEW_SQL
     "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY;
+
+/* 2 -> 3 (see the top of the file). */
+static const char *const migrate_2_3_sql =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE tasks ADD COLUMN token_corr REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN index_kind TEXT NOT NULL DEFAULT 'centred';"
+    "ALTER TABLE tasks ADD COLUMN outputs TEXT NOT NULL DEFAULT 'offdiag';"
+    "ALTER TABLE tasks ADD COLUMN lr_schedule TEXT NOT NULL DEFAULT 'constant';"
+    "ALTER TABLE tasks ADD COLUMN init TEXT NOT NULL DEFAULT 'gaussian';"
+    "ALTER TABLE tasks ADD COLUMN init_trace REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN ode_mean TEXT NOT NULL DEFAULT 'stiff';"
+    "ALTER TABLE trajectory ADD COLUMN mu REAL;"
+    "UPDATE trajectory SET mu = trace * sqrt((SELECT d FROM tasks WHERE tasks.task_id = trajectory.task_id));"
+    "ALTER TABLE summary ADD COLUMN mu_star REAL;"
+    "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL
+    "PRAGMA user_version = 3; COMMIT;";
+
+/* 3 -> 4 (see the top of the file). */
+static const char *const migrate_3_4_sql =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
+    "PRAGMA user_version = 4; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
@@ -100,18 +140,20 @@ enum {
 static const char *const stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
     " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
-    " recovery_threshold, ode_noise, solvers, cost, params, precision)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+    " recovery_threshold, ode_noise, solvers, cost, params, token_corr, index_kind, outputs, lr_schedule,"
+    " init, init_trace, ode_mean, precision)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
+    "?26,?27,?28,?29,?30,?31)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = ?6, attempts = attempts + 1, rank = ?2, host = ?3,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
-    "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
-    " status, wall_s, diverged_at_samples, error) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    " status, wall_s, diverged_at_samples, error, mu_star) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
     "UPDATE tasks SET status = ?2, attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
     " started_at = NULL WHERE task_id = ?1 AND status = ?3",
@@ -268,7 +310,10 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "omega12", "", "Omega12 = Tr(S S*)/d"},
     {NULL, "trace", "", "t1 = Tr(S)/d"},
     {NULL, "overlap", "", "centred overlap m of S and S*, in [-1, 1]"},
-    {NULL, "loss", "", "population loss Phi(Omega11, Psi11, Omega12)"},
+    {NULL, "loss", "", "population loss Phi(Omega11, Psi11, Omega12) (and of mu under the general index)"},
+    {NULL, "mu", "", "mean of the index: mu = Tr(S)/sqrt(d) = sqrt(d) trace"},
+    {NULL, "mu_star", "", "the teacher's mean Tr(S*)/sqrt(d); NULL for rows stored before schema 3"},
+    {NULL, "index_kind", "", "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
     {NULL, "tau_wr", "tau", "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
     {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
     {NULL, "final_overlap", "", "m at the last record"},
@@ -333,20 +378,6 @@ int store_register_functions(sqlite3 *db)
                : -1;
 }
 
-/* Schema 2 -> 3: tasks gains the column precision (the parameter, default double), every task
- * until then having run in double. One transaction. */
-static int migrate_2_3(struct store *s, const char *path, char *err, size_t errlen)
-{
-    if (exec(s,
-             "BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
-             " PRAGMA user_version = 3; COMMIT;",
-             err, errlen, path)) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        return -1;
-    }
-    return 0;
-}
-
 /* Schema 1 -> 2, in one transaction:
  *   - the count columns become INTEGER (integer_columns): each table is rebuilt from its own
  *     CREATE text with the column's type changed, the values rounded, every column copied, its
@@ -390,8 +421,7 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         /* its CREATE text with every listed column of this table retyped */
         if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &q, NULL))
             goto dberr;
-        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) != SQLITE_ROW)
+        if (sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW)
             goto dberr;
         char create[8192], rounding[1024] = "";
         snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -439,9 +469,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         task_id_hex(params_task_id(&p), hex);
         if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
             continue;
-        sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT);
-        if (step_done(s, up))
+        if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+            sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_done(s, up))
             goto dberr;
     }
     for (int i = 0; i < nviews; i++) {
@@ -560,7 +589,19 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
-    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
+    /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.
+     * With NORMAL, commits between checkpoints lived in the page cache only, and a file system
+     * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
+     * scratch database may trade that for speed with AIMSWEEP_SYNC=normal. */
+    const char *sync = getenv("AIMSWEEP_SYNC");
+    if (sync && strcmp(sync, "full") && strcmp(sync, "normal")) {
+        snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
+        goto fail;
+    }
+    if (exec(s, sync && !strcmp(sync, "normal")
+                    ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+             err, errlen, path))
         goto fail;
     if (store_register_functions(s->db)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
@@ -568,17 +609,24 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     }
     if (version == 1 && migrate_1_2(s, path, err, errlen))
         goto fail;
-    if ((version == 1 || version == 2) && migrate_2_3(s, path, err, errlen))
+    if ((version == 1 || version == 2) && exec(s, migrate_2_3_sql, err, errlen, path)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
+    }
+    if (version >= 1 && version <= 3 && exec(s, migrate_3_4_sql, err, errlen, path)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
     if (version == 0) {
-        char states[256], schema[6144], sql[8192];
-        if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states)) {
-            snprintf(err, errlen, "%s: the status list does not fit the schema", path);
+        char states[256], schema[16384], sql[16384 + 64];
+        if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states) ||
+            snprintf(schema, sizeof schema, schema_fmt, task_status_name(TASK_PENDING), states) >=
+                (int)sizeof schema ||
+            snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
+                     STORE_SCHEMA_VERSION) >= (int)sizeof sql) {
+            snprintf(err, errlen, "%s: the schema does not fit its buffer", path);
             goto fail;
         }
-        snprintf(schema, sizeof schema, schema_fmt, states);
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
-                 STORE_SCHEMA_VERSION);
         if (exec(s, sql, err, errlen, path)) {
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -671,6 +719,10 @@ static int batch(struct store *s, int open)
     s->in_txn = open;
     return 0;
 fail:
+    /* a commit that failed on a full disk or an I/O error may have rolled the transaction
+     * back itself: then there is none left to commit or roll back */
+    if (!open && sqlite3_get_autocommit(s->db))
+        s->in_txn = 0;
     return -1;
 }
 
@@ -762,8 +814,17 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         STORE_CALL(s, sqlite3_bind_text(ins, 21, buf, -1, SQLITE_TRANSIENT));
         STORE_CALL(s, sqlite3_bind_double(ins, 22, tasks[i].cost));
         STORE_CALL(s, sqlite3_bind_text(ins, 23, tasks[i].text, -1, SQLITE_STATIC));
+        STORE_CALL(s, sqlite3_bind_double(ins, 24, p->token_corr));
+        static const char *const newkeys[] = {"index", "outputs", "lr_schedule", "init", NULL};
+        for (int k = 0; newkeys[k]; k++) {
+            params_get(p, newkeys[k], buf, sizeof buf);
+            STORE_CALL(s, sqlite3_bind_text(ins, 25 + k, buf, -1, SQLITE_TRANSIENT));
+        }
+        STORE_CALL(s, sqlite3_bind_double(ins, 29, p->init_trace));
+        params_get(p, "ode_mean", buf, sizeof buf);
+        STORE_CALL(s, sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT));
         params_get(p, "precision", buf, sizeof buf);
-        STORE_CALL(s, sqlite3_bind_text(ins, 24, buf, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_text(ins, 31, buf, -1, SQLITE_TRANSIENT));
         if (step_done(s, ins))
             goto fail;
         STORE_CALL(s, sqlite3_bind_int64(link, 1, sweep_id));
@@ -941,11 +1002,12 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         sqlite3_stmt *q = s->st[ST_INS_TRAJ];
         for (int k = 0; k < t->n; k++) {
             const struct obs_row *o = &t->rows[k];
-            double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+            double v[9] = {o->tau,   o->samples, o->omega11, o->psi11, o->omega12,
+                           o->trace, o->overlap, o->loss,    o->mu};
             STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
             STORE_CALL(s, sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC));
             STORE_CALL(s, sqlite3_bind_int(q, 3, k));
-            for (int j = 0; j < 8; j++)
+            for (int j = 0; j < 9; j++)
                 if (j == 1 && isfinite(v[j])) /* a count: an integer */
                     STORE_CALL(s, sqlite3_bind_int64(q, 4 + j, (sqlite3_int64)llround(v[j])));
                 else
@@ -970,6 +1032,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
             goto fail;
         if (t->error[0])
             STORE_CALL(s, sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_double(q, 12, su->mu_star));
         if (step_done(s, q))
             goto fail;
     }

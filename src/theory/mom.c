@@ -21,6 +21,7 @@
 #define MOM_ATOL 1e-11
 #define MOM_H0 1e-4
 #define MOM_MAX_STEPS 2000000L /* accepted + rejected steps over one run */
+#define MOM_STIFF_RETRIES 8     /* restarts of the implicit stepper after a failed step */
 
 void mom_sys_destroy(struct mom_sys *sys)
 {
@@ -34,6 +35,7 @@ void mom_sys_destroy(struct mom_sys *sys)
 
 struct gsl_bridge {
     const struct mom_sys *sys;
+    double *jac_buf; /* 4 dim: the stiff systems' finite-difference Jacobian */
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
@@ -48,6 +50,47 @@ static int bridge_rhs(double t, const double y[], double dydt[], void *p)
     for (int i = 0; i < n; i++)
         if (!isfinite(dydt[i]))
             return GSL_FAILURE;
+    return GSL_SUCCESS;
+}
+
+/* The Jacobian by central differences (for the implicit stepper; the systems are autonomous). */
+#define MOM_JAC_REL 1e-7
+static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], void *p)
+{
+    const struct gsl_bridge *b = p;
+    int n = b->sys->dim;
+    double *yp = b->jac_buf, *fp = yp + n, *fm = fp + n;
+    memcpy(yp, y, sizeof(double) * (size_t)n);
+    /* near a boundary of Phi's domain (omega11 = omega12^2 at perfect recovery) one side of a
+     * central difference may fall outside: then the one-sided difference from the other side */
+    int have_f0 = 0;
+    double *f0 = fm + n;
+    for (int j = 0; j < n; j++) {
+        double h = MOM_JAC_REL * (fabs(y[j]) > 1 ? fabs(y[j]) : 1);
+        yp[j] = y[j] + h;
+        int okp = bridge_rhs(t, yp, fp, p) == GSL_SUCCESS;
+        yp[j] = y[j] - h;
+        int okm = bridge_rhs(t, yp, fm, p) == GSL_SUCCESS;
+        yp[j] = y[j];
+        if ((!okp || !okm) && !have_f0) {
+            if (bridge_rhs(t, y, f0, p) != GSL_SUCCESS)
+                return GSL_FAILURE;
+            have_f0 = 1;
+        }
+        if (okp && okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+        else if (okp)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - f0[i]) / h;
+        else if (okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (f0[i] - fm[i]) / h;
+        else
+            return GSL_FAILURE;
+    }
+    for (int i = 0; i < n; i++)
+        dfdt[i] = 0;
     return GSL_SUCCESS;
 }
 
@@ -84,17 +127,31 @@ int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, c
     gsl_odeiv2_step *step = NULL;
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
-    struct gsl_bridge br = {sys};
-    gsl_odeiv2_system gs = {bridge_rhs, NULL, (size_t)sys->dim, &br};
+    gsl_odeiv2_driver *drv = NULL;
+    struct gsl_bridge br = {sys, NULL};
+    gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     out->status = RUN_OK;
     out->diverged_at_samples = -1.0;
     if (!taus || !y)
         goto done;
-    step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, (size_t)sys->dim);
-    ctl = gsl_odeiv2_control_y_new(MOM_ATOL, MOM_RTOL);
-    ev = gsl_odeiv2_evolve_alloc((size_t)sys->dim);
+    if (sys->stiff) {
+        if (!(br.jac_buf = malloc(sizeof(double) * 4 * (size_t)sys->dim)))
+            goto done;
+        /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
+         * stepper, control and evolve, so that every step is still checked below */
+        drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, MOM_H0, MOM_ATOL, MOM_RTOL);
+        if (!drv)
+            goto done;
+        step = drv->s;
+        ctl = drv->c;
+        ev = drv->e;
+    } else {
+        step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, (size_t)sys->dim);
+        ctl = gsl_odeiv2_control_y_new(MOM_ATOL, MOM_RTOL);
+        ev = gsl_odeiv2_evolve_alloc((size_t)sys->dim);
+    }
     if (!step || !ctl || !ev)
         goto done;
     if (grid)
@@ -110,6 +167,16 @@ int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, c
         while (t < tk) {
             int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
             nsteps++;
+            /* the implicit multistep method does not shrink its step by itself when a trial
+             * point leaves the domain of Phi (near perfect recovery a predictor can step past
+             * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
+            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES; retry++) {
+                gsl_odeiv2_step_reset(step);
+                gsl_odeiv2_evolve_reset(ev);
+                h *= 0.1;
+                st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
+                nsteps++;
+            }
             if (st != GSL_SUCCESS) {
                 mark_diverged(out, p, t, "the right-hand side could not be evaluated");
                 goto stop;
@@ -153,6 +220,12 @@ done:
         snprintf(out->error, sizeof out->error, "ode: out of memory");
     }
     out->wall_s = clock_now_s() - t0;
+    if (drv) {
+        gsl_odeiv2_driver_free(drv);
+        ev = NULL;
+        ctl = NULL;
+        step = NULL;
+    }
     if (ev)
         gsl_odeiv2_evolve_free(ev);
     if (ctl)
@@ -161,5 +234,6 @@ done:
         gsl_odeiv2_step_free(step);
     free(taus);
     free(y);
+    free(br.jac_buf);
     return ret;
 }

@@ -2,25 +2,24 @@
  * store.h: the results database (SQLite). Only rank 0 ever opens it.
  *
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
- * indexes, when the file is new):
+ * indexes, when the file is new; older versions migrated by store_open, see store.c):
  *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
  *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
- *         precision)
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
- *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)
+ *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
- *           status, wall_s, diverged_at_samples, error)
+ *           status, wall_s, diverged_at_samples, error, mu_star)
  *   view results = tasks JOIN summary (one row per task and solver)
  *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
  *        (with the SQL function crossing(), store_register_functions)
  * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
  * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
  * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
- * view as a temporary one, by store_open_readonly. Version 3: tasks.precision (migrate_2_3;
- * 'double' for every older task). What every column means: store_column_doc,
+ * view as a temporary one, by store_open_readonly. What every column means: store_column_doc,
  * and docs/model.md §10.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
@@ -46,7 +45,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 

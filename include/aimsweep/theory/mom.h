@@ -5,8 +5,9 @@
  * recorded observables. The closed direct system (direct.c), the word hierarchies of tied and
  * untied (words_*.c) and the tied spectral resummation (spectral.c) each build one; ode.c picks
  * the system of a model's parameters. The integrator (mom_integrate) is an adaptive Runge-Kutta
- * with error control (GSL odeiv2) that records on a tau grid and detects divergence
- * (non-finite or exploding state: status RUN_ODE_DIVERGED).
+ * with error control (GSL odeiv2), or for a stiff system (the mean of MODEL.md §10, rate d) GSL's
+ * implicit multistep BDF, that records on a tau grid and detects divergence (non-finite or
+ * exploding state: status RUN_ODE_DIVERGED).
  */
 #ifndef AIMSWEEP_MOM_H
 #define AIMSWEEP_MOM_H
@@ -21,6 +22,7 @@ struct mom_sys {
     int (*observe)(void *ctx, const double *y, struct obs_row *row);  /* fills all but tau/samples */
     void (*destroy)(void *ctx);
     void *ctx;
+    int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
 };
 
 /* Releases a system's context and initial state; accepts a zeroed system and zeroes it. */
