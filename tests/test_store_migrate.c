@@ -86,6 +86,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                         "'offdiag' AND lr_schedule = 'constant' AND init = 'gaussian' AND init_trace = 0 AND "
                         "ode_mean = 'stiff'") == 2,
               "old tasks without their defaults");
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == 2, "old tasks not in double");
         CHECK(value(db, "SELECT max(abs(tr.mu - tr.trace * sqrt(t.d))) FROM trajectory tr JOIN tasks t USING "
                         "(task_id)") < 1e-12 &&
                   value(db, "SELECT count(*) FROM trajectory WHERE mu IS NULL") == 0,

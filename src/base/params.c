@@ -81,14 +81,15 @@ const char *const params_keys[] = {
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
     "order_m", "closure", "ode_noise",
     /* MODEL.md §10-11: written only where not at their default */
-    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", NULL};
+    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision", NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 /* init_trace: a typo guard, t I with |t| <= this */
 #define PARAMS_MAX_INIT_TRACE 1e3
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
                    sizeof(enum index_kind) == sizeof(int) && sizeof(enum outputs_kind) == sizeof(int) &&
-                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int),
+                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int) &&
+                   sizeof(enum precision) == sizeof(int),
                "PARAMS_ENUM fields are stored as int");
 
 static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
@@ -102,6 +103,7 @@ static const char *const index_words[] = {"centred", "uncentred", NULL};
 static const char *const outputs_words[] = {"offdiag", "all", NULL};
 static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
 static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
+static const char *const precision_words[] = {"double", "single", NULL};
 static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
@@ -158,6 +160,8 @@ const struct params_key_info params_info[] = {
      "direct: t I added to the initial S"},
     {"ode_mean", PARAMS_ENUM, OFF(ode_mean), ode_mean_words, 0, 0, 0, "stiff | slaved",
      "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
+    {"precision", PARAMS_ENUM, OFF(precision), precision_words, 0, 0, 0, "double | single",
+     "how SGD stores the student: double, or float with the sums in double (half the bytes a step)"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
 #undef OFF
 

@@ -5,13 +5,15 @@
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
- * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3), so a
- * failed migration leaves the file at the last version it reached.
+ * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3, then
+ * migrate_3_4), so a failed migration leaves the file at the last version it reached.
  *   2 -> 3  the general index and options of MODEL.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
  *           and the results view names the new columns.
+ *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
+ *           they ran with).
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
@@ -156,7 +158,7 @@ static const char *const schema_fmt =
     " token_corr REAL NOT NULL DEFAULT 0, index_kind TEXT NOT NULL DEFAULT 'centred',"
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
-    " ode_mean TEXT NOT NULL DEFAULT 'stiff');"
+    " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -197,6 +199,12 @@ static const char *const migrate_2_3_sql =
     "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL
     "PRAGMA user_version = 3; COMMIT;";
 
+/* 3 -> 4 (see the top of the file). */
+static const char *const migrate_3_4_sql =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
+    "PRAGMA user_version = 4; COMMIT;";
+
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
 static const char *const integer_columns[][2] = {
@@ -211,9 +219,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
     " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
     " recovery_threshold, ode_noise, solvers, cost, params, token_corr, index_kind, outputs, lr_schedule,"
-    " init, init_trace, ode_mean)"
+    " init, init_trace, ode_mean, precision)"
     " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30)",
+    "?26,?27,?28,?29,?30,?31)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = ?6, attempts = attempts + 1, rank = ?2, host = ?3,"
@@ -917,6 +925,8 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         STORE_CALL(s, sqlite3_bind_double(ins, 29, p->init_trace));
         params_get(p, "ode_mean", buf, sizeof buf);
         STORE_CALL(s, sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT));
+        params_get(p, "precision", buf, sizeof buf);
+        STORE_CALL(s, sqlite3_bind_text(ins, 31, buf, -1, SQLITE_TRANSIENT));
         if (step_done(s, ins))
             goto fail;
         STORE_CALL(s, sqlite3_bind_int64(link, 1, sweep_id));

@@ -84,6 +84,9 @@ enum closure {
     CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
 
+/* How SGD stores the student (src/solvers/sgd.c): double, or float with double sums. */
+enum precision { PRECISION_DOUBLE = 0, PRECISION_SINGLE };
+
 struct params {
     enum decomp decomposition;
     struct act activation;
@@ -113,6 +116,7 @@ struct params {
     enum init_kind init;
     double init_trace; /* direct: t I added to the initial S */
     enum ode_mean_kind ode_mean;
+    enum precision precision; /* SGD's parameters in double or single precision */
 };
 
 /* The parameter table. */

@@ -8,7 +8,7 @@
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
  *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
- *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean)
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
  *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
