@@ -13,7 +13,7 @@
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
  *           and the results view names the new columns.
  *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
- *           they ran with).
+ *           they ran with), and the views recovery and curves are added.
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
@@ -21,8 +21,7 @@
  * (step_done). A failure resets and unbinds the cached statements, so that no value bound
  * for a failed write is left for the next one.
  *
- * Schema 3 -> 4 adds the views recovery and curves (no table changes), in one transaction after
- * the earlier migrations when the file is older; a read-only open of an older file gets them as
+ * A read-only open of a file older than version 4 gets the views recovery and curves as
  * temporary views.
  *
  * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
@@ -178,11 +177,6 @@ static const char *const schema_fmt =
     RESULTS_VIEW_SQL
     "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY;
 
-/* Schema 3 -> 4: the views recovery and curves (no table changes). */
-static const char *const migrate_3_4_sql =
-    "BEGIN IMMEDIATE; CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY
-    "PRAGMA user_version = 4; COMMIT;";
-
 /* 2 -> 3 (see the top of the file). */
 static const char *const migrate_2_3_sql =
     "BEGIN IMMEDIATE;"
@@ -203,6 +197,7 @@ static const char *const migrate_2_3_sql =
 static const char *const migrate_3_4_sql =
     "BEGIN IMMEDIATE;"
     "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
+    "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY
     "PRAGMA user_version = 4; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
