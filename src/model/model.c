@@ -109,7 +109,8 @@ static int make_teacher(struct model *m)
         /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
          * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
          * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
-        sample_goe(&g, d, S);
+        if (sample_goe(&g, d, S))
+            return -1;
         double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
         for (int i = 0; i < d; i++)
             tg += S[(size_t)i * d + i];
@@ -121,7 +122,7 @@ static int make_teacher(struct model *m)
         m->tk = d;
         m->tF = dalloc((size_t)d * d);
         m->tsign = dalloc((size_t)d);
-        if (factor_symmetric(d, S, m->tF, m->tsign))
+        if (!m->tF || !m->tsign || factor_symmetric(d, S, m->tF, m->tsign))
             return -1;
     } else {
         if (sample_goe(&g, d, S))

@@ -473,7 +473,7 @@ static void row_mc(double beta, int T, const double *M, const double *L, struct 
     double z[PHIG_MAX_DIM] = {0}, s2 = 0;
     memset(acc, 0, sizeof *acc);
     for (int i = 0; i < PHIG_MC_SAMPLES; i++) {
-        rng_normals(&g, z, (size_t)(2 * T));
+        rng_normals(&g, z, 2 * (size_t)T);
         double before = acc->F;
         row_point(beta, T, M, L, z, 1.0 / PHIG_MC_SAMPLES, acc);
         double F = (acc->F - before) * PHIG_MC_SAMPLES;
