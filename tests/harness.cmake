@@ -28,3 +28,6 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
+set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
