@@ -21,6 +21,14 @@ static void summarise(const struct params *p, const struct traj *t, const struct
     s->status = t->status;
     s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
     s->samples_wr = s->tau_wr < 0 ? -1 : s->tau_wr * (double)p->d * p->d / p->lr;
+    /* With a two_phase rate, n is not tau d^2/lr: the samples of the record that recovered, as
+     * the solver counted them (SGD's steps; the schedule's n(tau) for flow and ODE). */
+    if (p->lr_schedule.kind != LR_CONSTANT)
+        for (int i = 0; i < t->n && s->tau_wr >= 0; i++)
+            if (t->rows[i].tau == s->tau_wr) {
+                s->samples_wr = t->rows[i].samples;
+                break;
+            }
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;

@@ -39,6 +39,7 @@
 #include <cblas.h>
 
 #include "aimsweep/model/kern.h"
+#include "aimsweep/model/lrs.h"
 #include "aimsweep/model/rng.h"
 
 /* Every SGD_RESYNC steps the scales are folded into the arrays and the norms kept in closed
@@ -271,6 +272,13 @@ void sgd_state_destroy(struct sgd_state **pst)
 }
 
 long sgd_count(const struct sgd_state *st) { return st->n; }
+
+void sgd_set_lr(struct sgd_state *st, double lr)
+{
+    const struct params *p = &st->m->p;
+    st->mu = lr / st->m->d;
+    st->alpha = 1.0 - p->weight_decay * lr / ((double)st->m->d * st->m->d);
+}
 
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
@@ -532,10 +540,21 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    double per_tau = (double)m->d * m->d / p->lr;
+    struct lrs sch;
+    lrs_init(&sch, p);
+    if (sch.n1 > 0)
+        sgd_set_lr(st, sch.eta1);
     for (int k = 0; k <= p->records; k++) {
-        long target = (long)llround(taus[k] * per_tau);
-        if (target > st->n && sgd_steps(st, target - st->n)) {
+        long target = (long)llround(lrs_samples(&sch, taus[k]));
+        int diverged = 0;
+        while (target > st->n && !diverged) {
+            /* the first n1 steps at eta1, then lr (two_phase; n1 = 0 for constant) */
+            long upto = st->n < sch.n1 && target > sch.n1 ? sch.n1 : target;
+            diverged = sgd_steps(st, upto - st->n);
+            if (sch.n1 > 0 && st->n == sch.n1)
+                sgd_set_lr(st, sch.lr);
+        }
+        if (diverged) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
             break;

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "aimsweep/model/lrs.h"
 #include "aimsweep/theory/noise.h"
 #include "aimsweep/model/phi.h"
 #include "aimsweep/theory/spectral.h"
@@ -57,13 +58,13 @@
 struct direct_ctx {
     struct act act;
     int T;
-    double lambda, t2, eta;
+    double lambda, t2;
+    struct lrs sch; /* the noise term takes the rate in force */
     int noise;
 };
 
 static int direct_rhs(void *p, double tau, const double *y, double *dy)
 {
-    (void)tau;
     const struct direct_ctx *x = p;
     double o11 = y[0], p11 = y[1], o12 = y[2], t1 = y[3];
     struct phi_val v;
@@ -79,7 +80,7 @@ static int direct_rhs(void *p, double tau, const double *y, double *dy)
         double dr[4];
         if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
             return -1;
-        noise_direct_drift(x->eta, &nv, dr);
+        noise_direct_drift(lrs_rate(&x->sch, tau), &nv, dr);
         for (int i = 0; i < 4; i++)
             dy[i] += dr[i];
     }
@@ -119,7 +120,7 @@ static int direct_create(const struct model *m, struct mom_sys *sys, char *err, 
     x->T = m->T;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
-    x->eta = m->p.lr;
+    lrs_init(&x->sch, &m->p);
     x->noise = m->p.ode_noise;
     /* matched initial values: exact traces of the run's own S0 */
     const double *S = m->S0, *P = m->teacher;
@@ -197,6 +198,10 @@ void ode_system_destroy(struct mom_sys *sys)
 
 struct gsl_bridge {
     const struct mom_sys *sys;
+    /* While integrating up to a two_phase switch, every stage (even one evaluated at the
+     * switch itself) sees a time below it, so the noise term keeps the first phase's rate
+     * until the step that starts at the switch; +inf otherwise (times pass unchanged). */
+    double tau_cap;
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
@@ -206,7 +211,7 @@ static int bridge_rhs(double t, const double y[], double dydt[], void *p)
     for (int i = 0; i < n; i++)
         if (!isfinite(y[i]))
             return GSL_FAILURE; /* the stepper retries with a smaller step */
-    if (b->sys->rhs(b->sys->ctx, t, y, dydt))
+    if (b->sys->rhs(b->sys->ctx, fmin(t, b->tau_cap), y, dydt))
         return GSL_FAILURE;
     for (int i = 0; i < n; i++)
         if (!isfinite(dydt[i]))
@@ -231,10 +236,19 @@ static int row_ok(const struct obs_row *r)
     return r->omega11 >= 0.0;
 }
 
+/* Samples after time tau: for constant the form tau d^2/eta this solver has always written (its
+ * last bit can differ from lrs_samples'), otherwise the schedule's count. */
+static double samples_at(const struct params *p, const struct lrs *sch, double tau)
+{
+    return sch->two_phase ? lrs_samples(sch, tau) : tau * (double)p->d * p->d / p->lr;
+}
+
 static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
 {
+    struct lrs sch;
+    lrs_init(&sch, p);
     out->status = RUN_ODE_DIVERGED;
-    out->diverged_at_samples = tau * (double)p->d * p->d / p->lr;
+    out->diverged_at_samples = samples_at(p, &sch, tau);
     snprintf(out->error, sizeof out->error, "ode diverged at tau=%.6g: %s", tau, why);
 }
 
@@ -246,7 +260,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     gsl_odeiv2_step *step = NULL;
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
-    struct gsl_bridge br = {sys};
+    struct gsl_bridge br = {sys, INFINITY};
     gsl_odeiv2_system gs = {bridge_rhs, NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
@@ -260,6 +274,8 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     if (!step || !ctl || !ev)
         goto done;
     obs_tau_grid(p, taus);
+    struct lrs sch;
+    lrs_init(&sch, p);
     memcpy(y, sys->y0, sizeof(double) * (size_t)sys->dim);
     double t = 0.0, h = ODE_H0;
     long nsteps = 0;
@@ -267,7 +283,10 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     for (int k = 0; k < nrec; k++) {
         double tk = taus[k];
         while (t < tk) {
-            int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
+            /* a two_phase rate changes the noise term at tau_sw: no step crosses it */
+            double until = t < sch.tau_sw && sch.tau_sw < tk ? sch.tau_sw : tk;
+            br.tau_cap = t < sch.tau_sw ? nextafter(sch.tau_sw, 0) : INFINITY;
+            int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
             nsteps++;
             if (st != GSL_SUCCESS) {
                 mark_diverged(out, p, t, "the right-hand side could not be evaluated");
@@ -296,7 +315,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
             goto stop;
         }
         row.tau = tk;
-        row.samples = tk * (double)p->d * p->d / p->lr;
+        row.samples = samples_at(p, &sch, tk);
         if (traj_push(out, &row)) {
             ret = -1;
             out->status = RUN_ERROR;

@@ -83,6 +83,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/model/lrs.h"
 #include "aimsweep/model/obs.h"
 #include "aimsweep/base/params.h"
 #include "aimsweep/model/phi.h"
@@ -828,7 +829,8 @@ struct words_ctx {
     struct words_basis *b;
     int M, dec, closure, noise, T;
     struct act act;
-    double lambda, eta, t2;
+    double lambda, t2;
+    struct lrs sch; /* the noise term takes the rate in force */
     int ntr;
     int *trk;  /* class of each state component */
     double *mom, *mom0, *kap, *top0;
@@ -1340,7 +1342,6 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
 {
     struct words_ctx *cx = ctx;
     struct phi_val pv;
-    (void)tau;
     for (int i = 0; i < cx->ntr; i++)
         if (!isfinite(y[i]) || fabs(y[i]) > LIMIT_MOMENT_MAX)
             return -1;
@@ -1371,9 +1372,10 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
         double q[Q_N];
         if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
-        q[Q_N1] = cx->eta * nv.n1;
-        q[Q_N2] = cx->eta * nv.n2;
-        q[Q_TIED] = cx->eta * 2 * (nv.n1 + nv.n2);
+        double eta = lrs_rate(&cx->sch, tau);
+        q[Q_N1] = eta * nv.n1;
+        q[Q_N2] = eta * nv.n2;
+        q[Q_TIED] = eta * 2 * (nv.n1 + nv.n2);
         for (int i = 0; i < cx->nquad; i++) {
             const struct quad_term *t = &cx->quad[i];
             dy[t->row] += q[t->kind] * t->coef * cx->mom[t->a] * cx->mom[t->b];
@@ -1515,7 +1517,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->T = m->T;
     cx->act = p->activation;
     cx->lambda = p->weight_decay;
-    cx->eta = p->lr;
+    lrs_init(&cx->sch, p);
     cx->t2 = m->t2;
     cx->b = words_basis_create(p->decomposition, M + 1);
     if (!cx->b)
