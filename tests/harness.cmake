@@ -31,3 +31,10 @@ set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIM
 
 add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
 set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# A database of schema version 1 opened by the current store (tests/data/schema_v1.sql).
+add_executable(test_store_migrate test_store_migrate.c)
+target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
+aimsweep_warnings(test_store_migrate)
+add_test(NAME test_store_migrate COMMAND test_store_migrate ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_store_migrate PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")

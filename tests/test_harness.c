@@ -131,13 +131,13 @@ static void fake_result(struct task_result *r, int n, double base)
     for (int s = 0; s < 2; s++) {
         traj_init(&r->traj[s], s ? SOLVER_FLOW : SOLVER_SGD, n);
         for (int k = 0; k < n; k++) {
-            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1)};
+            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1), 0.5 * k};
             traj_push(&r->traj[s], &o);
         }
         r->traj[s].status = RUN_OK;
         r->traj[s].diverged_at_samples = -1;
         r->sum[s] = (struct solver_summary){r->traj[s].solver, s ? 0.2 : -1, s ? 20 : -1, 0.5, 0.25, s ? 0.01 : -1,
-                                            RUN_OK};
+                                            RUN_OK, 0.125 * s};
     }
     r->traj[1].status = RUN_DIVERGED;
     snprintf(r->traj[1].error, sizeof r->traj[1].error, "exploded");
@@ -155,6 +155,7 @@ static void test_result_bytes(void)
     CHECK(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
     CHECK(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
     CHECK(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
+    CHECK(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* MODEL.md §10's means */
     worker_result_free(&back);
     /* every truncation and a trailing byte are refused */
     int refused = 1;

@@ -98,7 +98,7 @@ static void test_two_phase_counts(void)
 static void test_two_phase_steps(const char *decomp)
 {
     struct params p;
-    base_params(&p, decomp, "h2");
+    base_params(&p, decomp, "h1");
     p.d = 12;
     p.width = 0.75;
     p.lr = 0.05;
@@ -162,8 +162,11 @@ static int same_rows(const struct task_result *a, const struct task_result *b, i
             struct obs_row r = x->rows[k], s = y->rows[k];
             if (skip_samples)
                 r.samples = s.samples = 0;
-            if (memcmp(&r, &s, sizeof r))
+            if (memcmp(&r, &s, sizeof r)) {
+                fprintf(stderr, "solver %d record %d: tau %.17g %.17g samples %.17g %.17g o11 %.17g %.17g mu %.17g %.17g loss %.17g %.17g\n", x->solver, k,
+                        r.tau, s.tau, r.samples, s.samples, r.omega11, s.omega11, r.mu, s.mu, r.loss, s.loss);
                 return 0;
+            }
         }
         /* samples_wr: constant keeps tau_wr d^2/lr, two_phase takes the recovering record's own
          * count, which for SGD is that number rounded to whole steps */

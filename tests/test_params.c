@@ -76,5 +76,72 @@ int main(void)
     set(&c, "decomposition", "untied");
     set(&c, "closure", "spectral");
     CHECK(params_validate(&c, err, sizeof err) != 0, "spectral for untied accepted");
+
+    /* MODEL.md §10-11: at their defaults the new keys are absent from the canonical text, so
+     * the id of a point from before them is unchanged (this literal is the canonical text of
+     * the defaults as every earlier build wrote it); set, they appear and round-trip. */
+    params_default(&c);
+    params_canonical(&c, ca, sizeof ca);
+    CHECK(!strcmp(ca, "decomposition=tied;activation=h1;d=100;lr=0.050000000000000003;init_scale=0.69999999999999996;"
+                      "tokens=2;teacher=wishart(0.5);width=1;weight_decay=0;tau_end=0.5;records=20;log_grid=off;"
+                      "seed=1;solvers=sgd,flow;recovery_threshold=0.5;order_m=4;closure=auto;ode_noise=off"),
+          "default canonical text changed: %s", ca);
+    uint64_t id0 = params_task_id(&c);
+    CHECK(set(&c, "token_corr", "-0") == 0 && set(&c, "index", "centred") == 0 && set(&c, "outputs", "offdiag") == 0 &&
+              set(&c, "ode_mean", "stiff") == 0 && set(&c, "lr_schedule", "constant") == 0,
+          "defaults spelled out");
+    CHECK(params_task_id(&c) == id0, "a default spelled out changes the id");
+    set(&c, "decomposition", "untied");
+    CHECK(set(&c, "token-corr", "0.3") == 0 && set(&c, "index", "uncentred") == 0 && set(&c, "outputs", "all") == 0 &&
+              set(&c, "teacher", "goe_mean(1.5)") == 0 && set(&c, "ode_mean", "slaved") == 0,
+          "general index keys");
+    CHECK(params_validate(&c, err, sizeof err) == 0, "untied uncentred all: %s", err);
+    params_canonical(&c, ca, sizeof ca);
+    CHECK(strstr(ca, ";token_corr=0.29999999999999999;index=uncentred;outputs=all;ode_mean=slaved") &&
+              strstr(ca, "teacher=goe_mean(1.5)"),
+          "canonical text of the general index: %s", ca);
+    struct params e;
+    params_default(&e);
+    strcpy(buf, ca);
+    for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
+        char *eq = strchr(tok, '=');
+        *eq = 0;
+        CHECK(params_set(&e, tok, eq + 1, err, sizeof err) == 0, "round trip %s: %s", tok, err);
+    }
+    params_canonical(&e, cb, sizeof cb);
+    CHECK(!strcmp(ca, cb), "general round trip:\n%s\n%s", ca, cb);
+    CHECK(set(&c, "lr_schedule", "two_phase(0.5,2)") == 0 && c.lr_schedule.kind == LR_TWO_PHASE &&
+              c.lr_schedule.eta1 == 0.5 && c.lr_schedule.t_switch == 2,
+          "two_phase parse");
+    const char *bad2[][2] = {{"index", "middle"}, {"outputs", "diag"}, {"init", "uniform"}, {"ode_mean", "fast"},
+                             {"lr_schedule", "two_phase(1)"}, {"lr_schedule", "cosine"}, {"token_corr", "x"},
+                             {"teacher", "goe_mean"}};
+    for (size_t i = 0; i < sizeof bad2 / sizeof bad2[0]; i++) {
+        params_default(&c);
+        err[0] = 0;
+        CHECK(params_set(&c, bad2[i][0], bad2[i][1], err, sizeof err) != 0 && err[0], "%s=%s accepted", bad2[i][0],
+              bad2[i][1]);
+    }
+    /* combinations that cannot hold (MODEL.md §10-11) */
+    const char *combos[][3][2] = {
+        {{"token_corr", "1"}, {"decomposition", "direct"}, {"d", "10"}},
+        {{"token_corr", "-0.1"}, {"decomposition", "direct"}, {"d", "10"}},
+        {{"index", "uncentred"}, {"decomposition", "tied"}, {"d", "10"}},
+        {{"outputs", "all"}, {"activation", "softmax(1)"}, {"d", "10"}},
+        {{"init_trace", "0.5"}, {"decomposition", "untied"}, {"d", "10"}},
+        {{"init", "orthogonal"}, {"decomposition", "direct"}, {"d", "10"}},
+        {{"init", "orthogonal"}, {"decomposition", "tied"}, {"width", "1.5"}},
+        {{"lr_schedule", "two_phase(0,1)"}, {"decomposition", "direct"}, {"d", "10"}},
+        {{"teacher", "goe_mean(4)"}, {"decomposition", "direct"}, {"d", "10"}},
+        {{"token_corr", "0.2"}, {"decomposition", "tied"}, {"solvers", "sgd,ode"}},
+    };
+    for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) {
+        params_default(&c);
+        for (int j = 0; j < 3; j++)
+            CHECK(set(&c, combos[i][j][0], combos[i][j][1]) == 0, "%s parse", combos[i][j][0]);
+        err[0] = 0;
+        CHECK(params_validate(&c, err, sizeof err) != 0 && err[0], "combination %zu (%s=%s) accepted", i,
+              combos[i][0][0], combos[i][0][1]);
+    }
     return check_done("test_params");
 }

@@ -4,6 +4,10 @@
  * Every value goes through params_set, whether it comes from a command-line flag or a sweep
  * file, so the two accept the same spellings. Numbers are written back with "%.17g", which
  * round-trips a double exactly: the canonical text of "0.050" and "5e-2" is the same.
+ *
+ * The keys of MODEL.md §10-11 (from token_corr on in params_keys) came after the first
+ * databases: the canonical text names them only where they differ from their default, so that
+ * every task id computed before them is still the id of the same point.
  */
 #include "aimsweep/base/params.h"
 
@@ -33,7 +37,12 @@
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
-    "order_m", "closure", "ode_noise", NULL};
+    "order_m", "closure", "ode_noise",
+    /* MODEL.md §10-11: written only where not at their default */
+    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", NULL};
+#define PARAMS_FIRST_OPTIONAL "token_corr"
+/* token_corr must stay below 1: C = (1 - c) I + c 1 1^T is singular at c = 1. */
+#define PARAMS_MAX_TOKEN_CORR 1.0
 
 void params_default(struct params *p)
 {
@@ -60,6 +69,13 @@ void params_default(struct params *p)
     p->order_m = PARAMS_DEFAULT_ORDER;
     p->closure = CLOSURE_AUTO;
     p->ode_noise = 0;
+    p->token_corr = 0.0;
+    p->index = INDEX_CENTRED;
+    p->outputs = OUTPUTS_OFFDIAG;
+    p->lr_schedule.kind = LR_CONSTANT;
+    p->init = INIT_GAUSSIAN;
+    p->init_trace = 0.0;
+    p->ode_mean = ODE_MEAN_STIFF;
 }
 
 static void seterr(char *err, size_t n, const char *fmt, const char *a, const char *b)
@@ -240,7 +256,12 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         t->arg = args[0];
         return 0;
     }
-    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m)%s", s, "");
+    if (na == 1 && !strcmp(name, "goe_mean")) {
+        t->kind = TEACHER_GOE_MEAN;
+        t->arg = args[0] == 0 ? 0.0 : args[0];
+        return 0;
+    }
+    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)%s", s, "");
     return -1;
 }
 
@@ -251,7 +272,8 @@ static int parse_solvers(const char *s, unsigned *out)
     if (strlen(s) >= sizeof buf)
         return -1;
     strcpy(buf, s);
-    for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", ")) {
+    char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
+    for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         if (!strcmp(tok, "sgd"))
             set |= SOLVER_SGD;
         else if (!strcmp(tok, "flow"))
@@ -318,6 +340,68 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
             goto bad;
         return 0;
     }
+    if (!strcmp(k, "index")) {
+        if (!strcmp(value, "centred") || !strcmp(value, "centered"))
+            p->index = INDEX_CENTRED;
+        else if (!strcmp(value, "uncentred") || !strcmp(value, "uncentered"))
+            p->index = INDEX_UNCENTRED;
+        else {
+            seterr(err, errlen, "index: bad value '%s' (centred or uncentred)", value, "");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "outputs")) {
+        if (!strcmp(value, "offdiag"))
+            p->outputs = OUTPUTS_OFFDIAG;
+        else if (!strcmp(value, "all"))
+            p->outputs = OUTPUTS_ALL;
+        else {
+            seterr(err, errlen, "outputs: bad value '%s' (offdiag or all)", value, "");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "init")) {
+        if (!strcmp(value, "gaussian"))
+            p->init = INIT_GAUSSIAN;
+        else if (!strcmp(value, "orthogonal"))
+            p->init = INIT_ORTHOGONAL;
+        else {
+            seterr(err, errlen, "init: bad value '%s' (gaussian or orthogonal)", value, "");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "ode_mean")) {
+        if (!strcmp(value, "stiff"))
+            p->ode_mean = ODE_MEAN_STIFF;
+        else if (!strcmp(value, "slaved"))
+            p->ode_mean = ODE_MEAN_SLAVED;
+        else {
+            seterr(err, errlen, "ode_mean: bad value '%s' (stiff or slaved)", value, "");
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "lr_schedule")) {
+        char name[32];
+        double args[2];
+        int na = split_call(value, name, sizeof name, args, 2);
+        if (na == 0 && !strcmp(name, "constant")) {
+            p->lr_schedule.kind = LR_CONSTANT;
+            p->lr_schedule.eta1 = p->lr_schedule.t_switch = 0;
+            return 0;
+        }
+        if (na == 2 && !strcmp(name, "two_phase")) {
+            p->lr_schedule.kind = LR_TWO_PHASE;
+            p->lr_schedule.eta1 = args[0];
+            p->lr_schedule.t_switch = args[1];
+            return 0;
+        }
+        seterr(err, errlen, "lr_schedule: bad value '%s' (constant or two_phase(eta1,t_switch))", value, "");
+        return -1;
+    }
     if (!strcmp(k, "ode_noise") || !strcmp(k, "log_grid")) {
         int b;
         if (parse_bool(value, &b))
@@ -346,14 +430,16 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
                   : !strcmp(k, "width") ? &p->width
                   : !strcmp(k, "weight_decay") ? &p->weight_decay
                   : !strcmp(k, "tau_end") ? &p->tau_end
-                  : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold : NULL;
+                  : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold
+                  : !strcmp(k, "token_corr") ? &p->token_corr
+                  : !strcmp(k, "init_trace") ? &p->init_trace : NULL;
     if (!dst) {
         seterr(err, errlen, "unknown parameter '%s'%s", key, "");
         return -1;
     }
     if (parse_double(value, &v))
         goto bad;
-    *dst = v;
+    *dst = v == 0 ? 0.0 : v; /* -0 and 0 are one point */
     return 0;
 bad:
     seterr(err, errlen, "%s: bad value '%s'", key, value);
@@ -397,6 +483,37 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
+    /* MODEL.md §10-11 */
+    if (!(p->token_corr >= 0 && p->token_corr < PARAMS_MAX_TOKEN_CORR))
+        FAIL("token_corr = %g: must be in [0, 1) (C = (1 - c) I + c 1 1^T is singular at c = 1)",
+             p->token_corr);
+    if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
+        FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
+             "the mean has no limit; use index centred, or direct or untied");
+    if (p->outputs == OUTPUTS_ALL && p->activation.kind == ACT_SOFTMAX)
+        FAIL("outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
+             "elementwise activations (leave it at offdiag)");
+    if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT)
+        FAIL("init_trace = %g: exists for direct only (tied and untied start from factors), not %s",
+             p->init_trace, params_decomp_name(p->decomposition));
+    if (p->init == INIT_ORTHOGONAL && p->decomposition == DECOMP_DIRECT)
+        FAIL("init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct%s", "");
+    if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d)
+        FAIL("init orthogonal with width = %g: r = %d columns in R^%d cannot be orthogonal; use width <= 1",
+             p->width, params_rank(p), p->d);
+    if (p->lr_schedule.kind == LR_TWO_PHASE &&
+        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0))
+        FAIL("lr_schedule two_phase(%g,%g): needs eta1 > 0 and t_switch > 0", p->lr_schedule.eta1,
+             p->lr_schedule.t_switch);
+    if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d))
+        FAIL("teacher goe_mean(%g): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
+             "teacher is normalised to 1)", p->teacher.arg);
+    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
+        FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
+             "Gaussian start; use closure spectral (the run's own spectrum)%s", "");
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
+        FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only; "
+             "drop ode from solvers (sgd and flow handle the general index)%s", "");
 #undef FAIL
     return 0;
 }
@@ -464,7 +581,26 @@ void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n)
     case TEACHER_WISHART: snprintf(buf, n, "wishart(%.17g)", t->arg); return;
     case TEACHER_GOE: snprintf(buf, n, "goe"); return;
     case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%.17g)", t->arg); return;
+    case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%.17g)", t->arg); return;
     }
+}
+
+const char *params_index_name(enum index_kind k) { return k == INDEX_UNCENTRED ? "uncentred" : "centred"; }
+const char *params_outputs_name(enum outputs_kind k) { return k == OUTPUTS_ALL ? "all" : "offdiag"; }
+const char *params_init_name(enum init_kind k) { return k == INIT_ORTHOGONAL ? "orthogonal" : "gaussian"; }
+const char *params_ode_mean_name(enum ode_mean_kind k) { return k == ODE_MEAN_SLAVED ? "slaved" : "stiff"; }
+
+void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n)
+{
+    if (s->kind == LR_TWO_PHASE)
+        snprintf(buf, n, "two_phase(%.17g,%.17g)", s->eta1, s->t_switch);
+    else
+        snprintf(buf, n, "constant");
+}
+
+int params_general_index(const struct params *p)
+{
+    return p->token_corr != 0 || p->index != INDEX_CENTRED || p->outputs != OUTPUTS_OFFDIAG;
 }
 
 void params_solvers_name(unsigned s, char *buf, size_t n)
@@ -497,6 +633,18 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n)
         return snprintf(buf, n, "%s", params_closure_name(p->closure));
     if (!strcmp(k, "ode_noise"))
         return snprintf(buf, n, "%s", p->ode_noise ? "on" : "off");
+    if (!strcmp(k, "index"))
+        return snprintf(buf, n, "%s", params_index_name(p->index));
+    if (!strcmp(k, "outputs"))
+        return snprintf(buf, n, "%s", params_outputs_name(p->outputs));
+    if (!strcmp(k, "init"))
+        return snprintf(buf, n, "%s", params_init_name(p->init));
+    if (!strcmp(k, "ode_mean"))
+        return snprintf(buf, n, "%s", params_ode_mean_name(p->ode_mean));
+    if (!strcmp(k, "lr_schedule")) {
+        params_lr_schedule_name(&p->lr_schedule, buf, n);
+        return (int)strlen(buf);
+    }
     if (!strcmp(k, "log_grid"))
         return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
     if (!strcmp(k, "d"))
@@ -514,7 +662,9 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n)
                       : !strcmp(k, "width") ? &p->width
                       : !strcmp(k, "weight_decay") ? &p->weight_decay
                       : !strcmp(k, "tau_end") ? &p->tau_end
-                      : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold : NULL;
+                      : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold
+                      : !strcmp(k, "token_corr") ? &p->token_corr
+                      : !strcmp(k, "init_trace") ? &p->init_trace : NULL;
     if (!v)
         return -1;
     return snprintf(buf, n, "%.17g", *v);
@@ -523,9 +673,18 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n)
 int params_canonical(const struct params *p, char *buf, size_t n)
 {
     size_t used = 0;
-    char val[256];
+    char val[256], dval[256];
+    struct params def;
+    params_default(&def);
+    int optional = 0;
     for (int i = 0; params_keys[i]; i++) {
         params_get(p, params_keys[i], val, sizeof val);
+        optional |= !strcmp(params_keys[i], PARAMS_FIRST_OPTIONAL);
+        if (optional) {
+            params_get(&def, params_keys[i], dval, sizeof dval);
+            if (!strcmp(val, dval))
+                continue;
+        }
         int w = snprintf(buf + (used < n ? used : n), used < n ? n - used : 0, "%s%s=%s",
                          i ? ";" : "", params_keys[i], val);
         used += (size_t)w;

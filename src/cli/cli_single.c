@@ -29,10 +29,17 @@ static void single_usage(FILE *f)
     }
     fprintf(f, "\n  decomposition: direct | tied | untied\n"
                "  activation: h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)\n"
-               "  teacher: wishart(rho) | goe | goe_shift(m)\n"
+               "  teacher: wishart(rho) | goe | goe_shift(m) | goe_mean(m) (goe + (m/sqrt(d)) I: mean m)\n"
                "  solvers: comma-separated from sgd, flow, ode\n"
                "  closure: auto | free_cumulant | freeze | zero | spectral | spectral_mp | free_residual\n"
                "           | flat (odd order only)\n"
+               "  token_corr: c in [0, 1), tokens with E x_a x_b^T = ((1 - c) delta_ab + c) I\n"
+               "  index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) | uncentred x_a^T S x_b/sqrt(d) (not tied)\n"
+               "  outputs: offdiag (entries a != b) | all (the diagonal too; elementwise activations)\n"
+               "  lr_schedule: constant | two_phase(eta1,t_switch) (eta1 while t = d tau < t_switch)\n"
+               "  init: gaussian | orthogonal (tied, untied; width <= 1);  init_trace: t I added to direct's S(0)\n"
+               "  ode_mean: stiff (the mean mu as a state variable) | slaved (mu on its slow manifold)\n"
+               "  csv: a column mu (= Tr S/sqrt(d)) follows loss when token_corr, index or outputs is set\n"
                "  --format: csv (one row per solver and record) or table [table]\n");
 }
 
@@ -51,12 +58,13 @@ static void print_summary(FILE *f, const struct params *p, const struct task_res
             fprintf(f, " max_gap_to_sgd=%.3g", s->max_gap_to_sgd);
         if (t->diverged_at_samples >= 0)
             fprintf(f, " stopped_at_samples=%.0f", t->diverged_at_samples);
+        if (params_general_index(p) || p->teacher.kind == TEACHER_GOE_MEAN)
+            fprintf(f, " mu_final=%.6g mu_star=%.6g", t->n ? t->rows[t->n - 1].mu : NAN, s->mu_star);
         fprintf(f, " wall_s=%.3f", t->wall_s);
         if (t->error[0])
             fprintf(f, " error=\"%s\"", t->error);
         fprintf(f, "\n");
     }
-    (void)p;
 }
 
 int cli_single(int argc, char **argv)
@@ -122,12 +130,18 @@ int cli_single(int argc, char **argv)
         return 1;
     }
     if (csv) {
-        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss\n");
+        /* the mu column only where the mean can matter, so that the csv of every point of
+         * MODEL.md §1-9 stays as it was */
+        int with_mu = params_general_index(&p) || p.teacher.kind == TEACHER_GOE_MEAN;
+        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n", with_mu ? ",mu" : "");
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
-                printf("%s,%.10g,%.17g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", obs_solver_name(res.traj[i].solver),
+                printf("%s,%.10g,%.17g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g", obs_solver_name(res.traj[i].solver),
                        r->tau, r->samples, r->omega11, r->psi11, r->omega12, r->trace, r->overlap, r->loss);
+                if (with_mu)
+                    printf(",%.10g", r->mu);
+                printf("\n");
             }
         print_summary(stderr, &p, &res, "# ");
     } else {

@@ -5,6 +5,14 @@
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux).
+ *
+ * Migrations. A database of an older schema version is brought up to STORE_SCHEMA_VERSION in
+ * one transaction when a run opens it (read-only commands read any known version as it is):
+ *   1 -> 2  the general index and options of MODEL.md §10-11: tasks gains token_corr,
+ *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
+ *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
+ *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
+ *           and the results view names the new task columns.
  */
 #include "aimsweep/harness/store.h"
 
@@ -22,6 +30,16 @@
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
 
+/* The results view of the current schema (created with it, and again by the 1 -> 2 migration). */
+#define RESULTS_VIEW_SQL                                                                           \
+    "CREATE VIEW results AS SELECT"                                                                \
+    " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale," \
+    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"      \
+    " t.token_corr, t.index_kind, t.outputs, t.lr_schedule, t.init, t.init_trace, t.ode_mean,"     \
+    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"       \
+    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                  \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+
 static const char *const schema_sql =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
@@ -38,28 +56,42 @@ static const char *const schema_sql =
     " wall_s REAL, error TEXT,"
     " info_exponent INTEGER, records INTEGER NOT NULL, log_grid INTEGER NOT NULL,"
     " recovery_threshold REAL NOT NULL, ode_noise INTEGER NOT NULL, solvers TEXT NOT NULL,"
-    " cost REAL, params TEXT NOT NULL);"
+    " cost REAL, params TEXT NOT NULL,"
+    " token_corr REAL NOT NULL DEFAULT 0, index_kind TEXT NOT NULL DEFAULT 'centred',"
+    " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
+    " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
+    " ode_mean TEXT NOT NULL DEFAULT 'stiff');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, k INTEGER NOT NULL,"
-    " tau REAL, samples REAL, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL);"
+    " tau REAL, samples REAL, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL,"
+    " mu REAL);"
     "CREATE TABLE summary("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr REAL,"
     " final_overlap REAL, final_loss REAL, max_gap_to_sgd REAL, status TEXT NOT NULL, wall_s REAL,"
-    " diverged_at_samples REAL, error TEXT);"
+    " diverged_at_samples REAL, error TEXT, mu_star REAL);"
     "CREATE UNIQUE INDEX trajectory_row ON trajectory(task_id, solver, k);"
     "CREATE UNIQUE INDEX summary_row ON summary(task_id, solver);"
     "CREATE INDEX tasks_status ON tasks(status);"
     "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
     "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
-    "CREATE VIEW results AS SELECT"
-    " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale,"
-    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
-    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"
-    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s"
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id;";
+    RESULTS_VIEW_SQL;
+
+/* 1 -> 2 (see the top of the file). */
+static const char *const migrate_1_2_sql =
+    "ALTER TABLE tasks ADD COLUMN token_corr REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN index_kind TEXT NOT NULL DEFAULT 'centred';"
+    "ALTER TABLE tasks ADD COLUMN outputs TEXT NOT NULL DEFAULT 'offdiag';"
+    "ALTER TABLE tasks ADD COLUMN lr_schedule TEXT NOT NULL DEFAULT 'constant';"
+    "ALTER TABLE tasks ADD COLUMN init TEXT NOT NULL DEFAULT 'gaussian';"
+    "ALTER TABLE tasks ADD COLUMN init_trace REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tasks ADD COLUMN ode_mean TEXT NOT NULL DEFAULT 'stiff';"
+    "ALTER TABLE trajectory ADD COLUMN mu REAL;"
+    "UPDATE trajectory SET mu = trace * sqrt((SELECT d FROM tasks WHERE tasks.task_id = trajectory.task_id));"
+    "ALTER TABLE summary ADD COLUMN mu_star REAL;"
+    "DROP VIEW results;" RESULTS_VIEW_SQL;
 
 enum {
     ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
@@ -69,18 +101,20 @@ enum {
 static const char *const stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
     " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
-    " recovery_threshold, ode_noise, solvers, cost, params)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)",
+    " recovery_threshold, ode_noise, solvers, cost, params, token_corr, index_kind, outputs, lr_schedule,"
+    " init, init_trace, ode_mean)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
+    "?26,?27,?28,?29,?30)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = 'running', attempts = attempts + 1, rank = ?2, host = ?3,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
-    "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)"
-    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    "INSERT INTO trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)"
+    " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
-    " status, wall_s, diverged_at_samples, error) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+    " status, wall_s, diverged_at_samples, error, mu_star) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
     "UPDATE tasks SET status = 'pending', attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
     " started_at = NULL WHERE task_id = ?1 AND status = 'running'",
@@ -231,6 +265,15 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     }
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
         goto fail;
+    if (version == 1) {
+        char sql[8192];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=2; COMMIT;", migrate_1_2_sql);
+        if (exec(s, sql, err, errlen, path)) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            goto fail;
+        }
+        version = 2;
+    }
     if (version == 0) {
         char sql[8192];
         snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema_sql,
@@ -419,6 +462,15 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         sqlite3_bind_text(ins, 21, buf, -1, SQLITE_TRANSIENT);
         sqlite3_bind_double(ins, 22, tasks[i].cost);
         sqlite3_bind_text(ins, 23, tasks[i].text, -1, SQLITE_STATIC);
+        sqlite3_bind_double(ins, 24, p->token_corr);
+        static const char *const newkeys[] = {"index", "outputs", "lr_schedule", "init", NULL};
+        for (int k = 0; newkeys[k]; k++) {
+            params_get(p, newkeys[k], buf, sizeof buf);
+            sqlite3_bind_text(ins, 25 + k, buf, -1, SQLITE_TRANSIENT);
+        }
+        sqlite3_bind_double(ins, 29, p->init_trace);
+        params_get(p, "ode_mean", buf, sizeof buf);
+        sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT);
         if (step_done(ins))
             goto fail;
         sqlite3_bind_int64(link, 1, sweep_id);
@@ -604,11 +656,12 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         sqlite3_stmt *q = s->st[ST_INS_TRAJ];
         for (int k = 0; k < t->n; k++) {
             const struct obs_row *o = &t->rows[k];
-            double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+            double v[9] = {o->tau,   o->samples, o->omega11, o->psi11, o->omega12,
+                           o->trace, o->overlap, o->loss,    o->mu};
             sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
             sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
             sqlite3_bind_int(q, 3, k);
-            for (int j = 0; j < 8; j++)
+            for (int j = 0; j < 9; j++)
                 sqlite3_bind_double(q, 4 + j, v[j]); /* NaN binds as NULL */
             if (step_done(q))
                 goto fail;
@@ -626,6 +679,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         bind_opt(q, 10, t->diverged_at_samples);
         if (t->error[0])
             sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(q, 12, su->mu_star);
         if (step_done(q))
             goto fail;
     }

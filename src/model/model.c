@@ -5,7 +5,7 @@
  * Initialisations of the student (MODEL.md §3, §11), s0 = init_scale, r = round(width d),
  * kappa = sqrt(r d):
  *   direct:   S = s0 goe, plus init_trace t: S = s0 goe + t I. Then t1(0) = t + Tr(s0 goe)/d and
- *             Omega12(0) = s0 Tr(goe S*)/d + t t2 (t2 = Tr S*/d): the trace reaches the
+ *             Omega12(0) = s0 Tr(goe S*)/d + t t2 (t2 = Tr(S*)/d): the trace reaches the
  *             teacher's trace even where the centred index cannot see it.
  *   gaussian: W (tied) or U, V (untied) with i.i.d. N(0, s0^2) entries.
  *   orthogonal: the same Gaussian draw G (d x r, r <= d) made orthonormal, G = Q R with
@@ -105,6 +105,24 @@ static int make_teacher(struct model *m)
         cblas_dscal(d * rs, sqrt(c), W, 1);
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
+    } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
+        /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
+         * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
+         * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
+        sample_goe(&g, d, S);
+        double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
+        for (int i = 0; i < d; i++)
+            tg += S[(size_t)i * d + i];
+        tg /= d;
+        double b = 2 * sh * tg, a = (-b + sqrt(b * b + 4 * q * (1 - sh * sh))) / (2 * q);
+        cblas_dscal(d * d, a, S, 1);
+        for (int i = 0; i < d; i++)
+            S[(size_t)i * d + i] += sh;
+        m->tk = d;
+        m->tF = dalloc((size_t)d * d);
+        m->tsign = dalloc((size_t)d);
+        if (factor_symmetric(d, S, m->tF, m->tsign))
+            return -1;
     } else {
         sample_goe(&g, d, S);
         if (p->teacher.kind == TEACHER_GOE_SHIFT)
@@ -131,20 +149,21 @@ static int make_teacher(struct model *m)
 static int orthonormalise(int d, int r, double *G)
 {
     double *a = dalloc((size_t)d * r), *tau = dalloc((size_t)r), *sgn = dalloc((size_t)r), *work = NULL, q;
-    int info = -1, lwork = -1, rc = -1;
+    int info = -1, lwork, rc = -1;
     if (!a || !tau || !sgn)
         goto done;
     for (int i = 0; i < d; i++) /* column-major copy */
         for (int j = 0; j < r; j++)
             a[(size_t)j * d + i] = G[(size_t)i * r + j];
-    dgeqrf_(&d, &r, a, &d, tau, &q, &lwork, &info);
+    double q2;
+    int query = -1;
+    dgeqrf_(&d, &r, a, &d, tau, &q, &query, &info); /* workspace queries */
     if (info)
         goto done;
-    lwork = (int)q;
-    dorgqr_(&d, &r, &r, a, &d, tau, &q, &lwork, &info);
+    dorgqr_(&d, &r, &r, a, &d, tau, &q2, &query, &info);
     if (info)
         goto done;
-    lwork = (int)q > lwork ? (int)q : lwork;
+    lwork = (int)(q > q2 ? q : q2);
     if (!(work = dalloc((size_t)lwork)))
         goto done;
     dgeqrf_(&d, &r, a, &d, tau, work, &lwork, &info);

@@ -4,7 +4,7 @@
  * Layout: u32 magic, u32 nsolvers, f64 wall_s, str task_error, then per solver:
  *   i32 solver, i32 status, f64 diverged_at_samples, f64 wall_s, str error,
  *   summary (i32 solver, i32 status, f64 tau_wr, samples_wr, final_overlap, final_loss,
- *   max_gap_to_sgd), u32 nrows, nrows x 8 f64 (the obs_row fields in order).
+ *   max_gap_to_sgd, mu_star), u32 nrows, nrows x 9 f64 (the obs_row fields in order).
  * str = u32 length + bytes (no terminator).
  */
 #include "aimsweep/run/result.h"
@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RESULT_MAGIC 0x41494d31u /* "AIM1" */
+#define RESULT_MAGIC 0x41494d32u /* "AIM2" */
+#define RESULT_ROW_FIELDS 9
 
 struct wbuf {
     unsigned char *p;
@@ -76,10 +77,12 @@ int result_pack(const struct task_result *r, const char *task_error, unsigned ch
         put_f64(&b, s->final_overlap);
         put_f64(&b, s->final_loss);
         put_f64(&b, s->max_gap_to_sgd);
+        put_f64(&b, s->mu_star);
         put_u32(&b, (uint32_t)t->n);
         for (int k = 0; k < t->n; k++) {
             const struct obs_row *o = &t->rows[k];
-            double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+            double v[RESULT_ROW_FIELDS] = {o->tau,   o->samples, o->omega11, o->psi11, o->omega12,
+                                           o->trace, o->overlap, o->loss,    o->mu};
             put(&b, v, sizeof v);
         }
     }
@@ -155,8 +158,9 @@ int result_unpack(const unsigned char *buf, size_t len, struct task_result *r, c
         s->final_overlap = get_f64(&b);
         s->final_loss = get_f64(&b);
         s->max_gap_to_sgd = get_f64(&b);
+        s->mu_star = get_f64(&b);
         uint32_t nrows = get_u32(&b);
-        if (b.bad || (size_t)nrows > (b.n - b.off) / (8 * sizeof(double)) ||
+        if (b.bad || (size_t)nrows > (b.n - b.off) / (RESULT_ROW_FIELDS * sizeof(double)) ||
             traj_init(t, solver, nrows ? (int)nrows : 1) != 0) {
             b.bad = 1;
             break;
@@ -167,9 +171,9 @@ int result_unpack(const unsigned char *buf, size_t len, struct task_result *r, c
         t->wall_s = wall;
         memcpy(t->error, err, sizeof err);
         for (uint32_t k = 0; k < nrows; k++) {
-            double v[8];
+            double v[RESULT_ROW_FIELDS];
             get(&b, v, sizeof v);
-            struct obs_row o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+            struct obs_row o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
             if (traj_push(t, &o) != 0) {
                 b.bad = 1;
                 break;

@@ -14,7 +14,7 @@
 #include "aimsweep/theory/ode.h"
 #include "aimsweep/solvers/sgd.h"
 
-static void summarise(const struct params *p, const struct traj *t, const struct traj *sgd,
+static void summarise(const struct params *p, double mu_t2, const struct traj *t, const struct traj *sgd,
                       struct solver_summary *s)
 {
     s->solver = t->solver;
@@ -32,6 +32,7 @@ static void summarise(const struct params *p, const struct traj *t, const struct
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;
+    s->mu_star = sqrt((double)p->d) * mu_t2;
     if (sgd && sgd != t) {
         int n = t->n < sgd->n ? t->n : sgd->n;
         double g = 0;
@@ -67,13 +68,16 @@ int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop
         t->wall_s = clock_now_s() - ts;
         if (rc)
             goto fail;
+        /* the mean of MODEL.md §10, mu = Tr S/sqrt(d), for every solver from its t1 */
+        for (int k = 0; k < t->n; k++)
+            t->rows[k].mu = sqrt((double)p->d) * t->rows[k].trace;
         if (sv == SOLVER_SGD)
             isgd = res->nsolvers - 1;
         if (t->status == RUN_INTERRUPTED)
             break;
     }
     for (int i = 0; i < res->nsolvers; i++)
-        summarise(p, &res->traj[i], isgd >= 0 ? &res->traj[isgd] : NULL, &res->sum[i]);
+        summarise(p, m->t2, &res->traj[i], isgd >= 0 ? &res->traj[isgd] : NULL, &res->sum[i]);
     res->wall_s = clock_now_s() - t0;
     model_destroy(&m);
     return 0;

@@ -236,11 +236,15 @@ static int row_ok(const struct obs_row *r)
     return r->omega11 >= 0.0;
 }
 
-/* Samples after time tau: for constant the form tau d^2/eta this solver has always written (its
- * last bit can differ from lrs_samples'), otherwise the schedule's count. */
+/* Samples after time tau, n(tau) of lrs.h, rounded as this solver has always rounded
+ * tau d^2/eta ((tau d) d / eta, where SGD and the flow take tau (d^2/eta)), so that constant
+ * and two_phase(lr, t) keep every bit. */
 static double samples_at(const struct params *p, const struct lrs *sch, double tau)
 {
-    return sch->two_phase ? lrs_samples(sch, tau) : tau * (double)p->d * p->d / p->lr;
+    double n = tau * (double)p->d * p->d;
+    if (sch->two_phase && tau <= sch->tau_sw)
+        return n / sch->eta1;
+    return n / p->lr + (sch->two_phase ? sch->offset : 0.0);
 }
 
 static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
@@ -276,6 +280,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     obs_tau_grid(p, taus);
     struct lrs sch;
     lrs_init(&sch, p);
+    int jump = p->ode_noise && sch.eta1 != sch.lr; /* the right-hand side jumps at tau_sw */
     memcpy(y, sys->y0, sizeof(double) * (size_t)sys->dim);
     double t = 0.0, h = ODE_H0;
     long nsteps = 0;
@@ -284,8 +289,8 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
         double tk = taus[k];
         while (t < tk) {
             /* a two_phase rate changes the noise term at tau_sw: no step crosses it */
-            double until = t < sch.tau_sw && sch.tau_sw < tk ? sch.tau_sw : tk;
-            br.tau_cap = t < sch.tau_sw ? nextafter(sch.tau_sw, 0) : INFINITY;
+            double until = jump && t < sch.tau_sw && sch.tau_sw < tk ? sch.tau_sw : tk;
+            br.tau_cap = jump && t < sch.tau_sw ? nextafter(sch.tau_sw, 0) : INFINITY;
             int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
             nsteps++;
             if (st != GSL_SUCCESS) {

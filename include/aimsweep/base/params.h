@@ -33,12 +33,31 @@ struct act {
     double beta; /* softmax inverse temperature */
 };
 
-enum teacher_kind { TEACHER_WISHART = 0, TEACHER_GOE, TEACHER_GOE_SHIFT };
+enum teacher_kind { TEACHER_WISHART = 0, TEACHER_GOE, TEACHER_GOE_SHIFT, TEACHER_GOE_MEAN };
 
 struct teacher_spec {
     enum teacher_kind kind;
-    double arg; /* rho* for wishart, m for goe_shift, unused for goe */
+    double arg; /* rho* for wishart, m for goe_shift and goe_mean, unused for goe */
 };
+
+/* The general index (MODEL.md §10): the attention index h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d)
+ * (centred) or x_a^T S x_b/sqrt(d) (uncentred), tokens with E x_a x_b^T = C_ab I,
+ * C = (1 - c) I + c 1 1^T, and the loss over the off-diagonal entries or all of them. */
+enum index_kind { INDEX_CENTRED = 0, INDEX_UNCENTRED };
+enum outputs_kind { OUTPUTS_OFFDIAG = 0, OUTPUTS_ALL };
+
+/* The options of MODEL.md §11. */
+enum lr_kind { LR_CONSTANT = 0, LR_TWO_PHASE };
+struct lr_schedule {
+    enum lr_kind kind;
+    double eta1;     /* two_phase: the rate while t = d tau < t_switch */
+    double t_switch; /* two_phase: in units of the fast clock t = d tau */
+};
+enum init_kind { INIT_GAUSSIAN = 0, INIT_ORTHOGONAL };
+
+/* How the moment ODE carries the mean mu = Tr S/sqrt(d): as a stiff state variable (rate d)
+ * or slaved to the slow manifold mu*(q), Phi_mu(mu*, q) = 0. */
+enum ode_mean_kind { ODE_MEAN_STIFF = 0, ODE_MEAN_SLAVED };
 
 /* Solvers, as a bit set. */
 enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
@@ -76,6 +95,15 @@ struct params {
     int order_m;
     enum closure closure;
     int ode_noise; /* O(eta) SGD-noise correction in the ODE (MODEL.md §6) */
+    /* MODEL.md §10-11. At their defaults these keys are left out of the canonical text, so
+     * that every point that existed before them keeps its task id. */
+    double token_corr; /* c in [0, 1) */
+    enum index_kind index;
+    enum outputs_kind outputs;
+    struct lr_schedule lr_schedule;
+    enum init_kind init;
+    double init_trace; /* direct: t I added to the initial S */
+    enum ode_mean_kind ode_mean;
 };
 
 /* Defaults: a small point that runs in seconds. */
@@ -98,7 +126,8 @@ int params_validate(const struct params *p, char *err, size_t errlen);
  * snprintf), or -1 for an unknown key. */
 int params_get(const struct params *p, const char *key, char *buf, size_t n);
 
-/* Canonical text "key=value;key=value;..." over every key in params_keys order. Returns the
+/* Canonical text "key=value;key=value;..." over every key in params_keys order, leaving out the
+ * keys of MODEL.md §10-11 (token_corr and after) where they hold their default. Returns the
  * length (as snprintf). */
 int params_canonical(const struct params *p, char *buf, size_t n);
 
@@ -111,6 +140,15 @@ const char *params_closure_name(enum closure c);
 void params_act_name(const struct act *a, char *buf, size_t n);
 void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n);
 void params_solvers_name(unsigned solvers, char *buf, size_t n);
+const char *params_index_name(enum index_kind k);
+const char *params_outputs_name(enum outputs_kind k);
+const char *params_init_name(enum init_kind k);
+const char *params_ode_mean_name(enum ode_mean_kind k);
+void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n);
+
+/* 1 when the point uses the general index of MODEL.md §10 (token_corr != 0, uncentred, or
+ * outputs all), 0 for the special case of §1-9. */
+int params_general_index(const struct params *p);
 
 /* Parsers used by params_set, exposed for tests. Return 0 or -1 with err. */
 int params_parse_act(const char *s, struct act *a, char *err, size_t errlen);

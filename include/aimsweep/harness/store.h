@@ -2,16 +2,17 @@
  * store.h: the results database (SQLite). Only rank 0 ever opens it.
  *
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
- * indexes, when the file is new):
+ * indexes, when the file is new; older versions migrated by store_open, see store.c):
  *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
- *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params)
+ *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
- *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss)
+ *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
- *           status, wall_s, diverged_at_samples, error)
+ *           status, wall_s, diverged_at_samples, error, mu_star)
  *   view results = tasks JOIN summary (one row per task and solver)
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
@@ -42,7 +43,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 
