@@ -120,7 +120,7 @@ def compare(name, solver, cols, base_of, label, extra=None):
     the paired ratio to its baseline (base_of maps a condition key to its baseline key)."""
     g = group(load(name, solver, cols), len(cols))
     lines = []
-    for key in sorted(g, key=lambda k: tuple(str(x) for x in k)):
+    for key in sorted(g, key=lambda k: tuple((0, x, "") if isinstance(x, (int, float)) else (1, 0, x) for x in k)):
         runs = g[key]
         n = [v[0] for v in runs.values()]
         med, lo, hi, lev = median_interval(n)
@@ -144,6 +144,28 @@ def compare(name, solver, cols, base_of, label, extra=None):
 
 HEAD = ["condition", "recovered", "median n_wr", "interval (coverage)", "median tau_wr",
         "paired ratio to baseline [95 % bootstrap]", "median final loss"]
+
+
+def fit_ln_d(reps=4000, seed=2):
+    """tau_wr = a + b ln d across d for each trace (trace_ode), least squares on the per-d medians,
+    b with a bootstrap over the seeds at each d."""
+    g = group(load("trace_ode", "ode", ["init_trace", "d"]), 2)
+    rng = random.Random(seed)
+    print("\nescape time against ln d (median tau_wr = a + b ln d over d = 50..800, ode):")
+    for t in sorted({k[0] for k in g}):
+        ds = sorted(k[1] for k in g if k[0] == t)
+        taus = {d: [v[1] for v in g[(t, d)].values()] for d in ds}
+
+        def slope(sample):
+            x = [math.log(d) for d in ds]
+            y = [median(sample[d]) for d in ds]
+            mx, my = sum(x) / len(x), sum(y) / len(y)
+            return sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+
+        b = slope(taus)
+        boots = sorted(slope({d: [rng.choice(taus[d]) for _ in taus[d]] for d in ds}) for _ in range(reps))
+        print(f"  init_trace {t:g}: b = {b:.3f} [{boots[int(0.025 * reps)]:.3f}, {boots[int(0.975 * reps) - 1]:.3f}]"
+              f" per unit ln d; medians {', '.join(f'{median(taus[d]):.3g}' for d in ds)}")
 
 
 def omega11_at_0(name, cols):
@@ -170,6 +192,7 @@ def main():
     lines = compare("trace_ode", "ode", ["d", "init_trace"], lambda k: (k[0], 0.0),
                     lambda k: f"d = {k[0]}, t = {k[1]:g}")
     table("init_trace across d, direct h2, wishart(0.5) (ode)", HEAD, lines)
+    fit_ln_d()
 
     # orthogonal
     cols = ["teacher", "width", "init"]

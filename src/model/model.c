@@ -243,6 +243,10 @@ struct model *model_create(const struct params *p)
         goto fail;
     if (make_teacher(m) || make_student(m))
         goto fail;
+    model_token_cov(p, m->C, m->L, m->cidx);
+    m->corr = p->token_corr != 0;
+    m->mu_star = sqrt((double)m->d) * m->t2;
+    phi_law_of(p, m->mu_star, &m->law);
     return m;
 fail:
     model_destroy(&m);
@@ -368,7 +372,10 @@ void model_observe(const struct model *m, const struct student *s, struct obs_ro
     row->omega12 = o.omega12;
     row->trace = o.t1;
     row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = phi_eval(&m->p.activation, m->T, o.omega11, o.psi11, o.omega12, &pv) ? NAN : pv.phi;
+    row->loss = phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11, o.psi11,
+                             o.omega12, &pv)
+                    ? NAN
+                    : pv.phi;
 }
 
 void model_form_S(const struct student *s, double *out)
@@ -395,7 +402,70 @@ void model_index(int d, int T, const double *S, const double *x, double *h)
     free(Sx);
 }
 
+void model_token_cov(const struct params *p, double *C, double *L, double *cidx)
+{
+    int T = p->tokens;
+    double c = p->token_corr;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            C[a * T + b] = a == b ? 1.0 : c;
+            cidx[a * T + b] = p->index == INDEX_CENTRED ? C[a * T + b] : 0.0;
+            L[a * T + b] = 0;
+        }
+    /* Cholesky, C = L L^T; positive definite for c in [0, 1) */
+    for (int j = 0; j < T; j++) {
+        double s = C[j * T + j];
+        for (int k = 0; k < j; k++)
+            s -= L[j * T + k] * L[j * T + k];
+        L[j * T + j] = sqrt(s);
+        for (int i = j + 1; i < T; i++) {
+            double t = C[i * T + j];
+            for (int k = 0; k < j; k++)
+                t -= L[i * T + k] * L[j * T + k];
+            L[i * T + j] = t / L[j * T + j];
+        }
+    }
+}
+
+void model_correlate(int d, int T, const double *L, double *x)
+{
+    /* from the last token down, so that the z_b (b < a) it needs are still in place */
+    for (int a = T - 1; a >= 0; a--) {
+        double *xa = x + (size_t)a * d;
+        double laa = L[a * T + a];
+        for (int i = 0; i < d; i++)
+            xa[i] *= laa;
+        for (int b = 0; b < a; b++) {
+            double l = L[a * T + b];
+            const double *zb = x + (size_t)b * d;
+            if (l != 0)
+                for (int i = 0; i < d; i++)
+                    xa[i] += l * zb[i];
+        }
+    }
+}
+
+void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h)
+{
+    double tr = 0;
+    double *Sx = dalloc((size_t)d);
+    for (int i = 0; i < d; i++)
+        tr += S[(size_t)i * d + i];
+    for (int b = 0; b < T; b++) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0, S, d, x + (size_t)b * d, 1, 0.0, Sx, 1);
+        for (int a = 0; a < T; a++)
+            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - cidx[a * T + b] * tr) / sqrt((double)d);
+    }
+    free(Sx);
+}
+
 double model_loss(const struct act *a, int T, const double *h, const double *hs, double *D)
+{
+    return model_loss_outputs(a, T, OUTPUTS_OFFDIAG, h, hs, D);
+}
+
+double model_loss_outputs(const struct act *a, int T, enum outputs_kind outputs, const double *h,
+                          const double *hs, double *D)
 {
     double l = 0;
     if (a->kind == ACT_SOFTMAX) {
@@ -417,7 +487,7 @@ double model_loss(const struct act *a, int T, const double *h, const double *hs,
     }
     for (int i = 0; i < T; i++)
         for (int j = 0; j < T; j++) {
-            if (i == j) {
+            if (i == j && outputs != OUTPUTS_ALL) {
                 if (D)
                     D[i * T + j] = 0;
                 continue;

@@ -124,7 +124,6 @@ static void trap_rule(double *z, double *wt, int *n)
 
 /* E[f_k(u, w)] for k < nf, with (u, w) ~ N(0, [[vu, c], [c, vw]]), on the fine and the coarse
  * trapezoidal rule. f fills nf values at a point. Returns -1 if the covariance is not PSD. */
-typedef void (*phi_fnv)(double u, double w, void *ctx, double *out);
 static int trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse)
 {
     static double z[PHI_TRAP_NMAX], wt[PHI_TRAP_NMAX];
@@ -540,4 +539,16 @@ int phi_eval_softmax_general(const struct act *a, int T, double o11, double p11,
         return 0;
     }
     return softmax_eval(a, T, o11, p11, o12, out);
+}
+
+int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse)
+{
+    return trap2(f, ctx, nf, vu, c, vw, fine, coarse);
+}
+
+int phi_gh_get(int n, const double **x, const double **w) { return gh_get(n, x, w); }
+
+int phi_chol2(double vu, double c, double vw, double *l11, double *l21, double *l22)
+{
+    return chol2(vu, c, vw, l11, l21, l22);
 }

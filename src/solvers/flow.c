@@ -2,7 +2,9 @@
  * flow.c: the population flow on the run's own matrices (MODEL.md §6), integrated with GSL's
  * adaptive Runge-Kutta-Prince-Dormand (8,9) under error control.
  *
- * Right-hand sides, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P (P = S*), lambda = weight decay:
+ * Right-hand sides, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P (P = S*), lambda = weight decay, and
+ * with the general index (MODEL.md §10) G gains sqrt(d) Phi_mu I, Phi taken at mu = Tr S/sqrt(d)
+ * (untied: G V and G^T U gain sqrt(d) Phi_mu V and sqrt(d) Phi_mu U; tied is centred, Phi_mu = 0):
  *   direct: dS = -G - lambda S
  *   tied:   dW = -(G + G^T) W - lambda W = -2 (2 Phi_o + 2 Phi_p) W B/kappa - 2 Phi_12 P W - lambda W,
  *           B = W^T W (S W = W B/kappa, S symmetric)
@@ -45,7 +47,9 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
     struct phi_val pv;
     if (s->decomposition == DECOMP_DIRECT) {
         const double *S = s->A;
-        double om = 0, ps = 0, o12 = 0;
+        double om = 0, ps = 0, o12 = 0, tr = 0;
+        for (int i = 0; i < d; i++)
+            tr += S[(size_t)i * d + i];
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++) {
                 double v = S[(size_t)i * d + j];
@@ -53,7 +57,7 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
                 ps += v * S[(size_t)j * d + i];
                 o12 += v * P[(size_t)i * d + j];
             }
-        if (phi_eval(&m->p.activation, m->T, om / d, ps / d, o12 / d, &pv))
+        if (phi_eval_law(&m->p.activation, m->T, &m->law, tr / sqrt((double)d), om / d, ps / d, o12 / d, &pv))
             return -1;
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
@@ -61,6 +65,9 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
                                           2 * pv.d_psi11 * S[(size_t)j * d + i] +
                                           pv.d_omega12 * P[(size_t)i * d + j]) -
                                         lam * S[(size_t)i * d + j];
+        if (pv.d_mu != 0)
+            for (int i = 0; i < d; i++)
+                dA[(size_t)i * d + i] -= sqrt((double)d) * pv.d_mu;
         return 0;
     }
     if (s->decomposition == DECOMP_TIED) {
@@ -69,7 +76,7 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
         cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, W, r, 0.0, w->PA, r);
         double om = cblas_ddot(r * r, w->G1, 1, w->G1, 1) / (k * k * d);
         double o12 = cblas_ddot(d * r, W, 1, w->PA, 1) / (k * d);
-        if (phi_eval(&m->p.activation, m->T, om, om, o12, &pv))
+        if (phi_eval_law(&m->p.activation, m->T, &m->law, 0.0, om, om, o12, &pv))
             return -1;
         double cs = 2 * (2 * pv.d_omega11 + 2 * pv.d_psi11) / k, cp = 2 * pv.d_omega12;
         for (size_t i = 0; i < (size_t)d * r; i++)
@@ -84,13 +91,15 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, U, r, 0.0, VU, r);
     cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, U, r, 0.0, w->PA, r);
     cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, V, r, 0.0, w->PB, r);
-    double om = cblas_ddot(r * r, UU, 1, VV, 1) / (k * k * d), ps = 0;
-    for (int i = 0; i < r; i++)
+    double om = cblas_ddot(r * r, UU, 1, VV, 1) / (k * k * d), ps = 0, tr = 0;
+    for (int i = 0; i < r; i++) {
+        tr += VU[(size_t)i * r + i];
         for (int j = 0; j < r; j++)
             ps += VU[(size_t)i * r + j] * VU[(size_t)j * r + i];
+    }
     ps /= k * k * d;
     double o12 = cblas_ddot(d * r, U, 1, w->PB, 1) / (k * d);
-    if (phi_eval(&m->p.activation, m->T, om, ps, o12, &pv))
+    if (phi_eval_law(&m->p.activation, m->T, &m->law, tr / (k * sqrt((double)d)), om, ps, o12, &pv))
         return -1;
     double a = 2 * pv.d_omega11 / k, b = 2 * pv.d_psi11 / k, c = pv.d_omega12;
     /* dU = -(a U VV + b V VU^T + c P V) - lam U ;  dV = -(a V UU + b U VU + c P U) - lam V */
@@ -102,6 +111,11 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, d, r, r, -b, V, r, VU, r, 1.0, dA, r);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, r, -a, V, r, UU, r, 1.0, dB, r);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, r, -b, U, r, VU, r, 1.0, dB, r);
+    if (pv.d_mu != 0) { /* the mean's term: -sqrt(d) Phi_mu V in dU, -sqrt(d) Phi_mu U in dV */
+        double f = sqrt((double)d) * pv.d_mu;
+        cblas_daxpy(d * r, -f, V, 1, dA, 1);
+        cblas_daxpy(d * r, -f, U, 1, dB, 1);
+    }
     return 0;
 }
 

@@ -6,6 +6,11 @@
  *   direct: S <- alpha S - mu g
  *   tied:   W <- alpha W - mu (g + g^T) W
  *   untied: U <- alpha U - mu g V,  V <- alpha V - mu g^T U
+ * The general index (MODEL.md §10): tokens x_a = sum_b L_ab z_b (C = L L^T), the index
+ * subtracts cidx_ab Tr S (cidx = C for centred, 0 for uncentred) and g = sum_ab D_ab (x_a x_b^T -
+ * cidx_ab I)/sqrt(d). Every update below has the same form with trD = sum_ab cidx_ab D_ab in
+ * place of sum_a D_aa (the coefficient of I in g, times sqrt(d)); with c = 0 and the centred
+ * index cidx = I and the arithmetic is that of the special case, operation for operation.
  * With the projections a_t = W^T x_t (tied), p_t = U^T x_t, q_t = V^T x_t (untied) or
  * y_t = S x_t (direct), every update is a rank-T correction plus a multiple of the parameters:
  *   (g + g^T) W = sum_a x_a c_a^T - 2 trD W/sqrt(d),  c_a = sum_b (D_ab + D_ba) a_b / sqrt(d),
@@ -89,7 +94,12 @@ static void swap(double **a, double **b)
 
 /* Draws the next sample. Its teacher projections are made by the step's pass
  * (kern_update_project_fused) and teacher_rest. */
-static void draw_next(struct sgd_state *st) { rng_normals(&st->g, st->xn, (size_t)st->T * st->d); }
+static void draw_next(struct sgd_state *st)
+{
+    rng_normals(&st->g, st->xn, (size_t)st->T * st->d);
+    if (st->m->corr)
+        model_correlate(st->d, st->T, st->m->L, st->xn);
+}
 
 /* The teacher projections z_t = F^T y_t of the tokens y (T x d) into z (T x k), from row
  * `from` of F^T on (the rows before it were projected by the pass). */
@@ -289,7 +299,7 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
     const double *L = st->s.decomposition == DECOMP_DIRECT ? st->x : st->pa;
     const double *R = st->s.decomposition == DECOMP_UNTIED ? st->pb : st->pa;
     double scale = st->s.decomposition == DECOMP_DIRECT ? 1.0 : 1.0 / st->s.kappa;
-    const double *sg = st->m->tsign;
+    const double *sg = st->m->tsign, *ci = st->m->cidx;
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
             double v = dot(L + (size_t)a * len, R + (size_t)b * len, len), t = 0;
@@ -297,8 +307,8 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
 #pragma omp simd reduction(+ : t)
             for (int j = 0; j < k; j++)
                 t += sg[j] * za[j] * zb[j];
-            h[a * T + b] = (v * scale - (a == b ? st->trS : 0)) / st->sqd;
-            hs[a * T + b] = (t - (a == b ? st->trP : 0)) / st->sqd;
+            h[a * T + b] = (v * scale - ci[a * T + b] * st->trS) / st->sqd;
+            hs[a * T + b] = (t - ci[a * T + b] * st->trP) / st->sqd;
             if (!(fabs(h[a * T + b]) <= LIMIT_INDEX_MAX))
                 return 1;
         }
@@ -455,14 +465,16 @@ int sgd_steps(struct sgd_state *st, long nsteps)
     double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     double D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     const struct act *act = &st->m->p.activation;
-    int T = st->T;
+    const double *ci = st->m->cidx;
+    enum outputs_kind outputs = st->m->p.outputs;
+    int T = st->T, TT = T * T;
     for (long it = 0; it < nsteps; it++) {
         if (indices(st, h, hs) || !isfinite(st->trS))
             return 1;
-        model_loss(act, T, h, hs, D);
-        double trD = 0;
-        for (int a = 0; a < T; a++)
-            trD += D[a * T + a];
+        model_loss_outputs(act, T, outputs, h, hs, D);
+        double trD = 0; /* sum_ab cidx_ab D_ab: the coefficient of I in sqrt(d) g */
+        for (int i = 0; i < TT; i++)
+            trD += ci[i] * D[i];
         st->synced = 0;
         switch (st->s.decomposition) {
         case DECOMP_TIED: step_tied(st, D, trD); break;
@@ -489,16 +501,19 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
         D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     model_form_S(s, S);
-    model_index(d, T, S, x, h);
-    model_index(d, T, teacher, x, hs);
-    model_loss(&p->activation, T, h, hs, D);
+    double C[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], L[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
+        ci[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    model_token_cov(p, C, L, ci);
+    model_index_general(d, T, S, x, ci, h);
+    model_index_general(d, T, teacher, x, ci, hs);
+    model_loss_outputs(&p->activation, T, p->outputs, h, hs, D);
     double sqd = sqrt((double)d), mu = p->lr / d, alpha = 1 - p->weight_decay * p->lr / ((double)d * d);
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
             double f = D[a * T + b] / sqd;
             for (int i = 0; i < d; i++)
                 for (int j = 0; j < d; j++)
-                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] - (a == b && i == j));
+                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] - (i == j) * ci[a * T + b]);
         }
     if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)

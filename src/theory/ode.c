@@ -25,6 +25,18 @@
  * rides along linearly; no truncation at any M. The O(eta) noise drift adds
  * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
  * second-order term.
+ *
+ * Direct with the general index (MODEL.md §10): G gains sqrt(d) Phi_mu I and Phi depends on
+ * mu = Tr S/sqrt(d) = sqrt(d) t1 too. With tr(I S^T) = t1, sqrt(d) Phi_mu t1 = Phi_mu mu and
+ * sqrt(d) Phi_mu t2 = Phi_mu mu*, the state (omega11, psi11, omega12, mu) is closed:
+ *   d omega11/dtau = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12 + Phi_mu mu) - 2 lambda omega11
+ *   d psi11/dtau   = -2 (2 Phi_o psi11 + 2 Phi_p omega11 + Phi_12 omega12 + Phi_mu mu) - 2 lambda psi11
+ *   d omega12/dtau = -((2 Phi_o + 2 Phi_p) omega12 + Phi_12 + Phi_mu mu*) - lambda omega12
+ *   d mu/dtau      = -(2 Phi_o + 2 Phi_p) mu - Phi_12 mu* - d Phi_mu - lambda mu.
+ * The last has rate d Phi_mumu: stiff. `ode_mean stiff` integrates all four with GSL's implicit
+ * multistep BDF (msbdf; Jacobian by central differences of the right-hand side); `ode_mean
+ * slaved` takes the d -> inf fast-slow limit: mu = mu*(q), the root of Phi_mu(mu, q) = 0 nearest
+ * the last one (Newton from there), and integrates (omega11, psi11, omega12) with Phi_mu = 0.
  */
 #include "aimsweep/model/limits.h"
 #include "aimsweep/base/clock.h"
@@ -147,6 +159,160 @@ static int direct_create(const struct model *m, struct mom_sys *sys, char *err, 
     return 0;
 }
 
+/* ---- direct with the mean (MODEL.md §10) ---- */
+
+/* Newton on Phi_mu(mu) = 0 from the guess, Phi_mumu by central differences; at most this many
+ * iterations, to this tolerance on |Phi_mu|, before the slaved system reports failure. */
+#define ODE_SLAVE_ITER 60
+#define ODE_SLAVE_TOL 1e-12
+#define ODE_SLAVE_DMU 1e-6
+
+struct mean_ctx {
+    struct act act;
+    struct phi_law law;
+    int T, d, slaved;
+    double lambda, t2, mu_star;
+    double mu_guess; /* slaved: the last root, the start of the next Newton solve */
+};
+
+/* The minimum of Phi in mu that the fast dynamics dmu/dt = -d Phi_mu reaches from the guess:
+ * Newton where Phi is convex in mu, a descent step of the guess's size where it is not (h2 on
+ * the diagonal makes Phi a double well in mu, with a maximum near mu = 0), each step halved
+ * until Phi decreases. Returns 0 with the root, or -1. */
+static int slave_mu(struct mean_ctx *x, double o11, double p11, double o12, double *mu_out)
+{
+    double mu = x->mu_guess;
+    struct phi_val v, a, b, t;
+    for (int it = 0; it < ODE_SLAVE_ITER; it++) {
+        if (phi_eval_law(&x->act, x->T, &x->law, mu, o11, p11, o12, &v) ||
+            phi_eval_law(&x->act, x->T, &x->law, mu + ODE_SLAVE_DMU, o11, p11, o12, &a) ||
+            phi_eval_law(&x->act, x->T, &x->law, mu - ODE_SLAVE_DMU, o11, p11, o12, &b))
+            return -1;
+        double dd = (a.d_mu - b.d_mu) / (2 * ODE_SLAVE_DMU);
+        if (fabs(v.d_mu) <= ODE_SLAVE_TOL * (1 + fabs(v.phi)) && dd > 0) {
+            *mu_out = mu;
+            return 0;
+        }
+        double cap = 1 + fabs(mu);
+        double step = dd > 0 ? -v.d_mu / dd : (v.d_mu > 0 ? -1.0 : 1.0) * 0.25 * cap;
+        if (fabs(step) > cap)
+            step = step > 0 ? cap : -cap;
+        int ok = 0;
+        for (int half = 0; half < 40; half++) {
+            if (phi_eval_law(&x->act, x->T, &x->law, mu + step, o11, p11, o12, &t))
+                return -1;
+            if (t.phi <= v.phi) {
+                ok = 1;
+                break;
+            }
+            step *= 0.5;
+        }
+        if (!ok)
+            return -1;
+        mu += step;
+        if (fabs(step) <= 1e-15 * (1 + fabs(mu)) && dd > 0) {
+            *mu_out = mu;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int mean_rhs(void *p, double tau, const double *y, double *dy)
+{
+    (void)tau;
+    struct mean_ctx *x = p;
+    double o11 = y[0], p11 = y[1], o12 = y[2], mu, lam = x->lambda, ms = x->mu_star;
+    if (x->slaved) {
+        if (slave_mu(x, o11, p11, o12, &mu))
+            return -1;
+    } else {
+        mu = y[3];
+    }
+    struct phi_val v;
+    if (phi_eval_law(&x->act, x->T, &x->law, mu, o11, p11, o12, &v))
+        return -1;
+    double po = v.d_omega11, pp = v.d_psi11, p12 = v.d_omega12, pm = x->slaved ? 0.0 : v.d_mu;
+    dy[0] = -2.0 * (2.0 * po * o11 + 2.0 * pp * p11 + p12 * o12 + pm * mu) - 2.0 * lam * o11;
+    dy[1] = -2.0 * (2.0 * po * p11 + 2.0 * pp * o11 + p12 * o12 + pm * mu) - 2.0 * lam * p11;
+    dy[2] = -((2.0 * po + 2.0 * pp) * o12 + p12 + pm * ms) - lam * o12;
+    if (!x->slaved)
+        dy[3] = -(2.0 * po + 2.0 * pp) * mu - p12 * ms - x->d * v.d_mu - lam * mu;
+    return 0;
+}
+
+static int mean_observe(void *p, const double *y, struct obs_row *row)
+{
+    struct mean_ctx *x = p;
+    struct phi_val v;
+    double mu;
+    if (x->slaved) {
+        if (slave_mu(x, y[0], y[1], y[2], &mu))
+            return -1;
+        x->mu_guess = mu;
+    } else {
+        mu = y[3];
+    }
+    row->omega11 = y[0];
+    row->psi11 = y[1];
+    row->omega12 = y[2];
+    row->trace = mu / sqrt((double)x->d);
+    row->overlap = obs_overlap(y[0], y[2], row->trace, x->t2);
+    row->loss = phi_eval_law(&x->act, x->T, &x->law, mu, y[0], y[1], y[2], &v) ? NAN : v.phi;
+    return 0;
+}
+
+static int mean_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
+{
+    int d = m->d;
+    struct mean_ctx *x = calloc(1, sizeof *x);
+    double *y0 = calloc(4, sizeof(double));
+    if (!x || !y0) {
+        free(x);
+        free(y0);
+        snprintf(err, errlen, "ode: out of memory");
+        return -1;
+    }
+    x->act = m->p.activation;
+    x->law = m->law;
+    x->T = m->T;
+    x->d = d;
+    x->slaved = m->p.ode_mean == ODE_MEAN_SLAVED;
+    x->lambda = m->p.weight_decay;
+    x->t2 = m->t2;
+    x->mu_star = m->mu_star;
+    const double *S = m->S0, *P = m->teacher;
+    double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
+    for (int i = 0; i < d; i++) {
+        for (int j = 0; j < d; j++) {
+            double s = S[(size_t)i * d + j];
+            o11 += s * s;
+            p11 += s * S[(size_t)j * d + i];
+            o12 += s * P[(size_t)i * d + j];
+        }
+        tr += S[(size_t)i * d + i];
+    }
+    y0[0] = o11 / d;
+    y0[1] = p11 / d;
+    y0[2] = o12 / d;
+    y0[3] = tr / sqrt((double)d);
+    x->mu_guess = y0[3];
+    if (x->slaved && slave_mu(x, y0[0], y0[1], y0[2], &x->mu_guess)) {
+        free(x);
+        free(y0);
+        snprintf(err, errlen, "ode: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
+        return -1;
+    }
+    sys->dim = x->slaved ? 3 : 4;
+    sys->y0 = y0;
+    sys->rhs = mean_rhs;
+    sys->observe = mean_observe;
+    sys->destroy = direct_destroy;
+    sys->ctx = x;
+    sys->stiff = !x->slaved;
+    return 0;
+}
+
 /* ---- dispatch ---- */
 
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
@@ -156,6 +322,8 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     enum closure cl = p->closure;
     switch (p->decomposition) {
     case DECOMP_DIRECT:
+        if (!phi_law_special(&m->law))
+            return mean_create(m, sys, err, errlen);
         return direct_create(m, sys, err, errlen);
     case DECOMP_TIED:
         if (cl == CLOSURE_AUTO && !p->ode_noise)
@@ -219,6 +387,33 @@ static int bridge_rhs(double t, const double y[], double dydt[], void *p)
     return GSL_SUCCESS;
 }
 
+/* The Jacobian by central differences (for the implicit stepper; the systems are autonomous). */
+#define ODE_JAC_REL 1e-7
+static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], void *p)
+{
+    const struct gsl_bridge *b = p;
+    int n = b->sys->dim;
+    double yp[8], fp[8], fm[8];
+    if (n > 8)
+        return GSL_FAILURE;
+    memcpy(yp, y, sizeof(double) * (size_t)n);
+    for (int j = 0; j < n; j++) {
+        double h = ODE_JAC_REL * (fabs(y[j]) > 1 ? fabs(y[j]) : 1);
+        yp[j] = y[j] + h;
+        if (bridge_rhs(t, yp, fp, p) != GSL_SUCCESS)
+            return GSL_FAILURE;
+        yp[j] = y[j] - h;
+        if (bridge_rhs(t, yp, fm, p) != GSL_SUCCESS)
+            return GSL_FAILURE;
+        yp[j] = y[j];
+        for (int i = 0; i < n; i++)
+            dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+    }
+    for (int i = 0; i < n; i++)
+        dfdt[i] = 0;
+    return GSL_SUCCESS;
+}
+
 static int state_ok(const double *y, int n)
 {
     for (int i = 0; i < n; i++)
@@ -264,17 +459,29 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     gsl_odeiv2_step *step = NULL;
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
+    gsl_odeiv2_driver *drv = NULL;
     struct gsl_bridge br = {sys, INFINITY};
-    gsl_odeiv2_system gs = {bridge_rhs, NULL, (size_t)sys->dim, &br};
+    gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     out->status = RUN_OK;
     out->diverged_at_samples = -1.0;
     if (!taus || !y)
         goto done;
-    step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, (size_t)sys->dim);
-    ctl = gsl_odeiv2_control_y_new(ODE_ATOL, ODE_RTOL);
-    ev = gsl_odeiv2_evolve_alloc((size_t)sys->dim);
+    if (sys->stiff) {
+        /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
+         * stepper, control and evolve, so that every step is still checked below */
+        drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, ODE_H0, ODE_ATOL, ODE_RTOL);
+        if (!drv)
+            goto done;
+        step = drv->s;
+        ctl = drv->c;
+        ev = drv->e;
+    } else {
+        step = gsl_odeiv2_step_alloc(gsl_odeiv2_step_rk8pd, (size_t)sys->dim);
+        ctl = gsl_odeiv2_control_y_new(ODE_ATOL, ODE_RTOL);
+        ev = gsl_odeiv2_evolve_alloc((size_t)sys->dim);
+    }
     if (!step || !ctl || !ev)
         goto done;
     obs_tau_grid(p, taus);
@@ -336,6 +543,12 @@ done:
         snprintf(out->error, sizeof out->error, "ode: out of memory");
     }
     out->wall_s = clock_now_s() - t0;
+    if (drv) {
+        gsl_odeiv2_driver_free(drv);
+        ev = NULL;
+        ctl = NULL;
+        step = NULL;
+    }
     if (ev)
         gsl_odeiv2_evolve_free(ev);
     if (ctl)

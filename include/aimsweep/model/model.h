@@ -13,6 +13,7 @@
 #define AIMSWEEP_MODEL_H
 
 #include "aimsweep/model/obs.h"
+#include "aimsweep/model/phi.h"
 #include "aimsweep/base/params.h"
 
 struct model {
@@ -30,6 +31,15 @@ struct model {
     double *S0;       /* direct: d x d, else NULL */
     double *W0;       /* tied: W; untied: U (d x r) */
     double *V0;       /* untied: V (d x r), else NULL */
+    /* The general index (MODEL.md §10): token covariance C = (1 - c) I + c 1 1^T = L L^T
+     * (Cholesky, L lower), and cidx[a T + b] = C_ab for the centred index, 0 for the
+     * uncentred one (what the index subtracts times Tr S, and the gradient times I). */
+    int corr;         /* c != 0: tokens are drawn as x = L z */
+    double C[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double L[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double cidx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double mu_star;        /* Tr(S*)/sqrt(d) */
+    struct phi_law law;    /* the index law Phi is taken under (phi_eval_law) */
 };
 
 /* Streams of the counter-based generator, per task. */
@@ -77,5 +87,20 @@ void model_index(int d, int T, const double *S, const double *x, double *h);
 /* Per-sample loss l = 1/2 sum (Y(h) - Y(h*))^2 over the output entries, and D = dl/dh (T x T,
  * may be NULL). */
 double model_loss(const struct act *a, int T, const double *h, const double *hstar, double *D);
+
+/* The same with the choice of MODEL.md §10: outputs OUTPUTS_ALL puts the diagonal entries of an
+ * elementwise activation into the loss too (softmax rows always hold them). */
+double model_loss_outputs(const struct act *a, int T, enum outputs_kind outputs, const double *h,
+                          const double *hstar, double *D);
+
+/* C, its Cholesky factor L and cidx of a parameter set (see struct model), T x T each. */
+void model_token_cov(const struct params *p, double *C, double *L, double *cidx);
+
+/* Tokens in place: z (T rows of d, i.i.d. N(0, 1)) becomes x_a = sum_b L_ab z_b. */
+void model_correlate(int d, int T, const double *L, double *x);
+
+/* The general index of MODEL.md §10: h[a T + b] = (x_a^T S x_b - cidx_ab Tr S)/sqrt(d) (cidx from
+ * model_token_cov). A reference implementation (O(T d^2)). */
+void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h);
 
 #endif

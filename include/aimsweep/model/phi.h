@@ -21,6 +21,7 @@ struct phi_val {
     double phi;
     double d_omega11, d_psi11, d_omega12; /* partial derivatives */
     double err;                           /* estimated absolute error of phi (0 for closed forms) */
+    double d_mu;                          /* dPhi/dmu (MODEL.md §10; 0 for the centred index) */
 };
 
 /* Evaluates Phi and its gradient. Returns 0, or -1 when the covariance is not positive
@@ -40,6 +41,44 @@ int phi_eval_softmax_general(const struct act *a, int T, double omega11, double 
  * covariance is not positive semidefinite. */
 typedef double (*phi_fn2)(double u, double w, void *ctx);
 double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err);
+
+/* ---- The general index (MODEL.md §10; phi_general.c) ----------------------------------------
+ * Tokens with covariance C = (1 - c) I + c 1 1^T, an index with mean (uncentred), and the loss
+ * over the off-diagonal entries or all of them. The law of the index is fixed by (mu, mu*,
+ * omega11, psi11, omega12), mu = Tr S/sqrt(d); Phi is a function of (mu, omega11, psi11, omega12)
+ * with mu* a constant of the teacher. */
+struct phi_law {
+    double c;       /* token_corr */
+    int uncentred;  /* the index has mean C_ab mu */
+    int all;        /* the diagonal entries are outputs too (elementwise activations) */
+    double mu_star; /* the teacher's mean Tr(S*)/sqrt(d) (enters only when uncentred) */
+};
+
+/* The law of a parameter set with the teacher's mean mu_star. */
+void phi_law_of(const struct params *p, double mu_star, struct phi_law *law);
+
+/* 1 when the law is the special case of MODEL.md §5 (c = 0, centred, offdiag). */
+int phi_law_special(const struct phi_law *law);
+
+/* Phi(mu, omega11, psi11, omega12) and its gradient (d_mu included) under the law. The special
+ * case is phi_eval itself, bit for bit. Returns 0, or -1 as phi_eval. */
+int phi_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double omega11,
+                 double psi11, double omega12, struct phi_val *out);
+
+/* The general path even for the special case (for tests: it must agree with phi_eval), and the
+ * softmax rows through the full 2T-dimensional rule for T = 2 as well (for tests of the
+ * reduction to differences). */
+int phi_eval_law_general(const struct act *a, int T, const struct phi_law *law, double mu,
+                         double omega11, double psi11, double omega12, struct phi_val *out);
+int phi_eval_law_softmax_rows(const struct act *a, int T, const struct phi_law *law, double mu,
+                              double omega11, double psi11, double omega12, struct phi_val *out);
+
+/* Internal to phi.c and phi_general.c: the 2D trapezoidal rule (fine and coarse) of up to 8
+ * functions, the Gauss-Hermite rules, the 2 x 2 Cholesky. */
+typedef void (*phi_fnv)(double u, double w, void *ctx, double *out);
+int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse);
+int phi_gh_get(int n, const double **x, const double **w);
+int phi_chol2(double vu, double c, double vw, double *l11, double *l21, double *l22);
 
 #define PHI_GH_MAX 128
 

@@ -23,6 +23,7 @@ struct mom_sys {
     int (*observe)(void *ctx, const double *y, struct obs_row *row);  /* fills all but tau/samples */
     void (*destroy)(void *ctx);
     void *ctx;
+    int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
 };
 
 /* Builds the moment system of the model's parameters (decomposition, order_m, closure,
