@@ -20,6 +20,7 @@ same SGD sample stream, in every condition, so comparisons are paired):
 import math
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -28,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = os.path.join(ROOT, "analysis", "options")
 DATA = os.path.join(ROOT, "analysis", "data", "options")
 AIMSWEEP = os.path.join(ROOT, "build", "aimsweep")
-NAMES = ["trace", "trace_ode", "orth", "twophase"]
+NAMES = ["trace", "trace_ode", "orth", "twophase", "twophase_const", "twophase_mean"]
 INF = float("inf")
 LEVEL = 0.95
 
@@ -134,8 +135,15 @@ def compare(name, solver, cols, base_of, label, extra=None):
             seeds = sorted(set(runs) & set(g[base]))
             r, rlo, rhi = boot_median_ratio([(runs[s][0], g[base][s][0]) for s in seeds])
             ratio = f"{fmt(r)} [{fmt(rlo)}, {fmt(rhi)}]"
+        lratio = "-"
+        if base is not None and base != key and base in g:
+            pairs = [(runs[s][2], g[base][s][2]) for s in seeds
+                     if runs[s][3] == "done" and g[base][s][3] == "done" and g[base][s][2]]
+            if pairs:
+                r, rlo, rhi = boot_median_ratio(pairs)
+                lratio = f"{fmt(r)} [{fmt(rlo)}, {fmt(rhi)}]"
         line = [label(key), f"{rec}/{len(n)}" + (f" ({div} div.)" if div else ""), fmt(med),
-                f"[{fmt(lo)}, {fmt(hi)}] ({lev:.3f})", fmt(tau), ratio, fmt(loss)]
+                f"[{fmt(lo)}, {fmt(hi)}] ({lev:.3f})", fmt(tau), ratio, fmt(loss), lratio]
         if extra:
             line += extra(key, runs)
         lines.append(line)
@@ -143,7 +151,12 @@ def compare(name, solver, cols, base_of, label, extra=None):
 
 
 HEAD = ["condition", "recovered", "median n_wr", "interval (coverage)", "median tau_wr",
-        "paired ratio to baseline [95 % bootstrap]", "median final loss"]
+        "paired n_wr ratio to baseline [95 % bootstrap]", "median final loss", "paired final-loss ratio"]
+
+
+def short(x):
+    """A parameter as text, its long decimals cut: two_phase(0.14999999999999999,10) -> two_phase(0.15,10)."""
+    return re.sub(r"\d+\.\d{6,}", lambda m: f"{float(m.group()):g}", str(x))
 
 
 def fit_ln_d(reps=4000, seed=2):
@@ -171,7 +184,8 @@ def fit_ln_d(reps=4000, seed=2):
 def omega11_at_0(name, cols):
     db = sqlite3.connect(f"file:{os.path.join(DATA, name + '.db')}?mode=ro", uri=True)
     q = (f"SELECT {', '.join('t.' + c for c in cols)}, avg(r.omega11), "
-         "sqrt((avg(r.omega11 * r.omega11) - avg(r.omega11) * avg(r.omega11)) / (count(*) - 1)), avg(r.trace) "
+         "sqrt(max(0, avg(r.omega11 * r.omega11) - avg(r.omega11) * avg(r.omega11)) / (count(*) - 1)), avg(r.trace), "
+         "avg(r.omega12) "
          "FROM tasks t JOIN trajectory r USING (task_id) WHERE r.solver = 'sgd' AND r.k = 0 "
          f"GROUP BY {', '.join('t.' + c for c in cols)}")
     out = {row[:len(cols)]: row[len(cols):] for row in db.execute(q)}
@@ -185,10 +199,12 @@ def main():
 
     # init_trace
     cols = ["teacher", "d", "init_trace"]
+    o0 = omega11_at_0("trace", cols)
     for solver in ["sgd", "ode"]:
         lines = compare("trace", solver, cols, lambda k: (k[0], k[1], 0.0),
-                        lambda k: f"{k[0]}, d = {k[1]}, t = {k[2]:g}")
-        table(f"init_trace, direct h2, lr 0.05 ({solver})", HEAD, lines)
+                        lambda k: f"{k[0]}, d = {k[1]}, t = {k[2]:g}",
+                        extra=lambda k, runs: [f"{o0[k][2]:.4f}", f"{o0[k][3]:.4f}"])
+        table(f"init_trace, direct h2, lr 0.05 ({solver})", HEAD + ["mean t1(0)", "mean Omega12(0)"], lines)
     lines = compare("trace_ode", "ode", ["d", "init_trace"], lambda k: (k[0], 0.0),
                     lambda k: f"d = {k[0]}, t = {k[1]:g}")
     table("init_trace across d, direct h2, wishart(0.5) (ode)", HEAD, lines)
@@ -206,8 +222,17 @@ def main():
 
     # two_phase
     cols = ["activation", "lr_schedule"]
-    lines = compare("twophase", "sgd", cols, lambda k: (k[0], "constant"), lambda k: f"{k[0]}, {k[1]}")
-    table("lr_schedule two_phase against constant, untied, wishart(0.5), d = 100, lr 0.05 (sgd)", HEAD, lines)
+    lines = compare("twophase", "sgd", cols, lambda k: (k[0], "constant"), lambda k: f"{k[0]}, {short(k[1])}")
+    table("lr_schedule two_phase against constant, untied, centred, wishart(0.5), d = 100, lr 0.05 (sgd)",
+          HEAD, lines)
+    lines = compare("twophase_const", "sgd", ["activation", "lr"], lambda k: None,
+                    lambda k: f"{k[0]}, constant lr {k[1]:g}")
+    table("the large rates held constant (same setting; no baseline column)", HEAD, lines)
+    cols = ["lr", "lr_schedule"]
+    lines = compare("twophase_mean", "sgd", cols, lambda k: (0.005, "constant"),
+                    lambda k: f"lr {k[0]:g}, {short(k[1])}")
+    table("lr_schedule two_phase where the mean matters: untied h2, uncentred, outputs all, goe_mean(1), d = 50 "
+          "(sgd; baseline constant lr 0.005)", HEAD, lines)
 
 
 if __name__ == "__main__":
