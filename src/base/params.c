@@ -511,10 +511,9 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
         FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
              "Gaussian start; use closure spectral (the run's own spectrum)%s", "");
-    if ((p->solvers & SOLVER_ODE) && p->decomposition != DECOMP_DIRECT && params_general_index(p))
-        FAIL("the moment ODE for %s handles token_corr 0, index centred and outputs offdiag only (direct has "
-             "the general index); drop ode from solvers (sgd and flow handle it)",
-             params_decomp_name(p->decomposition));
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
+        FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
+             "untied have the general index); drop ode from solvers (sgd and flow handle it)%s", "");
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
              "offdiag only; use ode_noise off%s", "");

@@ -535,6 +535,57 @@ static int softmax_rows(const struct act *s, int T, const struct phi_law *law, d
     return isfinite(out->phi) && isfinite(out->d_omega11) && isfinite(out->d_mu) ? 0 : -1;
 }
 
+/* Newton on Phi_mu(mu) = 0 from the guess, Phi_mumu by central differences; at most this many
+ * iterations, to this tolerance on |Phi_mu|, before the slaved system reports failure. */
+#define PHIG_SLAVE_ITER 60
+#define PHIG_SLAVE_TOL 1e-12
+#define PHIG_SLAVE_DMU 1e-6
+
+/* The minimum of Phi in mu that the fast dynamics dmu/dt = -d Phi_mu reaches from the guess:
+ * Newton where Phi is convex in mu, a descent step of the guess's size where it is not (h2 on
+ * the diagonal makes Phi a double well in mu, with a maximum near mu = 0), each step halved
+ * until Phi decreases. Returns 0 with the root, or -1. */
+int phi_mu_slow(const struct act *act, int T, const struct phi_law *law, double guess, double o11, double p11,
+                double o12, double *mu_out)
+{
+    double mu = guess;
+    struct phi_val v, a, b, t;
+    for (int it = 0; it < PHIG_SLAVE_ITER; it++) {
+        if (phi_eval_law(act, T, law, mu, o11, p11, o12, &v) ||
+            phi_eval_law(act, T, law, mu + PHIG_SLAVE_DMU, o11, p11, o12, &a) ||
+            phi_eval_law(act, T, law, mu - PHIG_SLAVE_DMU, o11, p11, o12, &b))
+            return -1;
+        double dd = (a.d_mu - b.d_mu) / (2 * PHIG_SLAVE_DMU);
+        if (fabs(v.d_mu) <= PHIG_SLAVE_TOL * (1 + fabs(v.phi)) && dd > 0) {
+            *mu_out = mu;
+            return 0;
+        }
+        double cap = 1 + fabs(mu);
+        double step = dd > 0 ? -v.d_mu / dd : (v.d_mu > 0 ? -1.0 : 1.0) * 0.25 * cap;
+        if (fabs(step) > cap)
+            step = step > 0 ? cap : -cap;
+        int ok = 0;
+        for (int half = 0; half < 40; half++) {
+            if (phi_eval_law(act, T, law, mu + step, o11, p11, o12, &t))
+                return -1;
+            if (t.phi <= v.phi) {
+                ok = 1;
+                break;
+            }
+            step *= 0.5;
+        }
+        if (!ok)
+            return -1;
+        mu += step;
+        if (fabs(step) <= 1e-15 * (1 + fabs(mu)) && dd > 0) {
+            *mu_out = mu;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+
 /* ---- Entry points ----------------------------------------------------------------------------- */
 
 static int inputs_ok(int T, double mu, double o11, double p11, double o12)

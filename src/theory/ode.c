@@ -62,6 +62,7 @@
 #define ODE_ATOL 1e-11
 #define ODE_H0 1e-4
 #define ODE_MAX_STEPS 2000000L  /* accepted + rejected steps over one run */
+#define ODE_STIFF_RETRIES 8     /* restarts of the implicit stepper after a failed step */
 
 
 
@@ -161,61 +162,17 @@ static int direct_create(const struct model *m, struct mom_sys *sys, char *err, 
 
 /* ---- direct with the mean (MODEL.md §10) ---- */
 
-/* Newton on Phi_mu(mu) = 0 from the guess, Phi_mumu by central differences; at most this many
- * iterations, to this tolerance on |Phi_mu|, before the slaved system reports failure. */
-#define ODE_SLAVE_ITER 60
-#define ODE_SLAVE_TOL 1e-12
-#define ODE_SLAVE_DMU 1e-6
-
 struct mean_ctx {
     struct act act;
     struct phi_law law;
     int T, d, slaved;
     double lambda, t2, mu_star;
-    double mu_guess; /* slaved: the last root, the start of the next Newton solve */
+    double mu_guess; /* slaved: the last root, the start of the next solve */
 };
 
-/* The minimum of Phi in mu that the fast dynamics dmu/dt = -d Phi_mu reaches from the guess:
- * Newton where Phi is convex in mu, a descent step of the guess's size where it is not (h2 on
- * the diagonal makes Phi a double well in mu, with a maximum near mu = 0), each step halved
- * until Phi decreases. Returns 0 with the root, or -1. */
 static int slave_mu(struct mean_ctx *x, double o11, double p11, double o12, double *mu_out)
 {
-    double mu = x->mu_guess;
-    struct phi_val v, a, b, t;
-    for (int it = 0; it < ODE_SLAVE_ITER; it++) {
-        if (phi_eval_law(&x->act, x->T, &x->law, mu, o11, p11, o12, &v) ||
-            phi_eval_law(&x->act, x->T, &x->law, mu + ODE_SLAVE_DMU, o11, p11, o12, &a) ||
-            phi_eval_law(&x->act, x->T, &x->law, mu - ODE_SLAVE_DMU, o11, p11, o12, &b))
-            return -1;
-        double dd = (a.d_mu - b.d_mu) / (2 * ODE_SLAVE_DMU);
-        if (fabs(v.d_mu) <= ODE_SLAVE_TOL * (1 + fabs(v.phi)) && dd > 0) {
-            *mu_out = mu;
-            return 0;
-        }
-        double cap = 1 + fabs(mu);
-        double step = dd > 0 ? -v.d_mu / dd : (v.d_mu > 0 ? -1.0 : 1.0) * 0.25 * cap;
-        if (fabs(step) > cap)
-            step = step > 0 ? cap : -cap;
-        int ok = 0;
-        for (int half = 0; half < 40; half++) {
-            if (phi_eval_law(&x->act, x->T, &x->law, mu + step, o11, p11, o12, &t))
-                return -1;
-            if (t.phi <= v.phi) {
-                ok = 1;
-                break;
-            }
-            step *= 0.5;
-        }
-        if (!ok)
-            return -1;
-        mu += step;
-        if (fabs(step) <= 1e-15 * (1 + fabs(mu)) && dd > 0) {
-            *mu_out = mu;
-            return 0;
-        }
-    }
-    return -1;
+    return phi_mu_slow(&x->act, x->T, &x->law, x->mu_guess, o11, p11, o12, mu_out);
 }
 
 static int mean_rhs(void *p, double tau, const double *y, double *dy)
@@ -366,6 +323,7 @@ void ode_system_destroy(struct mom_sys *sys)
 
 struct gsl_bridge {
     const struct mom_sys *sys;
+    double *jac_buf; /* 4 dim: the stiff systems' finite-difference Jacobian */
     /* While integrating up to a two_phase switch, every stage (even one evaluated at the
      * switch itself) sees a time below it, so the noise term keeps the first phase's rate
      * until the step that starts at the switch; +inf otherwise (times pass unchanged). */
@@ -393,21 +351,35 @@ static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], v
 {
     const struct gsl_bridge *b = p;
     int n = b->sys->dim;
-    double yp[8], fp[8], fm[8];
-    if (n > 8)
-        return GSL_FAILURE;
+    double *yp = b->jac_buf, *fp = yp + n, *fm = fp + n;
     memcpy(yp, y, sizeof(double) * (size_t)n);
+    /* near a boundary of Phi's domain (omega11 = omega12^2 at perfect recovery) one side of a
+     * central difference may fall outside: then the one-sided difference from the other side */
+    int have_f0 = 0;
+    double *f0 = fm + n;
     for (int j = 0; j < n; j++) {
         double h = ODE_JAC_REL * (fabs(y[j]) > 1 ? fabs(y[j]) : 1);
         yp[j] = y[j] + h;
-        if (bridge_rhs(t, yp, fp, p) != GSL_SUCCESS)
-            return GSL_FAILURE;
+        int okp = bridge_rhs(t, yp, fp, p) == GSL_SUCCESS;
         yp[j] = y[j] - h;
-        if (bridge_rhs(t, yp, fm, p) != GSL_SUCCESS)
-            return GSL_FAILURE;
+        int okm = bridge_rhs(t, yp, fm, p) == GSL_SUCCESS;
         yp[j] = y[j];
-        for (int i = 0; i < n; i++)
-            dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+        if ((!okp || !okm) && !have_f0) {
+            if (bridge_rhs(t, y, f0, p) != GSL_SUCCESS)
+                return GSL_FAILURE;
+            have_f0 = 1;
+        }
+        if (okp && okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - fm[i]) / (2 * h);
+        else if (okp)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (fp[i] - f0[i]) / h;
+        else if (okm)
+            for (int i = 0; i < n; i++)
+                dfdy[i * n + j] = (f0[i] - fm[i]) / h;
+        else
+            return GSL_FAILURE;
     }
     for (int i = 0; i < n; i++)
         dfdt[i] = 0;
@@ -460,7 +432,7 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
     gsl_odeiv2_driver *drv = NULL;
-    struct gsl_bridge br = {sys, INFINITY};
+    struct gsl_bridge br = {sys, NULL, INFINITY};
     gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
@@ -469,6 +441,8 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
     if (!taus || !y)
         goto done;
     if (sys->stiff) {
+        if (!(br.jac_buf = malloc(sizeof(double) * 4 * (size_t)sys->dim)))
+            goto done;
         /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
          * stepper, control and evolve, so that every step is still checked below */
         drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, ODE_H0, ODE_ATOL, ODE_RTOL);
@@ -500,6 +474,16 @@ int ode_integrate(const struct mom_sys *sys, const struct params *p, struct traj
             br.tau_cap = jump && t < sch.tau_sw ? nextafter(sch.tau_sw, 0) : INFINITY;
             int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
             nsteps++;
+            /* the implicit multistep method does not shrink its step by itself when a trial
+             * point leaves the domain of Phi (near perfect recovery a predictor can step past
+             * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
+            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < ODE_STIFF_RETRIES; retry++) {
+                gsl_odeiv2_step_reset(step);
+                gsl_odeiv2_evolve_reset(ev);
+                h *= 0.1;
+                st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
+                nsteps++;
+            }
             if (st != GSL_SUCCESS) {
                 mark_diverged(out, p, t, "the right-hand side could not be evaluated");
                 goto stop;
@@ -557,6 +541,7 @@ done:
         gsl_odeiv2_step_free(step);
     free(taus);
     free(y);
+    free(br.jac_buf);
     return ret;
 }
 

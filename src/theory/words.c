@@ -14,6 +14,14 @@
  * each tracked class is a fixed sparse combination of classes whose coefficients are the
  * scalars (h_S, h_P, lambda) or (a, b, c, lambda), built once (struct lin_term).
  *
+ * The general index (MODEL.md §10, untied): G gains g I, g = sqrt(d) Phi_mu, Phi taken at
+ * mu = sqrt(d) m(S); then S -> -(G Lambda + Sigma G) gains -g (Lambda + Sigma), and likewise
+ * S^T -> -g (Lambda + Sigma), Sigma -> -g (S + S^T), Lambda -> -g (S + S^T): a fifth coefficient
+ * kind (K_MU) whose replacements keep the length. dm(S)/dtau then holds -g (m(Sigma) + m(Lambda)),
+ * i.e. dmu/dtau = -d Phi_mu (t_Sigma + t_Lambda) + ..., rate d: the system is stiff and
+ * integrated implicitly (ode.c). With `ode_mean slaved` g = 0 and m(S) is replaced, wherever it
+ * enters, by mu*(q)/sqrt(d) (phi_mu_slow), the d -> inf fast-slow limit.
+ *
  * Closures of the length-(M + 1) classes (enum closure):
  *  free_cumulant  m(w) = kappa_{M+1}(w) + sum over non-crossing partitions pi != 1 of kappa_pi,
  *                 every kappa_pi a product of mixed free cumulants of sub-words of length <= M,
@@ -772,7 +780,7 @@ int words_free_init(const struct words_basis *b, double s0, double rho, const do
 /* ---------------------------------------------------------------- the moment system */
 
 /* Coefficient kinds of the linear part. tied: h_S, h_P, -, lambda; untied: a, b, c, lambda. */
-enum { K_A = 0, K_B, K_C, K_LAM, K_N };
+enum { K_A = 0, K_B, K_C, K_LAM, K_MU, K_N };
 /* Kinds of the noise part: N1, N2, and the tied E|D + D^T|^2. */
 enum { Q_N1 = 0, Q_N2, Q_TIED, Q_N };
 
@@ -810,23 +818,27 @@ static const struct repl repl_s[] = {
     {K_A, -1, 2, {WORDS_S, WORDS_LAMBDA}},   {K_B, -1, 2, {WORDS_ST, WORDS_LAMBDA}},
     {K_C, -1, 2, {WORDS_P, WORDS_LAMBDA}},   {K_A, -1, 2, {WORDS_SIGMA, WORDS_S}},
     {K_B, -1, 2, {WORDS_SIGMA, WORDS_ST}},   {K_C, -1, 2, {WORDS_SIGMA, WORDS_P}},
-    {K_LAM, -2, 1, {WORDS_S, 0}},
+    {K_LAM, -2, 1, {WORDS_S, 0}},            {K_MU, -1, 1, {WORDS_LAMBDA, 0}},
+    {K_MU, -1, 1, {WORDS_SIGMA, 0}},
 };
 static const struct repl repl_st[] = {
     {K_A, -1, 2, {WORDS_LAMBDA, WORDS_ST}},  {K_B, -1, 2, {WORDS_LAMBDA, WORDS_S}},
     {K_C, -1, 2, {WORDS_LAMBDA, WORDS_P}},   {K_A, -1, 2, {WORDS_ST, WORDS_SIGMA}},
     {K_B, -1, 2, {WORDS_S, WORDS_SIGMA}},    {K_C, -1, 2, {WORDS_P, WORDS_SIGMA}},
-    {K_LAM, -2, 1, {WORDS_ST, 0}},
+    {K_LAM, -2, 1, {WORDS_ST, 0}},           {K_MU, -1, 1, {WORDS_LAMBDA, 0}},
+    {K_MU, -1, 1, {WORDS_SIGMA, 0}},
 };
 static const struct repl repl_sigma[] = {
     {K_A, -2, 2, {WORDS_S, WORDS_ST}}, {K_B, -1, 2, {WORDS_ST, WORDS_ST}},
     {K_C, -1, 2, {WORDS_P, WORDS_ST}}, {K_B, -1, 2, {WORDS_S, WORDS_S}},
     {K_C, -1, 2, {WORDS_S, WORDS_P}},  {K_LAM, -2, 1, {WORDS_SIGMA, 0}},
+    {K_MU, -1, 1, {WORDS_S, 0}},       {K_MU, -1, 1, {WORDS_ST, 0}},
 };
 static const struct repl repl_lambda[] = {
     {K_A, -2, 2, {WORDS_ST, WORDS_S}}, {K_B, -1, 2, {WORDS_S, WORDS_S}},
     {K_C, -1, 2, {WORDS_P, WORDS_S}},  {K_B, -1, 2, {WORDS_ST, WORDS_ST}},
     {K_C, -1, 2, {WORDS_ST, WORDS_P}}, {K_LAM, -2, 1, {WORDS_LAMBDA, 0}},
+    {K_MU, -1, 1, {WORDS_S, 0}},       {K_MU, -1, 1, {WORDS_ST, 0}},
 };
 
 struct words_ctx {
@@ -835,6 +847,10 @@ struct words_ctx {
     struct act act;
     double lambda, t2;
     struct lrs sch; /* the noise term takes the rate in force */
+    /* the general index (untied): the law, sqrt(d), and for the slaved mean the last mu*(q) */
+    struct phi_law law;
+    int general, slaved;
+    double sqd, mu_guess;
     int ntr;
     int *trk;  /* class of each state component */
     double *mom, *mom0, *kap, *top0;
@@ -872,7 +888,7 @@ static int build_lin(struct words_ctx *cx)
     const struct words_basis *b = cx->b;
     int cap = 0, w[WORDS_MAX_LEN], v[WORDS_MAX_LEN + 1];
     for (int i = 0; i < cx->ntr; i++)
-        cap += b->len[cx->trk[i]] * 7;
+        cap += b->len[cx->trk[i]] * 9;
     cx->lin = malloc(sizeof(struct lin_term) * (cap > 0 ? cap : 1));
     if (!cx->lin)
         return -1;
@@ -889,16 +905,16 @@ static int build_lin(struct words_ctx *cx)
                 nr = 4;
             } else if (w[i] == WORDS_S) {
                 rp = repl_s;
-                nr = 7;
+                nr = cx->general ? 9 : 7;
             } else if (w[i] == WORDS_ST) {
                 rp = repl_st;
-                nr = 7;
+                nr = cx->general ? 9 : 7;
             } else if (w[i] == WORDS_SIGMA) {
                 rp = repl_sigma;
-                nr = 6;
+                nr = cx->general ? 8 : 6;
             } else if (w[i] == WORDS_LAMBDA) {
                 rp = repl_lambda;
-                nr = 6;
+                nr = cx->general ? 8 : 6;
             } else {
                 continue;
             }
@@ -1351,8 +1367,20 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
             return -1;
     fill_moments(cx, y);
     double om = cx->mom[cx->c_sst], ps = cx->mom[cx->c_ss], o12 = cx->mom[cx->c_sp];
-    if (phi_eval(&cx->act, cx->T, om, ps, o12, &pv))
+    if (cx->general) {
+        double mu = cx->sqd * cx->mom[cx->c_s];
+        if (cx->slaved) {
+            if (phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, om, ps, o12, &mu))
+                return -1;
+            cx->mom[cx->c_s] = mu / cx->sqd;
+        }
+        if (phi_eval_law(&cx->act, cx->T, &cx->law, mu, om, ps, o12, &pv))
+            return -1;
+        if (cx->slaved)
+            pv.d_mu = 0;
+    } else if (phi_eval(&cx->act, cx->T, om, ps, o12, &pv)) {
         return -1;
+    }
     double k[K_N];
     double a = 2 * pv.d_omega11, bb = 2 * pv.d_psi11, c = pv.d_omega12;
     if (cx->dec == DECOMP_TIED) {
@@ -1365,6 +1393,7 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
         k[K_C] = c;
     }
     k[K_LAM] = cx->lambda;
+    k[K_MU] = cx->sqd * pv.d_mu;
     for (int i = 0; i < cx->ntr; i++)
         dy[i] = 0;
     for (int i = 0; i < cx->nlin; i++) {
@@ -1412,8 +1441,16 @@ static int words_observe(void *ctx, const double *y, struct obs_row *row)
     row->psi11 = cx->mom[cx->c_ss];
     row->omega12 = cx->mom[cx->c_sp];
     row->trace = cx->mom[cx->c_s];
+    double mu = cx->sqd * row->trace;
+    if (cx->general && cx->slaved) {
+        if (phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, row->omega11, row->psi11, row->omega12, &mu))
+            return -1;
+        cx->mu_guess = mu;
+        row->trace = mu / cx->sqd;
+    }
     row->overlap = obs_overlap(row->omega11, row->omega12, row->trace, cx->t2);
-    if (phi_eval(&cx->act, cx->T, row->omega11, row->psi11, row->omega12, &pv)) {
+    if (cx->general ? phi_eval_law(&cx->act, cx->T, &cx->law, mu, row->omega11, row->psi11, row->omega12, &pv)
+                    : phi_eval(&cx->act, cx->T, row->omega11, row->psi11, row->omega12, &pv)) {
         row->loss = NAN;
         return -1;
     }
@@ -1523,6 +1560,10 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->lambda = p->weight_decay;
     lrs_init(&cx->sch, p);
     cx->t2 = m->t2;
+    cx->law = m->law;
+    cx->general = !phi_law_special(&m->law);
+    cx->slaved = p->ode_mean == ODE_MEAN_SLAVED;
+    cx->sqd = sqrt((double)m->d);
     cx->b = words_basis_create(p->decomposition, M + 1);
     if (!cx->b)
         goto oom;
@@ -1589,6 +1630,19 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     sys->observe = words_observe;
     sys->destroy = words_ctx_destroy;
     sys->ctx = cx;
+    if (cx->general) {
+        cx->mu_guess = cx->sqd * cx->mom0[cx->c_s];
+        if (cx->slaved &&
+            phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, cx->mom0[cx->c_sst], cx->mom0[cx->c_ss],
+                        cx->mom0[cx->c_sp], &cx->mu_guess)) {
+            snprintf(err, errlen, "words: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
+            words_ctx_destroy(cx);
+            free(sys->y0);
+            memset(sys, 0, sizeof *sys);
+            return -1;
+        }
+        sys->stiff = !cx->slaved;
+    }
     return 0;
 oom:
     words_ctx_destroy(cx);

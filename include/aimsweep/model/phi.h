@@ -65,6 +65,13 @@ int phi_law_special(const struct phi_law *law);
 int phi_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double omega11,
                  double psi11, double omega12, struct phi_val *out);
 
+/* The slow manifold of MODEL.md §10: the mu at which the fast dynamics dmu/dt = -d Phi_mu comes to
+ * rest from `guess` with the moments frozen, Phi_mu(mu, q) = 0 at a minimum of Phi in mu
+ * (Newton where Phi is convex in mu, descent steps where it is not). Returns 0, or -1 when no
+ * such point is found. */
+int phi_mu_slow(const struct act *a, int T, const struct phi_law *law, double guess, double omega11,
+                double psi11, double omega12, double *mu);
+
 /* The general path even for the special case (for tests: it must agree with phi_eval), and the
  * softmax rows through the full 2T-dimensional rule for T = 2 as well (for tests of the
  * reduction to differences). */
