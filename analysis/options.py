@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = os.path.join(ROOT, "analysis", "options")
 DATA = os.path.join(ROOT, "analysis", "data", "options")
 AIMSWEEP = os.path.join(ROOT, "build", "aimsweep")
-NAMES = ["trace", "trace_ode", "orth", "twophase", "twophase_const", "twophase_mean"]
+NAMES = ["trace", "trace_ode", "orth", "orth_goe", "twophase", "twophase_const", "twophase_mean"]
 INF = float("inf")
 LEVEL = 0.95
 
@@ -219,6 +219,13 @@ def main():
                         extra=lambda k, runs: [f"{om[k][0]:.4f} ± {om[k][1]:.4f}", f"{om[k][2]:.4f}"])
         table(f"init orthogonal against gaussian, tied h2, d = 100, lr 0.05 ({solver})",
               HEAD + ["mean Omega11(0) ± se", "mean t1(0)"], lines)
+
+    cols = ["width", "init"]
+    om = omega11_at_0("orth_goe", cols)
+    lines = compare("orth_goe", "sgd", cols, lambda k: (k[0], "gaussian"), lambda k: f"goe, width {k[0]:g}, {k[1]}",
+                    extra=lambda k, runs: [f"{om[k][0]:.4f} ± {om[k][1]:.4f}", f"{om[k][2]:.4f}"])
+    table("init orthogonal against gaussian, goe teacher, 16 seeds, tau_end 1.5 (sgd)",
+          HEAD + ["mean Omega11(0) ± se", "mean t1(0)"], lines)
 
     # two_phase
     cols = ["activation", "lr_schedule"]
