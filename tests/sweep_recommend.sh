@@ -80,6 +80,17 @@ cmp -s "$W/expect_pick.csv" "$W/got_pick.csv" || fail "picks differ from the ref
 [ "$("$AIMSWEEP" recommend "$DB" --by teacher --csv | head -1 | cut -d, -f4)" = teacher ] || fail "--by teacher"
 [ "$("$AIMSWEEP" recommend "$DB" --where "t.d = 16" --csv | tail -n +2 | cut -d, -f2 | sort -u)" = 16 ] || fail "--where"
 
+# what the table pools over is named on stderr: nothing here, the teacher in a database of two
+"$AIMSWEEP" recommend "$DB" 2>"$W/note.txt" >/dev/null
+[ ! -s "$W/note.txt" ] || fail "a pooling note where nothing was pooled: $(cat "$W/note.txt")"
+"$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/two.db" --quiet || fail "tiny run"
+sed 's/name: tiny/name: tiny-goe/; s/^fixed:/fixed:\n  teacher: goe/' "$SRCDIR/tests/tiny.yaml" > "$W/goe.yaml"
+"$AIMSWEEP" run "$W/goe.yaml" --db "$W/two.db" --quiet || fail "tiny goe run"
+"$AIMSWEEP" recommend "$W/two.db" 2>"$W/note.txt" >/dev/null
+grep -q "pooled over teacher " "$W/note.txt" || fail "no pooling note for two teachers: $(cat "$W/note.txt")"
+"$AIMSWEEP" recommend "$W/two.db" --by teacher 2>"$W/note.txt" >/dev/null
+[ ! -s "$W/note.txt" ] || fail "a pooling note with --by teacher: $(cat "$W/note.txt")"
+
 # bad input: exit 2 and a message
 for args in "--by seed" "--by nosuchcolumn" "--by d;drop" "--solver ode" "--solver nope" "--bogus"; do
     # shellcheck disable=SC2086

@@ -88,6 +88,36 @@ static int key_column_ok(sqlite3 *db, const char *col)
     return ok;
 }
 
+/* On stderr, the parameter columns that take more than one value among the tasks compared and
+ * are not in the key: the table pools over them. */
+static void note_pooled(sqlite3 *db, const struct rec_opts *o)
+{
+    sqlite3_stmt *cols = NULL;
+    char line[1024] = "", sql[2048];
+    size_t len = 0;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('tasks')", -1, &cols, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(cols) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(cols, 0);
+        int skip = !c || !key_column_ok(NULL, c) || !strcmp(c, "activation") || !strcmp(c, "solvers");
+        for (int i = 0; !skip && i < o->nby; i++)
+            skip = !strcmp(c, o->by[i]);
+        if (skip)
+            continue;
+        snprintf(sql, sizeof sql, "SELECT count(DISTINCT t.%s) FROM tasks t WHERE t.status IN ('done', 'diverged')%s%s%s",
+                 c, o->where ? " AND (" : "", o->where ? o->where : "", o->where ? ")" : "");
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+            sqlite3_column_int(q, 0) > 1 && len + strlen(c) + 3 < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", c);
+        sqlite3_finalize(q);
+    }
+    sqlite3_finalize(cols);
+    if (len)
+        fprintf(stderr, "aimsweep recommend: pooled over %s (they vary among these tasks; add --by to split)\n",
+                line);
+}
+
 /* The key's extra columns, each prefixed: ", P.col". */
 static void put_by(FILE *f, const struct rec_opts *o, const char *p)
 {
@@ -315,6 +345,8 @@ int cli_recommend(int argc, char **argv)
         rc = 0;
     } else {
         rc = cli_print_query(store_db(s), sql, o.csv, 1, stdout) ? 1 : 0;
+        if (!rc)
+            note_pooled(store_db(s), &o);
     }
     free(sql);
     store_close(&s);
