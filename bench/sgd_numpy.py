@@ -5,8 +5,8 @@ Same model as `aimsweep bench`: T = 2 tokens, r = d, activation h1, a wishart(0.
 as its factor F (S* = F F^T), MSE loss on the off-diagonal entries, online SGD (MODEL.md §4).
 Prints CSV: decomposition,d,steps_per_s.
 """
-import sys
-import time
+
+from timing import main, steps_per_second
 
 import numpy as np
 
@@ -63,28 +63,8 @@ def run(decomp, d, seconds, lr=0.01, T=2):
             gU = (x.T @ (D.T @ p) - np.trace(D) * U) / sqd
             params[0], params[1] = U - mu * gV, V - mu * gU
 
-    for _ in range(10):
-        step()
-    n = 16
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        t = time.perf_counter() - t0
-        if t >= seconds:
-            return n / t
-        n = int(n * min(8.0, 1.2 * seconds / max(t, 1e-9))) + 1
-
-
-def main():
-    ds = [int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "100,400,800").split(",")]
-    decomps = (sys.argv[2] if len(sys.argv) > 2 else "direct,tied,untied").split(",")
-    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
-    print("decomposition,d,steps_per_s")
-    for dec in decomps:
-        for d in ds:
-            print(f"{dec},{d},{run(dec, d, seconds):.1f}", flush=True)
+    return steps_per_second(step, seconds)
 
 
 if __name__ == "__main__":
-    main()
+    main(run)

@@ -10,6 +10,7 @@
 
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/task_status.h"
 #include "aimsweep/run/result.h"
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
@@ -187,6 +188,35 @@ static int count(sqlite3 *db, const char *sql)
     return n;
 }
 
+/* The status words, spelled out here independently of task_status.c: a word misspelt or moved
+ * there breaks the round trip or the exact SQL list (and with it the CHECK of every new
+ * database), and a status dropped from a set changes the lists below. */
+static void test_task_status(void)
+{
+    static const char *const words[] = {"new", "pending", "running", "done", "diverged", "ode_diverged", "error",
+                                        "interrupted"};
+    CHECK(sizeof words / sizeof *words == TASK_STATUS_COUNT);
+    for (int i = 0; i < TASK_STATUS_COUNT; i++) {
+        enum task_status st = TASK_STATUS_COUNT;
+        CHECK(!strcmp(task_status_name((enum task_status)i), words[i]));
+        CHECK(task_status_parse(words[i], &st) == 0 && st == (enum task_status)i);
+    }
+    enum task_status st = TASK_DONE;
+    CHECK(task_status_parse("finished", &st) == -1 && st == TASK_DONE);
+    CHECK(!strcmp(task_status_name(TASK_STATUS_COUNT), "?"));
+    char buf[128];
+    CHECK(task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
+          !strcmp(buf, "'pending','running','done','diverged','ode_diverged','error','interrupted'"));
+    CHECK(task_status_sql_list(TASK_STATUS_TO_RUN, buf, sizeof buf) == 0 &&
+          !strcmp(buf, "'pending','running','interrupted'"));
+    CHECK(task_status_sql_list(TASK_STATUS_FINISHED, buf, sizeof buf) == 0 &&
+          !strcmp(buf, "'done','diverged','ode_diverged','error'"));
+    CHECK(task_status_sql_list(TASK_STATUS_STORED, buf, 20) == -1);
+    /* a solver's outcome maps onto the same words */
+    CHECK(!strcmp(run_status_name(RUN_OK), "done") && !strcmp(run_status_name(RUN_ODE_DIVERGED), "ode_diverged") &&
+          !strcmp(run_status_name(RUN_INTERRUPTED), "interrupted") && !strcmp(run_status_name(RUN_ERROR), "error"));
+}
+
 static void test_store(const char *dir)
 {
     char path[512], err[1024];
@@ -212,18 +242,22 @@ static void test_store(const char *dir)
     CHECK(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n / 2, err, sizeof err) == 2);
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
     CHECK(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
-    const char **status = calloc(n, sizeof *status);
+    enum task_status *status = calloc(n, sizeof *status);
     int *attempts = calloc(n, sizeof *attempts);
-    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[0], "pending") && attempts[0] == 0);
-    CHECK(store_status_todo("pending", 0) && store_status_todo("running", 0) && store_status_todo("interrupted", 0));
-    CHECK(!store_status_todo("done", 0) && !store_status_todo("diverged", 0) && !store_status_todo("error", 0));
-    CHECK(store_status_todo("error", 1));
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[0] == TASK_PENDING && attempts[0] == 0);
+    CHECK(task_status_todo(TASK_PENDING, 0) && task_status_todo(TASK_RUNNING, 0) &&
+          task_status_todo(TASK_INTERRUPTED, 0) && task_status_todo(TASK_NEW, 0));
+    CHECK(!task_status_todo(TASK_DONE, 0) && !task_status_todo(TASK_DIVERGED, 0) && !task_status_todo(TASK_ERROR, 0));
+    CHECK(task_status_todo(TASK_ERROR, 1) && !task_status_todo(TASK_ODE_DIVERGED, 1));
+    /* the CHECK constraint derived from the enum refuses a word it does not know */
+    CHECK(sqlite3_exec(store_db(st), "UPDATE tasks SET status = 'finished'", NULL, NULL, NULL) == SQLITE_CONSTRAINT_CHECK);
+    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending'") == (int)n);
 
     struct task_result r;
-    const char *out;
+    enum task_status out;
     fake_result(&r, 5, 1.0);
     CHECK(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
-    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "diverged"));
+    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DIVERGED);
     /* the same task again: rows replaced, never duplicated */
     CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0);
     CHECK(store_commit(st) == 0);
@@ -233,10 +267,10 @@ static void test_store(const char *dir)
     CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
     CHECK(count(store_db(st), "SELECT count(*) FROM results") == 2);
     r.traj[1].status = RUN_OK;
-    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "done"));
+    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE);
     r.traj[0].status = RUN_INTERRUPTED;
-    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && !strcmp(out, "interrupted"));
-    CHECK(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && !strcmp(out, "error"));
+    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_INTERRUPTED);
+    CHECK(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && out == TASK_ERROR);
     CHECK(store_mark_interrupted(st, tasks[3].id) == 0);
     /* handed out, given back unstarted: pending again, the attempt not counted */
     CHECK(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
@@ -246,8 +280,8 @@ static void test_store(const char *dir)
     CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
     CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
     CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
-    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && !strcmp(status[4], "error"));
-    CHECK(!strcmp(status[0], "diverged") && attempts[0] == 1 && !strcmp(status[1], "interrupted"));
+    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
+    CHECK(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
     /* a second writer is refused while the first holds the file */
     struct store *st2 = store_open(path, err, sizeof err);
     CHECK(st2 == NULL && strstr(err, "another aimsweep run"));
@@ -301,6 +335,7 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : ".";
     test_spec_grid();
     test_result_bytes();
+    test_task_status();
     test_store(dir);
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -73,7 +73,7 @@ static void rhs_vs_flow_fd(const char *act, double wd)
         snprintf(what, sizeof what, "%s (%s, wd %g)", nm[i], act, wd);
         CHECK_CLOSE(dy[i], fd[i], 1e-7, 1e-6, what);
     }
-    ode_system_destroy(&sys);
+    mom_sys_destroy(&sys);
     student_free(&s);
     free(dS);
     free(Sp);
@@ -132,7 +132,7 @@ static void divergence(void)
     struct mom_sys sys = {1, &y0, blow_rhs, blow_obs, NULL, NULL, 0};
     struct traj t;
     traj_init(&t, SOLVER_ODE, p.records + 1);
-    CHECK(ode_integrate(&sys, &p, &t) == 0, "integrate");
+    CHECK(mom_integrate(&sys, &p, 0, NULL, &t) == 0, "integrate");
     CHECK(t.status == RUN_ODE_DIVERGED, "status %d", t.status);
     double tau = t.diverged_at_samples * p.lr / ((double)p.d * p.d);
     CHECK(tau > 0.9 && tau <= 1.0, "blow-up tau %.6g (exact 1)", tau);

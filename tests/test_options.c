@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/model/lrs.h"
 #include "aimsweep/model/model.h"
 #include "aimsweep/model/rng.h"
 #include "aimsweep/run/worker.h"
@@ -58,10 +57,13 @@ static void test_two_phase_counts(void)
     p.solvers = SOLVER_SGD | SOLVER_FLOW | SOLVER_ODE;
     if (set(&p, "lr_schedule", "two_phase(0.2,1)"))
         return;
-    struct lrs sch;
-    lrs_init(&sch, &p);
-    CHECK(sch.n1 == 200, "n1 = %ld, expected 200", sch.n1);
-    CHECK_CLOSE(sch.tau_sw, 0.025, 1e-15, 0, "tau_sw");
+    CHECK(params_switch_steps(&p) == 200, "n1 = %ld, expected 200", params_switch_steps(&p));
+    CHECK_CLOSE(params_switch_tau(&p), 0.025, 1e-15, 0, "tau_sw");
+    CHECK(params_rate(&p, 0.0249) == 0.2 && params_rate(&p, 0.025) == 0.05, "rate in force around the switch");
+    struct params c = p;
+    c.lr_schedule.kind = LR_CONSTANT;
+    CHECK(params_rate(&c, 0) == 0.05 && params_switch_steps(&c) == 0 && params_samples(&c, 0.1) == 0.1 * (1600.0 / 0.05),
+          "constant: rate lr, no switch, n = tau d^2/lr");
     struct task_result res;
     if (worker_run(&p, &res, NULL, NULL)) {
         CHECK(0, "worker_run failed");

@@ -158,7 +158,7 @@ static void subordination_vs_dense(void)
     ws = gsl_eigen_symm_alloc(r);
     gsl_eigen_symm(&gv.matrix, sv, ws);
     gsl_eigen_symm_free(ws);
-    struct spec_measure mu = {r, malloc(sizeof(double) * r), malloc(sizeof(double) * r)};
+    struct spectral_measure mu = {r, malloc(sizeof(double) * r), malloc(sizeof(double) * r)};
     for (int i = 0; i < r; i++) {
         mu.s[i] = fmax(0.0, gsl_vector_get(sv, i));
         mu.q[i] = 1.0 / d;
@@ -201,7 +201,7 @@ static void subordination_vs_dense(void)
         free(c);
     }
     /* Marchenko-Pastur: moments of the law and closeness to this sample */
-    struct spec_measure mp;
+    struct spectral_measure mp;
     CHECK(spectral_mp_measure(p.init_scale, 1.0, 512, &mp) == 0, "mp");
     double m1 = 0, m2 = 0, e1 = 0, e2 = 0, s0 = p.init_scale;
     for (int j = 0; j < mp.n; j++) {
@@ -215,7 +215,7 @@ static void subordination_vs_dense(void)
     CHECK_CLOSE(m1, s0 * s0, 1e-9, 1e-9, "MP mean s0^2 sqrt(rho)");
     CHECK_CLOSE(m2, pow(s0, 4) * 2.0, 1e-9, 1e-6, "MP second moment s0^4 (rho + 1)");
     CHECK_CLOSE(e2, m2, 0, 0.03, "empirical vs MP second moment");
-    struct spec_measure mp2;
+    struct spectral_measure mp2;
     spectral_mp_measure(1.0, 0.5, 512, &mp2); /* rho < 1: an atom at 0 of mass 1/2 */
     double q = 0, mm = 0;
     for (int j = 0; j < mp2.n; j++) {
@@ -226,7 +226,7 @@ static void subordination_vs_dense(void)
     CHECK_CLOSE(mm, sqrt(0.5), 1e-9, 1e-9, "MP rho = 1/2: mean");
     /* the MP rule is converged: 512 and 4096 atoms (the latter beyond the stack buffer) agree */
     {
-        struct spec_measure big;
+        struct spectral_measure big;
         spectral_mp_measure(p.init_scale, 1.0, 4096, &big);
         double x4[4], w4[4], F4[4], c4[4];
         int m4 = spectral_gauss_rule(ev, d, 4, x4, w4);
@@ -300,7 +300,7 @@ static void rhs_vs_flow(const char *act)
     CHECK_CLOSE(s11, f11, 0.02, 0.02, w);
     snprintf(w, sizeof w, "d omega12/dtau at 0 (%s, d=300)", act);
     CHECK_CLOSE(s12, f12, 0.02, 0.02, w);
-    ode_system_destroy(&sys);
+    mom_sys_destroy(&sys);
     student_free(&s);
     student_free(&sp);
     student_free(&sm);

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
             CHECK(!strcmp(t.text, text), "canonical text changed:\n%s\n%s", text, t.text);
             /* a run writes into the migrated database: the new columns are filled */
             struct task_result r;
-            const char *status;
+            enum task_status status;
             CHECK(worker_run(&p, &r, NULL, NULL) == 0, "worker_run");
             CHECK(store_begin(st) == 0 && store_put_result(st, t.id, &r, NULL, &status, err, sizeof err) == 0 &&
                       store_commit(st) == 0,

@@ -1,5 +1,5 @@
 /*
- * test_words.c: the word hierarchy of tied and untied (words.c).
+ * test_words.c: the word hierarchy of tied and untied (src/theory/words_*.c).
  *
  *  - the number of classes of each length against Burnside's count for the dihedral group
  *    acting with the transposition twist, and canonical forms constant on orbits;
@@ -21,6 +21,7 @@
 #include "aimsweep/theory/ode.h"
 #include "aimsweep/model/rng.h"
 #include "aimsweep/theory/words.h"
+#include "words_hooks.h"
 #include "words_util.h"
 
 static int failures;
@@ -319,8 +320,7 @@ static void rhs_case(const char *text)
     free(dy);
     student_free(&s);
     words_basis_destroy(&b);
-    sys.destroy(sys.ctx);
-    free(sys.y0);
+    mom_sys_destroy(&sys);
     model_destroy(&m);
 }
 
@@ -340,21 +340,24 @@ static double ode_vs_flow(const struct model *m, const struct traj *fl, double w
 {
     struct mom_sys sys;
     char err[256];
+    *nrows = 0;
     if (words_system_create(m, &sys, err, sizeof err)) {
         printf("%s\n", err);
         return -1;
     }
     double taus[256];
-    struct obs_row rows[256];
     int nw = 0;
     while (nw < fl->n && fl->rows[nw].tau <= window + 1e-12)
         taus[nw] = fl->rows[nw].tau, nw++;
-    int n = wu_integrate(&sys, nw, taus, rows);
+    struct traj t;
+    traj_init(&t, SOLVER_ODE, nw);
+    mom_integrate(&sys, &m->p, nw, taus, &t);
+    int n = t.n;
     double e = 0;
     for (int k = 0; k < n; k++)
-        e = fmax(e, fabs(rows[k].omega12 - fl->rows[k].omega12));
-    sys.destroy(sys.ctx);
-    free(sys.y0);
+        e = fmax(e, fabs(t.rows[k].omega12 - fl->rows[k].omega12));
+    traj_free(&t);
+    mom_sys_destroy(&sys);
     *nrows = n;
     return n == nw ? e : -1;
 }
@@ -525,10 +528,8 @@ static void noise_case(const char *text, int nsamp, double tol)
     free(A);
     free(B);
     free(S0);
-    on.destroy(on.ctx);
-    free(on.y0);
-    off.destroy(off.ctx);
-    free(off.y0);
+    mom_sys_destroy(&on);
+    mom_sys_destroy(&off);
     model_destroy(&m);
 }
 
@@ -583,8 +584,7 @@ static void test_unstable(void)
     CHECK(sys.rhs(sys.ctx, 0, y, dy) == -1, "rhs accepts a NaN state");
     free(y);
     free(dy);
-    sys.destroy(sys.ctx);
-    free(sys.y0);
+    mom_sys_destroy(&sys);
     model_destroy(&m);
 }
 

@@ -76,10 +76,13 @@ int main(int argc, char **argv)
                 continue;
             }
             double taus[1024];
-            struct obs_row rows[1024];
+            struct traj ot;
             for (int k = 0; k < fl.n; k++)
                 taus[k] = fl.rows[k].tau;
-            int n = wu_integrate(&sys, fl.n, taus, rows);
+            traj_init(&ot, SOLVER_ODE, fl.n);
+            mom_integrate(&sys, &q, fl.n, taus, &ot);
+            const struct obs_row *rows = ot.rows;
+            int n = ot.n;
             double wall = now() - t0, e12 = 0, em = 0;
             for (int k = 0; k < n; k++) {
                 e12 = fmax(e12, fabs(rows[k].omega12 - fl.rows[k].omega12));
@@ -107,8 +110,8 @@ int main(int argc, char **argv)
                 printf("%-14s %3d %6d %10.3e %10.3e %9.4f %9.2f%s  (stopped)\n", c, M, sys.dim, e12, em, tstop,
                        wall, wbuf);
             fflush(stdout);
-            sys.destroy(sys.ctx);
-            free(sys.y0);
+            traj_free(&ot);
+            mom_sys_destroy(&sys);
         }
     }
     traj_free(&fl);

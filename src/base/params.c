@@ -527,6 +527,46 @@ int params_rank(const struct params *p)
     return r < 1 ? 1 : (int)r;
 }
 
+/* The learning-rate schedule (MODEL.md §4, §11). two_phase(eta1, t_switch): step i (from 0)
+ * starts at tau_i = i eta1/d^2 while in the first phase and runs at eta1 when
+ * t_i = d tau_i < t_switch, i.e. i < t_switch d/eta1: the first n1 = ceil(t_switch d/eta1)
+ * steps. The first phase ends at tau_sw = n1 eta1/d^2 (at or just after t_switch/d), and then
+ * tau = tau_sw + (n - n1) lr/d^2, so
+ *   n(tau) = tau d^2/eta1                                      (tau <= tau_sw)
+ *          = n1 + (tau - tau_sw) d^2/lr = tau d^2/lr + n1 (1 - eta1/lr)   (tau > tau_sw),
+ * continuous at tau_sw; with eta1 = lr, eta1/lr is exactly 1 and both branches are tau d^2/lr
+ * to the last bit, so two_phase(lr, t) reproduces constant. */
+double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
+
+long params_switch_steps(const struct params *p)
+{
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return 0;
+    return (long)ceil(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+}
+
+double params_switch_tau(const struct params *p)
+{
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return INFINITY;
+    return (double)params_switch_steps(p) * p->lr_schedule.eta1 / ((double)p->d * p->d);
+}
+
+double params_rate(const struct params *p, double tau)
+{
+    return p->lr_schedule.kind == LR_TWO_PHASE && tau < params_switch_tau(p) ? p->lr_schedule.eta1 : p->lr;
+}
+
+double params_samples(const struct params *p, double tau)
+{
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return tau * params_samples_per_tau(p);
+    double eta1 = p->lr_schedule.eta1;
+    if (tau <= params_switch_tau(p))
+        return tau * ((double)p->d * p->d / eta1);
+    return tau * params_samples_per_tau(p) + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
+}
+
 const char *params_decomp_name(enum decomp d)
 {
     switch (d) {

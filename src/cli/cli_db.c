@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/base/task_status.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/store.h"
 
@@ -288,35 +289,43 @@ int cli_status(int argc, char **argv)
     }
     sqlite3 *db = store_db(s);
     int rc = 0;
+    /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */
+    char finished[128], to_run[128], diverged[128], sql[1024];
+    const char *done = task_status_name(TASK_DONE), *error = task_status_name(TASK_ERROR);
+    task_status_sql_list(TASK_STATUS_FINISHED, finished, sizeof finished);
+    task_status_sql_list(TASK_STATUS_TO_RUN, to_run, sizeof to_run);
+    task_status_sql_list(TASK_STATUS_BIT(TASK_DIVERGED) | TASK_STATUS_BIT(TASK_ODE_DIVERGED), diverged,
+                         sizeof diverged);
     printf("sweeps\n");
-    rc |= print_query(db,
-                      "SELECT w.sweep_id AS id, w.name, w.created_at, w.ranks, w.version, w.git_commit,"
-                      " count(t.task_id) AS tasks,"
-                      " sum(t.status IN ('done','diverged','ode_diverged','error')) AS finished,"
-                      " sum(t.status IN ('pending','running','interrupted')) AS to_run"
-                      " FROM sweeps w LEFT JOIN sweep_tasks l ON l.sweep_id = w.sweep_id"
-                      " LEFT JOIN tasks t ON t.task_id = l.task_id GROUP BY w.sweep_id ORDER BY w.sweep_id",
-                      OUT_TABLE, 1, stdout);
+    snprintf(sql, sizeof sql,
+             "SELECT w.sweep_id AS id, w.name, w.created_at, w.ranks, w.version, w.git_commit,"
+             " count(t.task_id) AS tasks, sum(t.status IN (%s)) AS finished, sum(t.status IN (%s)) AS to_run"
+             " FROM sweeps w LEFT JOIN sweep_tasks l ON l.sweep_id = w.sweep_id"
+             " LEFT JOIN tasks t ON t.task_id = l.task_id GROUP BY w.sweep_id ORDER BY w.sweep_id",
+             finished, to_run);
+    rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     printf("\ntasks by status\n");
     rc |= print_query(db,
                       "SELECT status, count(*) AS tasks, round(sum(wall_s), 1) AS wall_s,"
                       " max(finished_at) AS last_finished FROM tasks GROUP BY status ORDER BY count(*) DESC",
                       OUT_TABLE, 1, stdout);
     printf("\nby decomposition and activation\n");
-    rc |= print_query(db,
-                      "SELECT decomposition, activation, count(*) AS tasks, sum(status = 'done') AS done,"
-                      " sum(status IN ('diverged','ode_diverged')) AS diverged, sum(status = 'error') AS error,"
-                      " sum(status IN ('pending','running','interrupted')) AS to_run"
-                      " FROM tasks GROUP BY decomposition, activation ORDER BY decomposition, activation",
-                      OUT_TABLE, 1, stdout);
+    snprintf(sql, sizeof sql,
+             "SELECT decomposition, activation, count(*) AS tasks, sum(status = '%s') AS %s,"
+             " sum(status IN (%s)) AS diverged, sum(status = '%s') AS %s, sum(status IN (%s)) AS to_run"
+             " FROM tasks GROUP BY decomposition, activation ORDER BY decomposition, activation",
+             done, done, diverged, error, error, to_run);
+    rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM tasks WHERE status = 'error'", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0) {
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+        sqlite3_column_int(q, 0) > 0) {
         printf("\nmost frequent errors\n");
-        rc |= print_query(db,
-                          "SELECT count(*) AS tasks, error FROM tasks WHERE status = 'error'"
-                          " GROUP BY error ORDER BY count(*) DESC LIMIT 5",
-                          OUT_TABLE, 1, stdout);
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) AS tasks, error FROM tasks WHERE status = '%s'"
+                 " GROUP BY error ORDER BY count(*) DESC LIMIT 5",
+                 error);
+        rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     }
     sqlite3_finalize(q);
     store_close(&s);

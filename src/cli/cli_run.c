@@ -1,64 +1,23 @@
 /*
- * cli_run.c: `aimsweep run` and `aimsweep plan`.
+ * cli_run.c: `aimsweep run`: the options, MPI, and the run's course on every rank.
  *
- * run: rank 0 reads the sweep file, expands the grid, opens the database, registers the sweep
- * and decides what is left to do (everything not done, diverged, ode_diverged or error); then
- * every rank enters the scheduler. Workers rebuild each task from its canonical text and run
- * worker_run; rank 0 stores results in batches (STORE_BATCH_RESULTS or STORE_BATCH_S).
- * A bad sweep file or database is reported by rank 0 before any work, exit code 2 on every
- * rank; a signal ends the run early with exit code 0 and the database resumable.
+ * Rank 0 prepares the sweep (cli_run_sweep.c) and says whether there is work; then every rank
+ * enters the scheduler with the callbacks of cli_run_sweep.c. A bad sweep file or database is
+ * reported by rank 0 before any work, exit code 2 on every rank; a signal ends the run early
+ * with exit code 0 and the database resumable. The deadline is --time-limit from now, or a
+ * grace period before SLURM_JOB_END_TIME, whichever comes first.
  */
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "aimsweep/base/clock.h"
 #include "aimsweep/cli/cli.h"
-#include "aimsweep/harness/grid.h"
-#include "aimsweep/base/params.h"
-#include "aimsweep/run/result.h"
-#include "aimsweep/harness/sched.h"
-#include "aimsweep/harness/spec.h"
-#include "aimsweep/harness/store.h"
-#include "aimsweep/harness/task.h"
-#include "aimsweep/version.h"
-#include "aimsweep/run/worker.h"
-
-/* Commit the open batch after this many results or this many seconds, whichever first. */
-#define RUN_BATCH_RESULTS 256
-#define RUN_BATCH_S 1.0
-/* Progress lines when stderr is not a terminal. */
-#define RUN_PROGRESS_LINE_S 10.0
-/* Default grace after SIGUSR1 for running tasks. */
-#define RUN_DEFAULT_GRACE_S 60.0
-/* A task that was running this many times when its job died is not started again (it may be
- * what kills the job) but stored as error. */
-#define RUN_DEFAULT_MAX_ATTEMPTS 3
-
-char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
-
-struct run_opts {
-    const char *sweep, *db;
-    double grace, time_limit, commit_s;
-    int retry_errors, quiet, max_attempts;
-};
-
-struct run_ctx {
-    struct store *store;
-    const struct task *tasks; /* the tasks to run, indexed as the scheduler sees them */
-    const char *name;
-    size_t batch;
-    double last_commit, last_line, commit_s;
-    int tty, quiet, failed, final_shown;
-    size_t nstatus[8];
-    char err[512];
-};
+#include "cli_run.h"
 
 static void run_usage(FILE *f)
 {
@@ -140,235 +99,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     return 0;
 }
 
-/* ---- what every computing rank does with a task ---- */
-
-static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,
-                    unsigned char **out, size_t *len)
-{
-    (void)ctx;
-    struct params p;
-    struct task_result res;
-    char err[512] = "";
-    if (task_parse(text, &p, err, sizeof err) == 0 && params_task_id(&p) != id)
-        snprintf(err, sizeof err, "task text does not hash to its id (different aimsweep versions?)");
-    if (err[0])
-        return result_pack(NULL, err, out, len);
-    memset(&res, 0, sizeof res);
-    if (worker_run(&p, &res, stop, stop_ctx) != 0) {
-        worker_result_free(&res);
-        return result_pack(NULL, "out of memory in worker_run", out, len);
-    }
-    int rc = result_pack(&res, NULL, out, len);
-    worker_result_free(&res);
-    return rc;
-}
-
-/* ---- rank 0: the database side ---- */
-
-static const char *const counted[] = {"done", "diverged", "ode_diverged", "error", "interrupted", NULL};
-
-static void count_status(struct run_ctx *c, const char *st)
-{
-    for (int i = 0; counted[i]; i++)
-        if (!strcmp(st, counted[i]))
-            c->nstatus[i]++;
-}
-
-static int maybe_commit(struct run_ctx *c, int force)
-{
-    double t = clock_now_s();
-    if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < c->commit_s)
-        return 0;
-    if (store_commit(c->store)) {
-        snprintf(c->err, sizeof c->err, "commit failed: %s", store_errmsg(c->store));
-        c->failed = 1;
-        return -1;
-    }
-    c->batch = 0;
-    c->last_commit = t;
-    return 0;
-}
-
-static int on_started(void *ctx, size_t i, int rank, const char *host)
-{
-    struct run_ctx *c = ctx;
-    if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
-        snprintf(c->err, sizeof c->err, "cannot mark a task running: %s", store_errmsg(c->store));
-        c->failed = 1;
-        return -1;
-    }
-    return maybe_commit(c, 0);
-}
-
-static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes, size_t len)
-{
-    struct run_ctx *c = ctx;
-    (void)rank;
-    const char *status = "interrupted";
-    if (!bytes) {
-        if (store_mark_interrupted(c->store, c->tasks[i].id)) {
-            snprintf(c->err, sizeof c->err, "cannot store a result: %s", store_errmsg(c->store));
-            c->failed = 1;
-            return -1;
-        }
-    } else {
-        struct task_result res;
-        char terr[512];
-        int bad = result_unpack(bytes, len, &res, terr, sizeof terr);
-        if (bad)
-            snprintf(terr, sizeof terr, "malformed result bytes from rank %d", rank);
-        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, c->err, sizeof c->err)) {
-            if (!bad)
-                worker_result_free(&res);
-            c->failed = 1;
-            return -1;
-        }
-        if (!bad)
-            worker_result_free(&res);
-    }
-    count_status(c, status);
-    c->batch++;
-    return maybe_commit(c, 0);
-}
-
-static int on_returned(void *ctx, size_t i)
-{
-    struct run_ctx *c = ctx;
-    if (store_mark_pending(c->store, c->tasks[i].id)) {
-        snprintf(c->err, sizeof c->err, "cannot return a task to pending: %s", store_errmsg(c->store));
-        c->failed = 1;
-        return -1;
-    }
-    return 0;
-}
-
-static void fmt_dur(double s, char *buf, size_t n)
-{
-    if (s < 0)
-        snprintf(buf, n, "?");
-    else if (s < 120)
-        snprintf(buf, n, "%.0f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
-}
-
-static void on_tick(void *ctx, const struct sched_progress *pr)
-{
-    struct run_ctx *c = ctx;
-    maybe_commit(c, 0);
-    if (c->quiet)
-        return;
-    double t = clock_now_s();
-    int last = pr->done == pr->total;
-    if (last && c->final_shown)
-        return;
-    if (!c->tty && !last && t - c->last_line < RUN_PROGRESS_LINE_S)
-        return;
-    c->last_line = t;
-    c->final_shown = last;
-    char eta[32];
-    fmt_dur(last ? 0 : pr->eta_s, eta, sizeof eta);
-    fprintf(stderr, "%s[%s] %zu/%zu done, %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "", c->name,
-            pr->done, pr->total, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
-            c->tty ? "   " : "\n");
-    fflush(stderr);
-}
-
-/* mpi must hold MPI_MAX_LIBRARY_VERSION_STRING bytes. */
-static void provenance(struct store_provenance *pv, char *host, size_t hn, char *mpi, int ranks)
-{
-    int len = 0;
-    gethostname(host, hn - 1);
-    host[hn - 1] = 0;
-    MPI_Get_library_version(mpi, &len);
-    mpi[strcspn(mpi, "\n,")] = 0; /* first line, without the build details */
-    pv->version = AIMSWEEP_VERSION;
-    pv->git_commit = AIMSWEEP_GIT_COMMIT;
-    pv->host = host;
-    pv->compiler = AIMSWEEP_COMPILER;
-    pv->blas = openblas_get_config();
-    pv->mpi = mpi;
-    pv->ranks = ranks;
-}
-
-/* Rank 0's preparation. Returns 0 with the work list, or the exit code (2) after printing. */
-static int prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
-                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo)
-{
-    char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
-    const char **status = NULL;
-    int *attempts = NULL, rc = 2;
-    if (spec_load(o->sweep, spec, err, sizeof err) || grid_expand(*spec, pts, npts, err, sizeof err)) {
-        fprintf(stderr, "aimsweep: %s\n", err);
-        return 2;
-    }
-    size_t n = *npts ? *npts : 1;
-    *tasks = calloc(n, sizeof **tasks);
-    *todo = calloc(n, sizeof **todo);
-    status = calloc(n, sizeof *status);
-    attempts = calloc(n, sizeof *attempts);
-    if (!*tasks || !*todo || !status || !attempts) {
-        fprintf(stderr, "aimsweep: out of memory\n");
-        goto out;
-    }
-    for (size_t i = 0; i < *npts; i++)
-        if (task_make(&(*pts)[i], &(*tasks)[i])) {
-            fprintf(stderr, "aimsweep: out of memory\n");
-            goto out;
-        }
-    if (!(*store = store_open(o->db, err, sizeof err))) {
-        fprintf(stderr, "aimsweep: %s\n", err);
-        goto out;
-    }
-    struct store_provenance pv;
-    provenance(&pv, host, sizeof host, mpi, nranks);
-    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
-        store_task_status(*store, *tasks, *npts, status, attempts))
-        goto dberr;
-    /* a task that was running every time a job died may be what kills the job */
-    size_t nrunning = 0, ninter = 0, npoison = 0;
-    for (size_t i = 0; i < *npts; i++) {
-        if (strcmp(status[i], "running") || attempts[i] < o->max_attempts || o->retry_errors)
-            continue;
-        char msg[160], hex[17];
-        snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
-                 attempts[i]);
-        if (store_mark_error(*store, (*tasks)[i].id, msg))
-            goto dberr;
-        task_id_hex((*tasks)[i].id, hex);
-        fprintf(stderr, "aimsweep: task %s %s\n", hex, msg);
-        status[i] = "error";
-        npoison++;
-    }
-    if (npoison && store_commit(*store))
-        goto dberr;
-    *ntodo = 0;
-    for (size_t i = 0; i < *npts; i++) {
-        if (!store_status_todo(status[i], o->retry_errors))
-            continue;
-        nrunning += !strcmp(status[i], "running");
-        ninter += !strcmp(status[i], "interrupted");
-        (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
-    }
-    if (!o->quiet) {
-        fprintf(stderr, "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
-                (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "");
-        if (nrunning || ninter)
-            fprintf(stderr, " (%zu left running by an earlier job, %zu interrupted)", nrunning, ninter);
-        fprintf(stderr, "\n");
-    }
-    rc = 0;
-    goto out;
-dberr:
-    fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));
-out:
-    free(status);
-    free(attempts);
-    return rc;
-}
-
 int cli_run(int argc, char **argv)
 {
     int rank = 0, size = 1, provided;
@@ -392,21 +122,14 @@ int cli_run(int argc, char **argv)
     struct store *store = NULL;
     size_t npts = 0, ntodo = 0;
     if (rank == 0)
-        code = prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
+        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (code)
         goto out;
 
     struct run_ctx c;
-    memset(&c, 0, sizeof c);
-    c.store = store;
-    c.tasks = todo;
-    c.name = spec ? spec->name : "";
-    c.tty = isatty(STDERR_FILENO);
-    c.quiet = o.quiet;
-    c.commit_s = o.commit_s;
-    c.last_commit = c.last_line = clock_now_s();
-    struct sched_ops ops = {run_task, on_started, on_finished, on_returned, on_tick, &c};
+    struct sched_ops ops;
+    run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
     struct sched_opts so = {o.grace, 0};
     if (rank == 0) {
         struct timespec ts;
@@ -446,20 +169,8 @@ int cli_run(int argc, char **argv)
                     o.db, c.err);
             code = 1;
         } else {
-            if (!o.quiet) {
-                fprintf(stderr,
-                        "aimsweep: %zu done, %zu diverged, %zu ode_diverged, %zu error, %zu interrupted;"
-                        " %zu not started",
-                        c.nstatus[0], c.nstatus[1], c.nstatus[2], c.nstatus[3], c.nstatus[4], stats.not_started);
-                if (stats.skipped_deadline)
-                    fprintf(stderr, " (%zu would not fit in the time limit)", stats.skipped_deadline);
-                if (stats.returned)
-                    fprintf(stderr, " (%zu handed back unstarted)", stats.returned);
-                fprintf(stderr, "; %.3f s\n", stats.elapsed_s);
-                if (stats.signal)
-                    fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n",
-                            stats.signal);
-            }
+            if (!o.quiet)
+                run_summary(&c, &stats);
             code = 0;
         }
         store_close(&store);
@@ -480,110 +191,5 @@ out:
     free(pts);
     spec_destroy(&spec);
     MPI_Finalize();
-    return code;
-}
-
-/* ---- plan ---- */
-
-int cli_plan(int argc, char **argv)
-{
-    const char *sweep = NULL, *db = NULL;
-    int ranks = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N]\n"
-                   "  grid size, estimated cost, and (with --db) what the database already holds\n");
-            return 0;
-        }
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db = argv[++i];
-        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
-            ranks = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && !sweep)
-            sweep = argv[i];
-        else {
-            fprintf(stderr, "aimsweep plan: unknown or incomplete option '%s'\n", argv[i]);
-            return 2;
-        }
-    }
-    if (!sweep) {
-        fprintf(stderr, "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N]\n");
-        return 2;
-    }
-    char err[1024];
-    struct sweep_spec *spec = NULL;
-    struct params *pts = NULL;
-    struct task *tasks = NULL;
-    const char **status = NULL;
-    struct store *store = NULL;
-    size_t n = 0;
-    int code = 2;
-    if (spec_load(sweep, &spec, err, sizeof err) || grid_expand(spec, &pts, &n, err, sizeof err)) {
-        fprintf(stderr, "aimsweep: %s\n", err);
-        goto out;
-    }
-    tasks = calloc(n ? n : 1, sizeof *tasks);
-    status = calloc(n ? n : 1, sizeof *status);
-    if (!tasks || !status)
-        goto out;
-    double total = 0, maxc = 0, left = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (task_make(&pts[i], &tasks[i]))
-            goto out;
-        total += tasks[i].cost;
-        maxc = fmax(maxc, tasks[i].cost);
-        status[i] = "new";
-    }
-    printf("sweep       %s (%s)\n", spec->name, sweep);
-    printf("grid points %zu =", n);
-    for (size_t i = 0; i < spec->ngrid; i++)
-        printf("%s %zu %s", i ? " x" : "", spec->grid[i].n, spec->grid[i].key);
-    printf("%s\n", spec->ngrid ? "" : " 1 (fixed values only)");
-    for (size_t i = 0; i < spec->nfixed; i++)
-        printf("fixed       %s = %s\n", spec->fixed[i].key, spec->fixed[i].values[0]);
-    if (db) {
-        if (access(db, F_OK) != 0)
-            printf("database    %s does not exist yet: everything is to do\n", db);
-        else if (!(store = store_open_readonly(db, err, sizeof err))) {
-            fprintf(stderr, "aimsweep: %s\n", err);
-            goto out;
-        } else if (store_task_status(store, tasks, n, status, NULL)) {
-            fprintf(stderr, "aimsweep: %s: %s\n", db, store_errmsg(store));
-            goto out;
-        }
-    }
-    size_t cnt[9] = {0};
-    static const char *const names[] = {"new", "pending", "running", "interrupted", "error", "done", "diverged",
-                                        "ode_diverged", NULL};
-    for (size_t i = 0; i < n; i++) {
-        for (int k = 0; names[k]; k++)
-            if (!strcmp(status[i], names[k]))
-                cnt[k]++;
-        if (store_status_todo(status[i], 0))
-            left += tasks[i].cost;
-    }
-    size_t todo = cnt[0] + cnt[1] + cnt[2] + cnt[3];
-    printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total, maxc,
-           TASK_FLOPS_PER_S);
-    if (store) {
-        printf("database    %s:", db);
-        for (int k = 0; names[k]; k++)
-            if (cnt[k])
-                printf(" %zu %s", cnt[k], names[k]);
-        printf("\n");
-    }
-    printf("to run      %zu of %zu tasks, %.3g core-s", todo, n, left);
-    if (ranks > 1)
-        printf(", about %.3g s on %d ranks (%d workers)", fmax(left / (ranks - 1), maxc), ranks, ranks - 1);
-    printf("\n");
-    code = 0;
-out:
-    store_close(&store);
-    for (size_t i = 0; tasks && i < n; i++)
-        task_free(&tasks[i]);
-    free(tasks);
-    free(status);
-    free(pts);
-    spec_destroy(&spec);
     return code;
 }

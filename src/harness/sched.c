@@ -56,8 +56,6 @@ void sched_signals_install(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int sched_signal_received(void) { return got_signal; }
-
 /* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
 static int grow(unsigned char **buf, size_t *cap, size_t need)
 {
@@ -374,14 +372,14 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
 }
 
 /* Worker side. */
-struct worker {
+struct sched_worker {
     MPI_Comm comm;
     int draining, stop;
 };
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
  * queued tasks). */
-static void worker_poll(struct worker *W)
+static void sched_worker_poll(struct sched_worker *W)
 {
     int flag;
     MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
@@ -396,15 +394,15 @@ static void worker_poll(struct worker *W)
     }
 }
 
-static int worker_stop(void *ctx)
+static int sched_worker_stop(void *ctx)
 {
-    struct worker *W = ctx;
-    worker_poll(W);
+    struct sched_worker *W = ctx;
+    sched_worker_poll(W);
     return W->stop;
 }
 
-static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wall, const unsigned char *bytes,
-                       size_t len)
+static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, double wall,
+                       const unsigned char *bytes, size_t len)
 {
     unsigned char *msg = malloc(RESULT_HEADER + len);
     if (!msg)
@@ -422,7 +420,7 @@ static int send_result(struct worker *W, uint64_t idx, uint32_t kind, double wal
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
 {
-    struct worker W = {comm, 0, 0};
+    struct sched_worker W = {comm, 0, 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
@@ -451,7 +449,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         uint64_t idx, id;
         memcpy(&idx, buf, 8);
         memcpy(&id, buf + 8, 8);
-        worker_poll(&W);
+        sched_worker_poll(&W);
         if (W.draining) {
             if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
                 rc = -1;
@@ -462,7 +460,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         unsigned char *out = NULL;
         size_t len = 0;
         double t = clock_now_s();
-        int r = ops->run(ops->ctx, id, (const char *)buf + 16, worker_stop, &W, &out, &len);
+        int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
         free(out);
         if (e) {

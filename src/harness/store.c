@@ -40,7 +40,8 @@
     " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                  \
     " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
 
-static const char *const schema_sql =
+/* A format: its one %s is the list of the statuses the database may hold (task_status.h). */
+static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
     " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER);"
@@ -51,7 +52,7 @@ static const char *const schema_sql =
     " weight_decay REAL NOT NULL, order_m INTEGER NOT NULL, closure TEXT NOT NULL, tau_end REAL NOT NULL,"
     " seed INTEGER NOT NULL,"
     " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
-    "  ('pending','running','done','diverged','ode_diverged','error','interrupted')),"
+    "  (%s)),"
     " attempts INTEGER NOT NULL DEFAULT 0, rank INTEGER, host TEXT, started_at TEXT, finished_at TEXT,"
     " wall_s REAL, error TEXT,"
     " info_exponent INTEGER, records INTEGER NOT NULL, log_grid INTEGER NOT NULL,"
@@ -107,7 +108,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "?26,?27,?28,?29,?30)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
-    "UPDATE tasks SET status = 'running', attempts = attempts + 1, rank = ?2, host = ?3,"
+    "UPDATE tasks SET status = ?6, attempts = attempts + 1, rank = ?2, host = ?3,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
@@ -116,8 +117,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
     " status, wall_s, diverged_at_samples, error, mu_star) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
-    "UPDATE tasks SET status = 'pending', attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
-    " started_at = NULL WHERE task_id = ?1 AND status = 'running'",
+    "UPDATE tasks SET status = ?2, attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
+    " started_at = NULL WHERE task_id = ?1 AND status = ?3",
 };
 
 struct store {
@@ -275,8 +276,13 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         version = 2;
     }
     if (version == 0) {
-        char sql[8192];
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema_sql,
+        char states[256], schema[8192], sql[10240];
+        if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states)) {
+            snprintf(err, errlen, "%s: the status list does not fit the schema", path);
+            goto fail;
+        }
+        snprintf(schema, sizeof schema, schema_fmt, states);
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
                  STORE_SCHEMA_VERSION);
         if (exec(s, sql, err, errlen, path)) {
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -492,18 +498,7 @@ fail:
     return -1;
 }
 
-static const char *const status_names[] = {"pending", "running", "done", "diverged", "ode_diverged", "error",
-                                           "interrupted", NULL};
-
-static const char *intern_status(const unsigned char *t)
-{
-    for (int i = 0; t && status_names[i]; i++)
-        if (!strcmp((const char *)t, status_names[i]))
-            return status_names[i];
-    return "unknown";
-}
-
-int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts)
+int store_task_status(struct store *s, const struct task *tasks, size_t n, enum task_status *status, int *attempts)
 {
     sqlite3_stmt *q = NULL;
     /* the read-only commands have no cached statements */
@@ -518,11 +513,13 @@ int store_task_status(struct store *s, const struct task *tasks, size_t n, const
         if (attempts)
             attempts[i] = 0;
         if (r == SQLITE_ROW) {
-            status[i] = intern_status(sqlite3_column_text(q, 0));
+            /* the CHECK admits only known words; anything else is not run again */
+            if (task_status_parse((const char *)sqlite3_column_text(q, 0), &status[i]))
+                status[i] = TASK_ERROR;
             if (attempts)
                 attempts[i] = sqlite3_column_int(q, 1);
         } else if (r == SQLITE_DONE)
-            status[i] = "new";
+            status[i] = TASK_NEW;
         else {
             rc = -1;
             break;
@@ -531,12 +528,6 @@ int store_task_status(struct store *s, const struct task *tasks, size_t n, const
     }
     sqlite3_finalize(q);
     return rc;
-}
-
-int store_status_todo(const char *st, int retry_errors)
-{
-    return !strcmp(st, "new") || !strcmp(st, "pending") || !strcmp(st, "running") || !strcmp(st, "interrupted") ||
-           (retry_errors && !strcmp(st, "error"));
 }
 
 int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
@@ -551,6 +542,7 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT);
     if (s->sweep_id > 0)
         sqlite3_bind_int64(q, 5, s->sweep_id);
+    sqlite3_bind_text(q, 6, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC);
     return step_done(q);
 }
 
@@ -560,8 +552,11 @@ int store_mark_pending(struct store *s, uint64_t id)
     task_id_hex(id, hex);
     if (!s->in_txn && store_begin(s))
         return -1;
-    sqlite3_bind_text(s->st[ST_PENDING], 1, hex, 16, SQLITE_TRANSIENT);
-    return step_done(s->st[ST_PENDING]);
+    sqlite3_stmt *q = s->st[ST_PENDING];
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC);
+    return step_done(q);
 }
 
 int store_mark_error(struct store *s, uint64_t id, const char *message)
@@ -573,7 +568,7 @@ int store_mark_error(struct store *s, uint64_t id, const char *message)
         return -1;
     sqlite3_stmt *q = s->st[ST_FINISH];
     sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, "error", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, task_status_name(TASK_ERROR), -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT);
     return step_done(q);
@@ -592,21 +587,10 @@ int store_mark_interrupted(struct store *s, uint64_t id)
         return -1;
     sqlite3_stmt *q = s->st[ST_FINISH];
     sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, "interrupted", -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1, SQLITE_STATIC);
     return step_done(q);
-}
-
-static const char *solver_status(enum run_status st)
-{
-    switch (st) {
-    case RUN_OK: return "done";
-    case RUN_DIVERGED: return "diverged";
-    case RUN_ODE_DIVERGED: return "ode_diverged";
-    case RUN_INTERRUPTED: return "interrupted";
-    default: return "error";
-    }
 }
 
 static void bind_opt(sqlite3_stmt *q, int i, double v)
@@ -618,7 +602,7 @@ static void bind_opt(sqlite3_stmt *q, int i, double v)
 }
 
 int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
-                     const char **status_out, char *err, size_t errlen)
+                     enum task_status *status_out, char *err, size_t errlen)
 {
     char hex[17], now[40];
     const char *errtext = task_error && *task_error ? task_error : NULL;
@@ -638,11 +622,11 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
     }
     if (!r && !errtext)
         errtext = "no result";
-    const char *status = interrupted ? "interrupted"
-                         : error     ? "error"
-                         : diverged  ? "diverged"
-                         : odediv    ? "ode_diverged"
-                                     : "done";
+    enum task_status status = interrupted ? TASK_INTERRUPTED
+                              : error     ? TASK_ERROR
+                              : diverged  ? TASK_DIVERGED
+                              : odediv    ? TASK_ODE_DIVERGED
+                                          : TASK_DONE;
     if (!s->in_txn && store_begin(s))
         goto fail;
     sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT);
@@ -674,7 +658,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         sqlite3_bind_double(q, 5, su->final_overlap);
         sqlite3_bind_double(q, 6, su->final_loss);
         bind_opt(q, 7, su->max_gap_to_sgd);
-        sqlite3_bind_text(q, 8, solver_status(t->status), -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 8, run_status_name(t->status), -1, SQLITE_STATIC);
         sqlite3_bind_double(q, 9, t->wall_s);
         bind_opt(q, 10, t->diverged_at_samples);
         if (t->error[0])
@@ -685,7 +669,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
     }
     sqlite3_stmt *q = s->st[ST_FINISH];
     sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, task_status_name(status), -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
     if (r)
         sqlite3_bind_double(q, 4, r->wall_s);
@@ -694,7 +678,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
     if (step_done(q))
         goto fail;
     if (status_out)
-        *status_out = intern_status((const unsigned char *)status);
+        *status_out = status;
     return 0;
 fail:
     snprintf(err, errlen, "task %s: cannot store the result: %s", hex, sqlite3_errmsg(s->db));

@@ -2,7 +2,7 @@
  * task.c: canonical text, id and cost of a grid point.
  *
  * Cost model (floating-point operations, turned into seconds with TASK_FLOPS_PER_S):
- *   sgd:  n = tau_end d^2 / lr steps (n(tau_end) of a two_phase schedule, lrs.h), each O(d r T) for tied/untied (projections W^T x_a and
+ *   sgd:  n = params_samples(tau_end) steps (tau_end d^2 / lr for a constant rate), each O(d r T) for tied/untied (projections W^T x_a and
  *         the rank-T update) and O(d^2 T) for direct: cost ~ 4 n d r T.
  *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau:
  *         cost ~ 8 d^3 steps.
@@ -10,7 +10,6 @@
  * It only needs to order tasks (largest first) and to bound a task's wall time roughly.
  */
 #include "aimsweep/harness/task.h"
-#include "aimsweep/model/lrs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,9 +75,7 @@ double task_cost(const struct params *p)
     double d = p->d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
     double flops = 0;
     if (p->solvers & SOLVER_SGD) {
-        struct lrs sch;
-        lrs_init(&sch, p);
-        double steps = sch.two_phase ? lrs_samples(&sch, p->tau_end) : p->tau_end * d * d / p->lr;
+        double steps = params_samples(p, p->tau_end);
         flops += 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     }
     if (p->solvers & SOLVER_FLOW)

@@ -7,19 +7,6 @@
 
 #define ACT_TWO_OVER_SQRT_PI 1.1283791670955125738961589031215
 
-double act_hermite(int k, double x)
-{
-    double h0 = 1.0, h1 = x;
-    if (k == 0)
-        return h0;
-    for (int n = 1; n < k; n++) {
-        double h2 = x * h1 - n * h0; /* He_{n+1} = x He_n - n He_{n-1} */
-        h0 = h1;
-        h1 = h2;
-    }
-    return h1;
-}
-
 /* sum_k c_k He_k^{(m)}(x), using He_k' = k He_{k-1}. */
 static double hermite_series(const struct act *a, int m, double x)
 {

@@ -10,17 +10,19 @@
 /* Log grids start three decades below tau_end. */
 #define OBS_LOG_DECADES 3.0
 
-const char *run_status_name(enum run_status s)
+enum task_status run_status_task(enum run_status s)
 {
     switch (s) {
-    case RUN_OK: return "done";
-    case RUN_DIVERGED: return "diverged";
-    case RUN_ODE_DIVERGED: return "ode_diverged";
-    case RUN_ERROR: return "error";
-    case RUN_INTERRUPTED: return "interrupted";
+    case RUN_OK: return TASK_DONE;
+    case RUN_DIVERGED: return TASK_DIVERGED;
+    case RUN_ODE_DIVERGED: return TASK_ODE_DIVERGED;
+    case RUN_INTERRUPTED: return TASK_INTERRUPTED;
+    case RUN_ERROR: break;
     }
-    return "?";
+    return TASK_ERROR;
 }
+
+const char *run_status_name(enum run_status s) { return task_status_name(run_status_task(s)); }
 
 const char *obs_solver_name(int solver)
 {

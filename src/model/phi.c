@@ -160,28 +160,6 @@ static int trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, d
     return 0;
 }
 
-struct expect2_ctx {
-    phi_fn2 f;
-    void *ctx;
-};
-
-static void expect2_fn(double u, double w, void *vctx, double *out)
-{
-    const struct expect2_ctx *c = vctx;
-    out[0] = c->f(u, w, c->ctx);
-}
-
-double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err)
-{
-    struct expect2_ctx x = {f, ctx};
-    double fine, coarse;
-    if (trap2(expect2_fn, &x, 1, vu, c, vw, &fine, &coarse))
-        return NAN;
-    if (err)
-        *err = fabs(fine - coarse);
-    return fine;
-}
-
 /* ---- Hermite closed form ---------------------------------------------------------------- */
 
 /* B_{n,p}(a) and dB/da. */

@@ -20,9 +20,9 @@ static void summarise(const struct params *p, double mu_t2, const struct traj *t
     s->solver = t->solver;
     s->status = t->status;
     s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
-    s->samples_wr = s->tau_wr < 0 ? -1 : s->tau_wr * (double)p->d * p->d / p->lr;
-    /* With a two_phase rate, n is not tau d^2/lr: the samples of the record that recovered, as
-     * the solver counted them (SGD's steps; the schedule's n(tau) for flow and ODE). */
+    s->samples_wr = s->tau_wr < 0 ? -1 : params_samples(p, s->tau_wr);
+    /* With a two_phase rate: the samples of the record that recovered, as the solver counted
+     * them (SGD's whole steps; n(tau) of the schedule for flow and ODE). */
     if (p->lr_schedule.kind != LR_CONSTANT)
         for (int i = 0; i < t->n && s->tau_wr >= 0; i++)
             if (t->rows[i].tau == s->tau_wr) {

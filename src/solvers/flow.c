@@ -24,7 +24,6 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_odeiv2.h>
 
-#include "aimsweep/model/lrs.h"
 #include "aimsweep/model/phi.h"
 
 #define FLOW_EPS_ABS 1e-9
@@ -197,25 +196,23 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
     gsl_set_error_handler_off();
     obs_tau_grid(p, taus);
     double t = 0;
-    struct lrs sch; /* the flow lives in tau; the schedule only converts tau to samples */
-    lrs_init(&sch, p);
     for (int k = 0; k <= p->records; k++) {
         if (taus[k] > t) {
             int st = gsl_odeiv2_driver_apply(drv, &t, taus[k], y);
             if (st != GSL_SUCCESS) {
                 out->status = RUN_DIVERGED;
-                out->diverged_at_samples = lrs_samples(&sch, t);
+                out->diverged_at_samples = params_samples(p, t);
                 snprintf(out->error, sizeof out->error, "flow stopped at tau = %g (%s)", t,
                          w.failed ? "population loss not finite" : gsl_strerror(st));
                 break;
             }
         }
         struct student s = view(m, y);
-        struct obs_row row = {.tau = taus[k], .samples = lrs_samples(&sch, taus[k])};
+        struct obs_row row = {.tau = taus[k], .samples = params_samples(p, taus[k])};
         model_observe(m, &s, &row);
         if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
             out->status = RUN_DIVERGED;
-            out->diverged_at_samples = lrs_samples(&sch, t);
+            out->diverged_at_samples = params_samples(p, t);
             break;
         }
         if (traj_push(out, &row))

@@ -44,7 +44,6 @@
 #include <cblas.h>
 
 #include "aimsweep/model/kern.h"
-#include "aimsweep/model/lrs.h"
 #include "aimsweep/model/rng.h"
 
 /* Every SGD_RESYNC steps the scales are folded into the arrays and the norms kept in closed
@@ -280,8 +279,6 @@ void sgd_state_destroy(struct sgd_state **pst)
     free(st);
     *pst = NULL;
 }
-
-long sgd_count(const struct sgd_state *st) { return st->n; }
 
 void sgd_set_lr(struct sgd_state *st, double lr)
 {
@@ -555,19 +552,17 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    struct lrs sch;
-    lrs_init(&sch, p);
-    if (sch.n1 > 0)
-        sgd_set_lr(st, sch.eta1);
+    long n1 = params_switch_steps(p); /* two_phase: the first n1 steps at eta1, then lr */
+    if (n1 > 0)
+        sgd_set_lr(st, p->lr_schedule.eta1);
     for (int k = 0; k <= p->records; k++) {
-        long target = (long)llround(lrs_samples(&sch, taus[k]));
+        long target = (long)llround(params_samples(p, taus[k]));
         int diverged = 0;
         while (target > st->n && !diverged) {
-            /* the first n1 steps at eta1, then lr (two_phase; n1 = 0 for constant) */
-            long upto = st->n < sch.n1 && target > sch.n1 ? sch.n1 : target;
+            long upto = st->n < n1 && target > n1 ? n1 : target;
             diverged = sgd_steps(st, upto - st->n);
-            if (sch.n1 > 0 && st->n == sch.n1)
-                sgd_set_lr(st, sch.lr);
+            if (n1 > 0 && st->n == n1)
+                sgd_set_lr(st, p->lr);
         }
         if (diverged) {
             out->status = RUN_DIVERGED;

@@ -49,13 +49,13 @@
 #include "aimsweep/model/obs.h"
 #include "aimsweep/model/phi.h"
 
-#define SPEC_MP_ATOMS 512     /* atoms of the Marchenko-Pastur discretisation */
-#define SPEC_NEWTON_ITER 200
-#define SPEC_OUTER_STEP 0.35  /* bracketing step in log|g| */
-#define SPEC_OUTER_SCAN 120
-#define SPEC_TOL 1e-14
-#define SPEC_STACK_ATOMS 2048 /* S0 atoms handled without allocation (d or the MP rule) */
-#define SPEC_OUTER_YMIN -60.0 /* fallback scan of log|g| starts here (g -> 0-) */
+#define SPECTRAL_MP_ATOMS 512     /* atoms of the Marchenko-Pastur discretisation */
+#define SPECTRAL_NEWTON_ITER 200
+#define SPECTRAL_OUTER_STEP 0.35  /* bracketing step in log|g| */
+#define SPECTRAL_OUTER_SCAN 120
+#define SPECTRAL_TOL 1e-14
+#define SPECTRAL_STACK_ATOMS 2048 /* S0 atoms handled without allocation (d or the MP rule) */
+#define SPECTRAL_OUTER_YMIN -60.0 /* fallback scan of log|g| starts here (g -> 0-) */
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -155,7 +155,7 @@ out:
 
 /* ---- Marchenko-Pastur ---- */
 
-int spectral_mp_measure(double s0, double rho, int n, struct spec_measure *mu)
+int spectral_mp_measure(double s0, double rho, int n, struct spectral_measure *mu)
 {
     double y = 1.0 / rho; /* d / r */
     double a = (1.0 - sqrt(y)) * (1.0 - sqrt(y)), b = (1.0 + sqrt(y)) * (1.0 + sqrt(y));
@@ -217,7 +217,7 @@ static int ginv(const struct gfun *f, double g, double *omega)
     double x = *f->last;
     if (!(x > lo && x < hi))
         x = 0.5 * (lo + hi);
-    for (int it = 0; it < SPEC_NEWTON_ITER; it++) {
+    for (int it = 0; it < SPECTRAL_NEWTON_ITER; it++) {
         double G, J;
         gfun_eval(f, x, &G, &J);
         double h = 1.0 / G - target, dh = J / (G * G);
@@ -230,7 +230,8 @@ static int ginv(const struct gfun *f, double g, double *omega)
         double xn = x - h / dh;
         if (!(xn > lo && xn < hi))
             xn = 0.5 * (lo + hi);
-        int done = fabs(xn - x) <= SPEC_TOL * (1.0 + fabs(x)) || hi - lo <= SPEC_TOL * (1.0 + fabs(x));
+        int done = fabs(xn - x) <= SPECTRAL_TOL * (1.0 + fabs(x)) ||
+                   hi - lo <= SPECTRAL_TOL * (1.0 + fabs(x));
         x = xn;
         if (done)
             break;
@@ -259,27 +260,27 @@ static double outer_R(double y, void *p)
     return wa + wb - 1.0 / g;
 }
 
-static int spectral_solve_work(const struct spec_measure *mu, int M, const double *l,
+static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
                                const double *w, const double *F, const double *c, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq);
 
-int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
+int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
                    const double *F, const double *c, double guess[3], struct spectral_traces *out)
 {
-    double abuf[2 * SPEC_STACK_ATOMS], *heap = NULL, *ainv = abuf;
-    if (mu->n > SPEC_STACK_ATOMS) {
+    double abuf[2 * SPECTRAL_STACK_ATOMS], *heap = NULL, *ainv = abuf;
+    if (mu->n > SPECTRAL_STACK_ATOMS) {
         heap = malloc(sizeof(double) * 2 * (size_t)mu->n);
         if (!heap)
             return -1;
         ainv = heap;
     }
-    double *aq = ainv + (mu->n > SPEC_STACK_ATOMS ? mu->n : SPEC_STACK_ATOMS);
+    double *aq = ainv + (mu->n > SPECTRAL_STACK_ATOMS ? mu->n : SPECTRAL_STACK_ATOMS);
     int ret = spectral_solve_work(mu, M, l, w, F, c, guess, out, ainv, aq);
     free(heap);
     return ret;
 }
 
-static int spectral_solve_work(const struct spec_measure *mu, int M, const double *l,
+static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
                                const double *w, const double *F, const double *c, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq)
 {
@@ -311,8 +312,8 @@ static int spectral_solve_work(const struct spec_measure *mu, int M, const doubl
     int found = 0;
     if (r0 >= 0.0) {
         double y = y0;
-        for (int i = 0; i < SPEC_OUTER_SCAN; i++) {
-            y -= SPEC_OUTER_STEP;
+        for (int i = 0; i < SPECTRAL_OUTER_SCAN; i++) {
+            y -= SPECTRAL_OUTER_STEP;
             double r = outer_R(y, &o);
             if (o.fail)
                 return -1;
@@ -327,8 +328,8 @@ static int spectral_solve_work(const struct spec_measure *mu, int M, const doubl
         }
     } else {
         double y = y0;
-        for (int i = 0; i < SPEC_OUTER_SCAN / 3; i++) {
-            y += SPEC_OUTER_STEP;
+        for (int i = 0; i < SPECTRAL_OUTER_SCAN / 3; i++) {
+            y += SPECTRAL_OUTER_STEP;
             double r = outer_R(y, &o);
             if (o.fail)
                 return -1;
@@ -342,11 +343,11 @@ static int spectral_solve_work(const struct spec_measure *mu, int M, const doubl
             rlo = r;
         }
         if (!found) { /* restart from g = 0-: the first crossing is the physical root */
-            double yy = SPEC_OUTER_YMIN;
+            double yy = SPECTRAL_OUTER_YMIN;
             ylo = yy;
             rlo = outer_R(yy, &o);
-            while (!o.fail && rlo < 0.0 && yy < -SPEC_OUTER_YMIN) {
-                yy += SPEC_OUTER_STEP;
+            while (!o.fail && rlo < 0.0 && yy < -SPECTRAL_OUTER_YMIN) {
+                yy += SPECTRAL_OUTER_STEP;
                 double r = outer_R(yy, &o);
                 if (r >= 0.0) {
                     yhi = yy;
@@ -432,18 +433,18 @@ static int spectral_solve_work(const struct spec_measure *mu, int M, const doubl
 
 /* ---- the moment system ---- */
 
-struct spec_ctx {
+struct spectral_ctx {
     struct act act;
     int T, M;
     double lambda, t2;
     double *l, *w, *c;
-    struct spec_measure mu;
+    struct spectral_measure mu;
     double guess[3]; /* warm starts: g, omega_A, omega_B */
 };
 
-static void spec_destroy(void *p)
+static void spectral_destroy(void *p)
 {
-    struct spec_ctx *x = p;
+    struct spectral_ctx *x = p;
     if (!x)
         return;
     free(x->l);
@@ -454,7 +455,8 @@ static void spec_destroy(void *p)
     free(x);
 }
 
-static int spec_traces(struct spec_ctx *x, const double *y, struct spectral_traces *tr)
+static int spectral_state_traces(struct spectral_ctx *x, const double *y,
+                                 struct spectral_traces *tr)
 {
     double phi = y[0], psi = y[1];
     for (int k = 0; k < x->M; k++)
@@ -462,13 +464,13 @@ static int spec_traces(struct spec_ctx *x, const double *y, struct spectral_trac
     return spectral_solve(&x->mu, x->M, x->l, x->w, y + 2, x->c, x->guess, tr);
 }
 
-static int spec_rhs(void *p, double tau, const double *y, double *dy)
+static int spectral_rhs(void *p, double tau, const double *y, double *dy)
 {
     (void)tau;
-    struct spec_ctx *x = p;
+    struct spectral_ctx *x = p;
     struct spectral_traces tr;
     struct phi_val pv;
-    if (spec_traces(x, y, &tr))
+    if (spectral_state_traces(x, y, &tr))
         return -1;
     if (phi_eval(&x->act, x->T, tr.omega11, tr.omega11, tr.omega12, &pv))
         return -1;
@@ -480,12 +482,12 @@ static int spec_rhs(void *p, double tau, const double *y, double *dy)
     return 0;
 }
 
-static int spec_observe(void *p, const double *y, struct obs_row *row)
+static int spectral_observe(void *p, const double *y, struct obs_row *row)
 {
-    struct spec_ctx *x = p;
+    struct spectral_ctx *x = p;
     struct spectral_traces tr;
     struct phi_val pv;
-    if (spec_traces(x, y, &tr))
+    if (spectral_state_traces(x, y, &tr))
         return -1;
     row->omega11 = tr.omega11;
     row->psi11 = tr.omega11;
@@ -532,7 +534,7 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         return -1;
     }
     int d = m->d, r = m->r;
-    struct spec_ctx *x = calloc(1, sizeof *x);
+    struct spectral_ctx *x = calloc(1, sizeof *x);
     double *ev = malloc(sizeof(double) * (size_t)d);
     double *gram = NULL;
     if (!x || !ev)
@@ -556,7 +558,7 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         goto fail;
     }
     if (mp) {
-        if (spectral_mp_measure(p->init_scale, (double)r / d, SPEC_MP_ATOMS, &x->mu))
+        if (spectral_mp_measure(p->init_scale, (double)r / d, SPECTRAL_MP_ATOMS, &x->mu))
             goto oom;
     } else {
         int n = r <= d ? r : d;
@@ -603,9 +605,9 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
     sys->y0 = calloc((size_t)sys->dim, sizeof(double)); /* phi = psi = 0, F = 0 */
     if (!sys->y0)
         goto oom;
-    sys->rhs = spec_rhs;
-    sys->observe = spec_observe;
-    sys->destroy = spec_destroy;
+    sys->rhs = spectral_rhs;
+    sys->observe = spectral_observe;
+    sys->destroy = spectral_destroy;
     sys->ctx = x;
     return 0;
 oom:
@@ -613,7 +615,7 @@ oom:
 fail:
     free(gram);
     free(ev);
-    spec_destroy(x);
+    spectral_destroy(x);
     free(sys->y0);
     memset(sys, 0, sizeof *sys);
     return -1;

@@ -64,7 +64,8 @@ enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 #define SOLVER_COUNT 3
 
 /* Closures of the order-M moment ODE (MODEL.md §7). CLOSURE_AUTO picks the documented
- * default for the decomposition (spectral for tied, free_cumulant for untied). */
+ * default for the decomposition (src/theory/ode.c): spectral for tied; for untied, and for tied
+ * with ode_noise, flat at the largest odd order <= M (free_cumulant when M < 3). */
 enum closure {
     CLOSURE_AUTO = 0,
     CLOSURE_FREE_CUMULANT,
@@ -72,8 +73,8 @@ enum closure {
     CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
     CLOSURE_SPECTRAL,    /* tied only: MODEL.md §7b, S0 spectrum matched to the run's own */
     CLOSURE_SPECTRAL_MP, /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
-    CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P (words.c) */
-    CLOSURE_FLAT           /* words: flat extension of the moment matrix (words.c) */
+    CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P */
+    CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
 
 struct params {
@@ -160,5 +161,20 @@ int params_info_exponent(const struct act *a);
 
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);
+
+/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta, and
+ * the learning-rate schedule (MODEL.md §11; derivation in params.c). params_samples_per_tau is
+ * d^2/lr. params_samples(p, tau) is the samples after time tau: tau d^2/lr (rounded in that
+ * order, so every caller gets the same double for the same tau) for constant, and for
+ * two_phase tau d^2/eta1 up to the switch, then tau d^2/lr + n1 (1 - eta1/lr), equal to the
+ * constant form bit for bit when eta1 = lr. SGD takes llround of it as its step target.
+ * params_switch_steps is n1, the SGD steps taken at eta1 (0 for constant); params_switch_tau
+ * the time the rate changes, n1 eta1/d^2 (+inf for constant); params_rate the rate in force at
+ * tau (eta1 before the switch, lr from it on). */
+double params_samples_per_tau(const struct params *p);
+double params_samples(const struct params *p, double tau);
+long params_switch_steps(const struct params *p);
+double params_switch_tau(const struct params *p);
+double params_rate(const struct params *p, double tau);
 
 #endif

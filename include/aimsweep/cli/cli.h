@@ -12,7 +12,8 @@
 int cli_single(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
-/* The sweep harness (cli_run.c): run a sweep under MPI (or serially), and plan one. */
+/* The sweep harness: run a sweep under MPI or serially (cli_run.c, cli_run_sweep.c), and
+ * plan one (cli_plan.c). */
 int cli_run(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 

@@ -71,9 +71,6 @@ struct sched_stats {
  * without them would die of SIGUSR1, the default action). Not collective. */
 void sched_signals_install(void);
 
-/* The signal received so far (SIGUSR1, SIGTERM) or 0. */
-int sched_signal_received(void);
-
 /* Collective over comm. Rank 0 passes the tasks (others pass NULL, 0 and are ignored) and
  * gets stats; every rank returns 0, or -1 on an MPI failure or an abort; rank 0 returns -2
  * when workers did not answer within SCHED_STOP_WAIT_S of a stop (their tasks were passed to

@@ -19,17 +19,11 @@
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
  * tasks.sweep_id names the run that computed the task (the one that registered it until then).
  * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
- * rebuild it. Task status (tasks.status):
- *   pending       registered, not run yet
- *   running       handed to a rank; a job that died leaves this, and the next run reruns it
- *                 (up to a limit: a task running each time a job died becomes error)
- *   done          every solver finished
- *   diverged      sgd or flow stopped on non-finite or exploding values (a result, not a failure)
- *   ode_diverged  only the moment ODE stopped that way
- *   error         a solver or the task failed (message in error); not rerun unless asked
- *   interrupted   stopped by a signal or time limit; rerun by the next run
- * summary.status is the same vocabulary per solver (done, diverged, ode_diverged, error,
- * interrupted). Writes are batched: a result replaces whatever rows its task had, in the same
+ * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
+ * each means; its CHECK list is derived from it): pending, running (a task running each time a
+ * job died becomes error, up to a limit), done, diverged, ode_diverged, error (message in
+ * error), interrupted. summary.status is the same vocabulary per solver (done, diverged,
+ * ode_diverged, error, interrupted: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
  * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
  */
 #ifndef AIMSWEEP_STORE_H
@@ -40,6 +34,7 @@
 #include <sqlite3.h>
 
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/task_status.h"
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
@@ -73,14 +68,11 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
                         const struct store_provenance *pv, const struct params *pts,
                         const struct task *tasks, size_t n, char *err, size_t errlen);
 
-/* For each task, its status in the database (a static string; "new" when absent) through
- * status[i], and how often it was handed to a rank through attempts[i] (attempts may be NULL).
- * Returns 0 or -1. */
-int store_task_status(struct store *s, const struct task *tasks, size_t n, const char **status, int *attempts);
-
-/* 1 when a task in this status still has to run (pending, running, interrupted; error too
- * when retry_errors). */
-int store_status_todo(const char *status, int retry_errors);
+/* For each task, its status in the database (TASK_NEW when absent) through status[i], and how
+ * often it was handed to a rank through attempts[i] (attempts may be NULL). Which of them still
+ * have to run: task_status_todo. Returns 0 or -1. */
+int store_task_status(struct store *s, const struct task *tasks, size_t n, enum task_status *status,
+                      int *attempts);
 
 /* Batches: begin opens a transaction if none is open; commit commits it if open. */
 int store_begin(struct store *s);
@@ -95,7 +87,7 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
  * task's earlier rows, and sets the task's status from its solvers. Interrupted tasks keep no
  * rows. Returns 0 or -1 with err. The status written is returned through status_out. */
 int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
-                     const char **status_out, char *err, size_t errlen);
+                     enum task_status *status_out, char *err, size_t errlen);
 
 /* In the open batch: the task failed without a result (e.g. it was running each time a job
  * died); status error with the message. */

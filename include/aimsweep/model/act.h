@@ -11,9 +11,6 @@ double act_f(const struct act *a, double h);
 double act_df(const struct act *a, double h);
 double act_d2f(const struct act *a, double h);
 
-/* Probabilists' Hermite He_k(x) for k <= ACT_MAX_DEGREE. */
-double act_hermite(int k, double x);
-
 /* softmax(beta s) of a row of length T into p. */
 void act_softmax(double beta, int T, const double *s, double *p);
 

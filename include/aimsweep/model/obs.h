@@ -3,7 +3,7 @@
  * trajectory.
  *
  * Every solver records the same row at the same tau values, so rows of sgd, flow and ode
- * compare one to one. A trajectory owns its rows; `traj_destroy` accepts NULL.
+ * compare one to one. A trajectory owns its rows; `traj_free` releases them and leaves it empty.
  */
 #ifndef AIMSWEEP_OBS_H
 #define AIMSWEEP_OBS_H
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/task_status.h"
 
 struct obs_row {
     double tau;
@@ -32,6 +33,10 @@ enum run_status {
     RUN_ERROR,        /* anything else: see the message */
     RUN_INTERRUPTED   /* stopped from outside before the end */
 };
+/* The status a solver's outcome stands for in the database's vocabulary (task_status.h):
+ * done, diverged, ode_diverged, error or interrupted; a value out of range is an error. */
+enum task_status run_status_task(enum run_status s);
+/* Its word: task_status_name(run_status_task(s)). */
 const char *run_status_name(enum run_status s);
 
 /* Optional: called by long solvers between records; a nonzero return stops the run with

@@ -36,12 +36,6 @@ int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega
 int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
                              double omega12, struct phi_val *out);
 
-/* E[f(u, w)] over (u, w) ~ N(0, [[vu, c], [c, vw]]) by the trapezoidal rule in standard
- * units; *err (may be NULL) gets the difference to the rule of twice the step. NAN if the
- * covariance is not positive semidefinite. */
-typedef double (*phi_fn2)(double u, double w, void *ctx);
-double phi_expect2(phi_fn2 f, void *ctx, double vu, double c, double vw, double *err);
-
 /* ---- The general index (MODEL.md §10; phi_general.c) ----------------------------------------
  * Tokens with covariance C = (1 - c) I + c 1 1^T, an index with mean (uncentred), and the loss
  * over the off-diagonal entries or all of them. The law of the index is fixed by (mu, mu*,

@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
+#include "aimsweep/theory/mom.h"
 
 /* Builds the tied spectral system of a model with M = p.order_m nodes. mp != 0 selects the
  * Marchenko-Pastur law for S0. Returns 0, or -1 with a message in err. */
@@ -33,14 +33,14 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
 int spectral_gauss_rule(const double *eig, int n, int M, double *nodes, double *weights);
 
 /* A spectral measure of S0 as atoms s[j] with masses q[j] (sum q <= 1; the rest sits at 0). */
-struct spec_measure {
+struct spectral_measure {
     int n;
     double *s, *q;
 };
 
 /* Marchenko-Pastur law of S0 = W W^T / sqrt(r d), W_ij ~ N(0, s0^2), r = rho d, discretised
  * on n atoms (spectrally accurate midpoint rule in the angle variable). Caller frees s, q. */
-int spectral_mp_measure(double s0, double rho, int n, struct spec_measure *mu);
+int spectral_mp_measure(double s0, double rho, int n, struct spectral_measure *mu);
 
 /* The traces of S = E (A + B)^-1 E at one state: given the S0 measure mu, the teacher rule
  * (nodes l, weights w, M), F at the nodes and c = exp(-2 phi l - 2 psi) at the nodes, returns
@@ -51,7 +51,7 @@ struct spectral_traces {
     double t1, omega12, omega11;
     double g, omega_a, omega_b;
 };
-int spectral_solve(const struct spec_measure *mu, int M, const double *l, const double *w,
+int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
                    const double *F, const double *c, double guess[3], struct spectral_traces *out);
 
 #endif

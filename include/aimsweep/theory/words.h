@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
+#include "aimsweep/theory/mom.h"
 
 enum { WORDS_S = 0, WORDS_P = 1, WORDS_ST = 2, WORDS_SIGMA = 3, WORDS_LAMBDA = 4 };
 
@@ -34,15 +34,12 @@ struct words_basis *words_basis_create(int decomposition, int maxlen);
 void words_basis_destroy(struct words_basis **b);
 
 int words_basis_nletters(const struct words_basis *b);
-int words_basis_maxlen(const struct words_basis *b);
 int words_basis_count(const struct words_basis *b);          /* classes, empty word included */
 int words_basis_count_len(const struct words_basis *b, int len); /* classes of one length */
 /* Class of a string of letters (any representative); -1 when the length is out of range. */
 int words_basis_index(const struct words_basis *b, int len, const int *w);
 /* Length of a class and its canonical letters (w holds at least the length). */
 int words_basis_class(const struct words_basis *b, int cls, int *w);
-/* 1 when the class has a student letter. */
-int words_basis_student(const struct words_basis *b, int cls);
 /* Canonical form of a string under rotation and transposition (alphabet of the basis). */
 void words_canonical(const struct words_basis *b, int len, const int *w, int *out);
 /* Text of a class ("SPS", "S'G", with ' for S^T, G for Sigma, L for Lambda). */
@@ -58,7 +55,7 @@ int words_traces(const struct words_basis *b, int d, const double *const *letter
 long words_traces_products(const struct words_basis *b);
 
 /* Initial values of every class for the model's own initial matrices: exact traces
- * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words.c), otherwise, or when
+ * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words_traces.c), otherwise, or when
  * force_free, exact for words of length <= 2 and free-probability values (words_free_init,
  * with the teacher's exact moments) beyond. *exact says which. Returns 0 or -1. */
 int words_initial_values(const struct model *m, const struct words_basis *b, int force_free, double *out,
@@ -83,14 +80,5 @@ int words_free_cumulants(const struct words_basis *b, const double *mom, double 
  * model's own initial matrices (exact traces). State: the tracked classes in basis order.
  * Returns 0, or -1 with a message in err. */
 int words_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen);
-
-/* For tests: the basis of a system built by words_system_create and the class of each state
- * component (length sys->dim). Borrowed pointers, valid until the system is destroyed. */
-const struct words_basis *words_system_basis(const struct mom_sys *sys);
-const int *words_system_classes(const struct mom_sys *sys);
-
-/* The noise drift per unit eta of the state y for given expectations n1 = E sum D_ab^2 and
- * n2 = E sum D_ab D_ba (words.c head comment), into out (sys->dim values). For tests. */
-int words_noise_drift(const struct mom_sys *sys, const double *y, double n1, double n2, double *out);
 
 #endif

@@ -1,0 +1,67 @@
+/*
+ * cli_run.h: what the three files of `aimsweep run` share (private to src/cli).
+ *
+ *   cli_run.c        the options, MPI set-up and tear-down, and the run's course on every rank
+ *   cli_run_sweep.c  rank 0's preparation of the sweep (spec, grid, database, what is left to
+ *                    do) and the scheduler's callbacks: the task a worker runs, and the store
+ *                    side of started / finished / returned tasks with its batched commits
+ *   cli_plan.c       `aimsweep plan` (no MPI)
+ */
+#ifndef AIMSWEEP_CLI_RUN_H
+#define AIMSWEEP_CLI_RUN_H
+
+#include <stddef.h>
+
+#include "aimsweep/base/params.h"
+#include "aimsweep/base/task_status.h"
+#include "aimsweep/harness/sched.h"
+#include "aimsweep/harness/spec.h"
+#include "aimsweep/harness/store.h"
+#include "aimsweep/harness/task.h"
+
+/* Commit the open batch after this many results or this many seconds, whichever first. */
+#define RUN_BATCH_RESULTS 256
+#define RUN_BATCH_S 1.0
+/* Progress lines when stderr is not a terminal. */
+#define RUN_PROGRESS_LINE_S 10.0
+/* Default grace after SIGUSR1 for running tasks. */
+#define RUN_DEFAULT_GRACE_S 60.0
+/* A task that was running this many times when its job died is not started again (it may be
+ * what kills the job) but stored as error. */
+#define RUN_DEFAULT_MAX_ATTEMPTS 3
+
+struct run_opts {
+    const char *sweep, *db;
+    double grace, time_limit, commit_s;
+    int retry_errors, quiet, max_attempts;
+};
+
+/* Rank 0's state while the scheduler runs: the store, the batch, the progress line, the first
+ * failure (failed, err) and the count of each status stored. */
+struct run_ctx {
+    struct store *store;
+    const struct task *tasks; /* the tasks to run, indexed as the scheduler sees them */
+    const char *name;
+    size_t batch;
+    double last_commit, last_line, commit_s;
+    int tty, quiet, failed, final_shown;
+    size_t nstatus[TASK_STATUS_COUNT];
+    char err[512];
+};
+
+/* Rank 0's preparation: loads the sweep, expands the grid, makes the tasks, opens the database,
+ * registers the sweep and picks what is left to do (todo shares the texts of tasks, which owns
+ * them). Returns 0, or the exit code (2) after printing; the caller frees what was made either
+ * way. Not collective (rank 0 alone; MPI only for the library's version string). */
+int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo);
+
+/* Sets up c for a run storing into store (NULL on the other ranks) and the scheduler's
+ * callbacks in ops, with c as their context. */
+void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store, const struct task *todo,
+                  const char *name, struct sched_ops *ops);
+
+/* Rank 0, at the end: the count of each status, what was not started and why, the time. */
+void run_summary(const struct run_ctx *c, const struct sched_stats *stats);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * cli_run_sweep.c: the sweep side of `aimsweep run`: rank 0's preparation and the scheduler's
+ * callbacks.
+ *
+ * Preparation (rank 0 only): read the sweep file, expand the grid, open the database, register
+ * the sweep with its provenance, and decide what is left to do (every task whose status is
+ * still to do, task_status_todo); a task left running by RUN_DEFAULT_MAX_ATTEMPTS dead jobs is
+ * stored as error instead. Workers rebuild each task from its canonical text and run
+ * worker_run (run_task); rank 0 stores results in batches (RUN_BATCH_RESULTS or
+ * RUN_BATCH_S), so a killed job loses at most the open batch.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <mpi.h>
+
+#include "aimsweep/base/clock.h"
+#include "aimsweep/harness/grid.h"
+#include "aimsweep/run/result.h"
+#include "aimsweep/run/worker.h"
+#include "aimsweep/version.h"
+#include "cli_run.h"
+
+char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
+
+/* ---- what every computing rank does with a task ---- */
+
+static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,
+                    unsigned char **out, size_t *len)
+{
+    (void)ctx;
+    struct params p;
+    struct task_result res;
+    char err[512] = "";
+    if (task_parse(text, &p, err, sizeof err) == 0 && params_task_id(&p) != id)
+        snprintf(err, sizeof err, "task text does not hash to its id (different aimsweep versions?)");
+    if (err[0])
+        return result_pack(NULL, err, out, len);
+    memset(&res, 0, sizeof res);
+    if (worker_run(&p, &res, stop, stop_ctx) != 0) {
+        worker_result_free(&res);
+        return result_pack(NULL, "out of memory in worker_run", out, len);
+    }
+    int rc = result_pack(&res, NULL, out, len);
+    worker_result_free(&res);
+    return rc;
+}
+
+/* ---- rank 0: the database side ---- */
+
+static int maybe_commit(struct run_ctx *c, int force)
+{
+    double t = clock_now_s();
+    if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < c->commit_s)
+        return 0;
+    if (store_commit(c->store)) {
+        snprintf(c->err, sizeof c->err, "commit failed: %s", store_errmsg(c->store));
+        c->failed = 1;
+        return -1;
+    }
+    c->batch = 0;
+    c->last_commit = t;
+    return 0;
+}
+
+static int on_started(void *ctx, size_t i, int rank, const char *host)
+{
+    struct run_ctx *c = ctx;
+    if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
+        snprintf(c->err, sizeof c->err, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
+                 store_errmsg(c->store));
+        c->failed = 1;
+        return -1;
+    }
+    return maybe_commit(c, 0);
+}
+
+static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes, size_t len)
+{
+    struct run_ctx *c = ctx;
+    (void)rank;
+    enum task_status status = TASK_INTERRUPTED;
+    if (!bytes) {
+        if (store_mark_interrupted(c->store, c->tasks[i].id)) {
+            snprintf(c->err, sizeof c->err, "cannot store a result: %s", store_errmsg(c->store));
+            c->failed = 1;
+            return -1;
+        }
+    } else {
+        struct task_result res;
+        char terr[512];
+        int bad = result_unpack(bytes, len, &res, terr, sizeof terr);
+        if (bad)
+            snprintf(terr, sizeof terr, "malformed result bytes from rank %d", rank);
+        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, c->err, sizeof c->err)) {
+            if (!bad)
+                worker_result_free(&res);
+            c->failed = 1;
+            return -1;
+        }
+        if (!bad)
+            worker_result_free(&res);
+    }
+    c->nstatus[status]++;
+    c->batch++;
+    return maybe_commit(c, 0);
+}
+
+static int on_returned(void *ctx, size_t i)
+{
+    struct run_ctx *c = ctx;
+    if (store_mark_pending(c->store, c->tasks[i].id)) {
+        snprintf(c->err, sizeof c->err, "cannot return a task to %s: %s", task_status_name(TASK_PENDING),
+                 store_errmsg(c->store));
+        c->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static void fmt_dur(double s, char *buf, size_t n)
+{
+    if (s < 0)
+        snprintf(buf, n, "?");
+    else if (s < 120)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+}
+
+static void on_tick(void *ctx, const struct sched_progress *pr)
+{
+    struct run_ctx *c = ctx;
+    maybe_commit(c, 0);
+    if (c->quiet)
+        return;
+    double t = clock_now_s();
+    int last = pr->done == pr->total;
+    if (last && c->final_shown)
+        return;
+    if (!c->tty && !last && t - c->last_line < RUN_PROGRESS_LINE_S)
+        return;
+    c->last_line = t;
+    c->final_shown = last;
+    char eta[32];
+    fmt_dur(last ? 0 : pr->eta_s, eta, sizeof eta);
+    fprintf(stderr, "%s[%s] %zu/%zu done, %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "", c->name,
+            pr->done, pr->total, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
+            c->tty ? "   " : "\n");
+    fflush(stderr);
+}
+
+/* mpi must hold MPI_MAX_LIBRARY_VERSION_STRING bytes. */
+static void provenance(struct store_provenance *pv, char *host, size_t hn, char *mpi, int ranks)
+{
+    int len = 0;
+    gethostname(host, hn - 1);
+    host[hn - 1] = 0;
+    MPI_Get_library_version(mpi, &len);
+    mpi[strcspn(mpi, "\n,")] = 0; /* first line, without the build details */
+    pv->version = AIMSWEEP_VERSION;
+    pv->git_commit = AIMSWEEP_GIT_COMMIT;
+    pv->host = host;
+    pv->compiler = AIMSWEEP_COMPILER;
+    pv->blas = openblas_get_config();
+    pv->mpi = mpi;
+    pv->ranks = ranks;
+}
+
+int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
+                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo)
+{
+    char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    enum task_status *status = NULL;
+    int *attempts = NULL, rc = 2;
+    if (spec_load(o->sweep, spec, err, sizeof err) || grid_expand(*spec, pts, npts, err, sizeof err)) {
+        fprintf(stderr, "aimsweep: %s\n", err);
+        return 2;
+    }
+    size_t n = *npts ? *npts : 1;
+    *tasks = calloc(n, sizeof **tasks);
+    *todo = calloc(n, sizeof **todo);
+    status = calloc(n, sizeof *status);
+    attempts = calloc(n, sizeof *attempts);
+    if (!*tasks || !*todo || !status || !attempts) {
+        fprintf(stderr, "aimsweep: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < *npts; i++)
+        if (task_make(&(*pts)[i], &(*tasks)[i])) {
+            fprintf(stderr, "aimsweep: out of memory\n");
+            goto out;
+        }
+    if (!(*store = store_open(o->db, err, sizeof err))) {
+        fprintf(stderr, "aimsweep: %s\n", err);
+        goto out;
+    }
+    struct store_provenance pv;
+    provenance(&pv, host, sizeof host, mpi, nranks);
+    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
+        store_task_status(*store, *tasks, *npts, status, attempts))
+        goto dberr;
+    /* a task that was running every time a job died may be what kills the job */
+    size_t nrunning = 0, ninter = 0, npoison = 0;
+    for (size_t i = 0; i < *npts; i++) {
+        if (status[i] != TASK_RUNNING || attempts[i] < o->max_attempts || o->retry_errors)
+            continue;
+        char msg[160], hex[17];
+        snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
+                 attempts[i]);
+        if (store_mark_error(*store, (*tasks)[i].id, msg))
+            goto dberr;
+        task_id_hex((*tasks)[i].id, hex);
+        fprintf(stderr, "aimsweep: task %s %s\n", hex, msg);
+        status[i] = TASK_ERROR;
+        npoison++;
+    }
+    if (npoison && store_commit(*store))
+        goto dberr;
+    *ntodo = 0;
+    for (size_t i = 0; i < *npts; i++) {
+        if (!task_status_todo(status[i], o->retry_errors))
+            continue;
+        nrunning += status[i] == TASK_RUNNING;
+        ninter += status[i] == TASK_INTERRUPTED;
+        (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
+    }
+    if (!o->quiet) {
+        fprintf(stderr, "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
+                (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "");
+        if (nrunning || ninter)
+            fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning, task_status_name(TASK_RUNNING),
+                    ninter, task_status_name(TASK_INTERRUPTED));
+        fprintf(stderr, "\n");
+    }
+    rc = 0;
+    goto out;
+dberr:
+    fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));
+out:
+    free(status);
+    free(attempts);
+    return rc;
+}
+
+void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store, const struct task *todo,
+                  const char *name, struct sched_ops *ops)
+{
+    memset(c, 0, sizeof *c);
+    c->store = store;
+    c->tasks = todo;
+    c->name = name;
+    c->tty = isatty(STDERR_FILENO);
+    c->quiet = o->quiet;
+    c->commit_s = o->commit_s;
+    c->last_commit = c->last_line = clock_now_s();
+    *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned, on_tick, c};
+}
+
+void run_summary(const struct run_ctx *c, const struct sched_stats *stats)
+{
+    /* the count of each status a finished task can have, in the enum's order */
+    const char *sep = "aimsweep:";
+    for (int k = 0; k < TASK_STATUS_COUNT; k++)
+        if (TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) {
+            fprintf(stderr, "%s %zu %s", sep, c->nstatus[k], task_status_name((enum task_status)k));
+            sep = ",";
+        }
+    fprintf(stderr, "; %zu not started", stats->not_started);
+    if (stats->skipped_deadline)
+        fprintf(stderr, " (%zu would not fit in the time limit)", stats->skipped_deadline);
+    if (stats->returned)
+        fprintf(stderr, " (%zu handed back unstarted)", stats->returned);
+    fprintf(stderr, "; %.3f s\n", stats->elapsed_s);
+    if (stats->signal)
+        fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n", stats->signal);
+}
