@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEPS = os.path.join(ROOT, "analysis", "options")
 DATA = os.path.join(ROOT, "analysis", "data", "options")
 AIMSWEEP = os.path.join(ROOT, "build", "aimsweep")
-NAMES = ["trace", "trace_ode", "orth", "orth_goe", "twophase", "twophase_const", "twophase_mean"]
+NAMES = ["trace", "trace_ode", "orth", "orth_goe", "twophase", "twophase_const", "twophase_mean",
+         "twophase_mean100"]
 INF = float("inf")
 LEVEL = 0.95
 
@@ -240,6 +241,9 @@ def main():
                     lambda k: f"lr {k[0]:g}, {short(k[1])}")
     table("lr_schedule two_phase where the mean matters: untied h2, uncentred, outputs all, goe_mean(1), d = 50 "
           "(sgd; baseline constant lr 0.005)", HEAD, lines)
+    lines = compare("twophase_mean100", "sgd", cols, lambda k: (0.005, "constant"),
+                    lambda k: f"lr {k[0]:g}, {short(k[1])}")
+    table("the same at d = 100", HEAD, lines)
 
 
 if __name__ == "__main__":
