@@ -4,6 +4,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config git
+  clang clang-tidy clang-format
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   libsqlite3-dev sqlite3

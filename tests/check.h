@@ -1,6 +1,7 @@
 /*
- * check.h: the test runner. CHECK records a failure and goes on; a test program exits 1 if
- * any check failed and prints "N passed, N failed".
+ * check.h: the test runner, the one every C test uses. CHECK (with a message) and CHECK_TRUE
+ * (without) record a failure and go on; CHECK_CLOSE compares numbers; check_done prints
+ * "N passed, N failed" and gives the exit code (1 if any check failed).
  */
 #ifndef AIMSWEEP_CHECK_H
 #define AIMSWEEP_CHECK_H
@@ -10,16 +11,34 @@
 
 static int check_pass, check_fail;
 
+/* Counts a check; on failure prints "file:line: FAILED: cond" and returns 1 (the macros add
+ * their message). */
+static inline int check_record(int ok, const char *file, int line, const char *cond)
+{
+    if (ok) {
+        check_pass++;
+        return 0;
+    }
+    check_fail++;
+    fprintf(stderr, "%s:%d: FAILED: %s", file, line, cond);
+    return 1;
+}
+
+/* CHECK(cond, fmt, ...): the message says what was compared, with the values. */
 #define CHECK(cond, ...)                                                                         \
     do {                                                                                         \
-        if (cond) {                                                                              \
-            check_pass++;                                                                        \
-        } else {                                                                                 \
-            check_fail++;                                                                        \
-            fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);                  \
+        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond)) {                           \
+            fputs(": ", stderr);                                                                 \
             fprintf(stderr, __VA_ARGS__);                                                        \
             fputc('\n', stderr);                                                                 \
         }                                                                                        \
+    } while (0)
+
+/* CHECK_TRUE(cond): for a condition whose text says it all. */
+#define CHECK_TRUE(cond)                                                                         \
+    do {                                                                                         \
+        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond))                             \
+            fputc('\n', stderr);                                                                 \
     } while (0)
 
 /* |a - b| <= atol + rtol |b| */

@@ -38,3 +38,18 @@ target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
 aimsweep_warnings(test_store_migrate)
 add_test(NAME test_store_migrate COMMAND test_store_migrate ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_store_migrate PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+
+# Checked MPI calls: a failing call comes back reported (one rank, started without mpirun).
+add_executable(test_mpicheck test_mpicheck.c)
+target_link_libraries(test_mpicheck PRIVATE aimsweep_harness)
+aimsweep_warnings(test_mpicheck)
+add_test(NAME test_mpicheck COMMAND test_mpicheck)
+set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")
+
+# cmake --install and the job scripts (with stand-ins for mpirun and srun).
+add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
+set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+# Deterministic fuzz of sweep files and `single` flag sets (issue 13): >= 500 cases, each
+# exits 0 or 2 in time, with no sanitizer report, and names FILE:LINE or the flag.
+add_test(NAME fuzz_inputs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz.py ${CMAKE_CURRENT_BINARY_DIR}/fuzz_inputs 600)
+set_tests_properties(fuzz_inputs PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")

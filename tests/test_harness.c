@@ -15,15 +15,7 @@
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
-
-static int failures;
-#define CHECK(c)                                                                                     \
-    do {                                                                                             \
-        if (!(c)) {                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                    \
-            failures++;                                                                              \
-        }                                                                                            \
-    } while (0)
+#include "check.h"
 
 static const char good[] = "name: t\n"
                            "grid:\n"
@@ -48,63 +40,63 @@ static void test_spec_grid(void)
 {
     char err[1024] = "";
     struct sweep_spec *s = parse(good, err, sizeof err);
-    CHECK(s != NULL);
+    CHECK_TRUE(s != NULL);
     if (!s) {
         fprintf(stderr, "%s\n", err);
         return;
     }
-    CHECK(!strcmp(s->name, "t"));
-    CHECK(s->ngrid == 4); /* decomposition, d, init_scale, seed (seed last) */
-    CHECK(!strcmp(s->grid[3].key, "seed"));
-    CHECK(!strcmp(s->grid[2].key, "init_scale"));
-    CHECK(grid_size(s) == 12);
+    CHECK_TRUE(!strcmp(s->name, "t"));
+    CHECK_TRUE(s->ngrid == 4); /* decomposition, d, init_scale, seed (seed last) */
+    CHECK_TRUE(!strcmp(s->grid[3].key, "seed"));
+    CHECK_TRUE(!strcmp(s->grid[2].key, "init_scale"));
+    CHECK_TRUE(grid_size(s) == 12);
     struct params *pts = NULL;
     size_t n = 0;
-    CHECK(grid_expand(s, &pts, &n, err, sizeof err) == 0);
-    CHECK(n == 12);
+    CHECK_TRUE(grid_expand(s, &pts, &n, err, sizeof err) == 0);
+    CHECK_TRUE(n == 12);
     /* last axis fastest: point 0 = direct, d 10, seed 3; point 1 = seed 7; point 2 = d 12 */
-    CHECK(pts[0].decomposition == DECOMP_DIRECT && pts[0].d == 10 && pts[0].seed == 3);
-    CHECK(pts[1].seed == 7 && pts[2].d == 12 && pts[6].decomposition == DECOMP_TIED);
-    CHECK(pts[5].lr == 0.05 && pts[5].records == 3 && pts[5].init_scale == 0.5);
-    CHECK(pts[5].solvers == (SOLVER_SGD | SOLVER_FLOW));
+    CHECK_TRUE(pts[0].decomposition == DECOMP_DIRECT && pts[0].d == 10 && pts[0].seed == 3);
+    CHECK_TRUE(pts[1].seed == 7 && pts[2].d == 12 && pts[6].decomposition == DECOMP_TIED);
+    CHECK_TRUE(pts[5].lr == 0.05 && pts[5].records == 3 && pts[5].init_scale == 0.5);
+    CHECK_TRUE(pts[5].solvers == (SOLVER_SGD | SOLVER_FLOW));
     /* every point a distinct task; canonical text rebuilds the same point and id */
     for (size_t i = 0; i < n; i++) {
         struct task t;
         struct params q;
-        CHECK(task_make(&pts[i], &t) == 0);
-        CHECK(task_parse(t.text, &q, err, sizeof err) == 0);
-        CHECK(params_task_id(&q) == t.id);
-        CHECK(t.cost > 0);
+        CHECK_TRUE(task_make(&pts[i], &t) == 0);
+        CHECK_TRUE(task_parse(t.text, &q, err, sizeof err) == 0);
+        CHECK_TRUE(params_task_id(&q) == t.id);
+        CHECK_TRUE(t.cost > 0);
         for (size_t j = 0; j < i; j++)
-            CHECK(params_task_id(&pts[j]) != t.id);
+            CHECK_TRUE(params_task_id(&pts[j]) != t.id);
         char hex[17];
         uint64_t back;
         task_id_hex(t.id, hex);
-        CHECK(strlen(hex) == 16 && task_id_parse(hex, &back) == 0 && back == t.id);
+        CHECK_TRUE(strlen(hex) == 16 && task_id_parse(hex, &back) == 0 && back == t.id);
         task_free(&t);
     }
     /* cost grows with d and with tau_end/lr */
     struct params a = pts[0], b = pts[0];
     b.d *= 2;
-    CHECK(task_cost(&b) > 4 * task_cost(&a));
+    CHECK_TRUE(task_cost(&b) > 4 * task_cost(&a));
     b = a;
     b.lr /= 2;
-    CHECK(task_cost(&b) > task_cost(&a));
+    CHECK_TRUE(task_cost(&b) > task_cost(&a));
     free(pts);
     spec_destroy(&s);
-    CHECK(s == NULL);
+    CHECK_TRUE(s == NULL);
     spec_destroy(&s);
 
     /* same point written two ways: one task id */
     struct sweep_spec *s1 = parse("fixed: {lr: 0.050, d: 12}\n", err, sizeof err);
     struct sweep_spec *s2 = parse("fixed: {lr: 5e-2, d: 12}\n", err, sizeof err);
-    CHECK(s1 && s2);
+    CHECK_TRUE(s1 && s2);
     if (s1 && s2) {
         struct params *p1, *p2;
         size_t n1, n2;
-        CHECK(grid_expand(s1, &p1, &n1, err, sizeof err) == 0 && n1 == 1);
-        CHECK(grid_expand(s2, &p2, &n2, err, sizeof err) == 0 && n2 == 1);
-        CHECK(params_task_id(p1) == params_task_id(p2));
+        CHECK_TRUE(grid_expand(s1, &p1, &n1, err, sizeof err) == 0 && n1 == 1);
+        CHECK_TRUE(grid_expand(s2, &p2, &n2, err, sizeof err) == 0 && n2 == 1);
+        CHECK_TRUE(params_task_id(p1) == params_task_id(p2));
         free(p1);
         free(p2);
     }
@@ -113,15 +105,15 @@ static void test_spec_grid(void)
 
     /* an error names file, line and key */
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
-    CHECK(s != NULL);
+    CHECK_TRUE(s != NULL);
     if (s) {
         struct params *bad = NULL;
-        CHECK(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
-        CHECK(strstr(err, "x.yaml:4: key 'lr'") != NULL);
+        CHECK_TRUE(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
+        CHECK_TRUE(strstr(err, "x.yaml:4: key 'lr'") != NULL);
         spec_destroy(&s);
     }
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
-    CHECK(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
+    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
 }
 
 static void fake_result(struct task_result *r, int n, double base)
@@ -151,12 +143,12 @@ static void test_result_bytes(void)
     size_t len;
     char terr[256];
     fake_result(&r, 7, 1.0);
-    CHECK(result_pack(&r, NULL, &buf, &len) == 0);
-    CHECK(result_unpack(buf, len, &back, terr, sizeof terr) == 0);
-    CHECK(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
-    CHECK(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
-    CHECK(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
-    CHECK(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* MODEL.md §10's means */
+    CHECK_TRUE(result_pack(&r, NULL, &buf, &len) == 0);
+    CHECK_TRUE(result_unpack(buf, len, &back, terr, sizeof terr) == 0);
+    CHECK_TRUE(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
+    CHECK_TRUE(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
+    CHECK_TRUE(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
+    CHECK_TRUE(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* MODEL.md §10's means */
     worker_result_free(&back);
     /* every truncation and a trailing byte are refused */
     int refused = 1;
@@ -165,15 +157,15 @@ static void test_result_bytes(void)
             refused = 0;
             worker_result_free(&back);
         }
-    CHECK(refused);
+    CHECK_TRUE(refused);
     unsigned char *big = malloc(len + 1);
     memcpy(big, buf, len);
     big[len] = 0;
-    CHECK(result_unpack(big, len + 1, &back, terr, sizeof terr) != 0);
+    CHECK_TRUE(result_unpack(big, len + 1, &back, terr, sizeof terr) != 0);
     free(big);
     free(buf);
-    CHECK(result_pack(NULL, "bad task", &buf, &len) == 0);
-    CHECK(result_unpack(buf, len, &back, terr, sizeof terr) == 0 && back.nsolvers == 0 && !strcmp(terr, "bad task"));
+    CHECK_TRUE(result_pack(NULL, "bad task", &buf, &len) == 0);
+    CHECK_TRUE(result_unpack(buf, len, &back, terr, sizeof terr) == 0 && back.nsolvers == 0 && !strcmp(terr, "bad task"));
     free(buf);
     worker_result_free(&r);
 }
@@ -195,25 +187,25 @@ static void test_task_status(void)
 {
     static const char *const words[] = {"new", "pending", "running", "done", "diverged", "ode_diverged", "error",
                                         "interrupted"};
-    CHECK(sizeof words / sizeof *words == TASK_STATUS_COUNT);
+    CHECK_TRUE(sizeof words / sizeof *words == TASK_STATUS_COUNT);
     for (int i = 0; i < TASK_STATUS_COUNT; i++) {
         enum task_status st = TASK_STATUS_COUNT;
-        CHECK(!strcmp(task_status_name((enum task_status)i), words[i]));
-        CHECK(task_status_parse(words[i], &st) == 0 && st == (enum task_status)i);
+        CHECK_TRUE(!strcmp(task_status_name((enum task_status)i), words[i]));
+        CHECK_TRUE(task_status_parse(words[i], &st) == 0 && st == (enum task_status)i);
     }
     enum task_status st = TASK_DONE;
-    CHECK(task_status_parse("finished", &st) == -1 && st == TASK_DONE);
-    CHECK(!strcmp(task_status_name(TASK_STATUS_COUNT), "?"));
+    CHECK_TRUE(task_status_parse("finished", &st) == -1 && st == TASK_DONE);
+    CHECK_TRUE(!strcmp(task_status_name(TASK_STATUS_COUNT), "?"));
     char buf[128];
-    CHECK(task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
+    CHECK_TRUE(task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
           !strcmp(buf, "'pending','running','done','diverged','ode_diverged','error','interrupted'"));
-    CHECK(task_status_sql_list(TASK_STATUS_TO_RUN, buf, sizeof buf) == 0 &&
+    CHECK_TRUE(task_status_sql_list(TASK_STATUS_TO_RUN, buf, sizeof buf) == 0 &&
           !strcmp(buf, "'pending','running','interrupted'"));
-    CHECK(task_status_sql_list(TASK_STATUS_FINISHED, buf, sizeof buf) == 0 &&
+    CHECK_TRUE(task_status_sql_list(TASK_STATUS_FINISHED, buf, sizeof buf) == 0 &&
           !strcmp(buf, "'done','diverged','ode_diverged','error'"));
-    CHECK(task_status_sql_list(TASK_STATUS_STORED, buf, 20) == -1);
+    CHECK_TRUE(task_status_sql_list(TASK_STATUS_STORED, buf, 20) == -1);
     /* a solver's outcome maps onto the same words */
-    CHECK(!strcmp(run_status_name(RUN_OK), "done") && !strcmp(run_status_name(RUN_ODE_DIVERGED), "ode_diverged") &&
+    CHECK_TRUE(!strcmp(run_status_name(RUN_OK), "done") && !strcmp(run_status_name(RUN_ODE_DIVERGED), "ode_diverged") &&
           !strcmp(run_status_name(RUN_INTERRUPTED), "interrupted") && !strcmp(run_status_name(RUN_ERROR), "error"));
 }
 
@@ -223,79 +215,97 @@ static void test_store(const char *dir)
     snprintf(path, sizeof path, "%s/test_harness.db", dir);
     unlink(path);
     struct sweep_spec *s = parse(good, err, sizeof err);
-    struct params *pts;
-    size_t n;
-    CHECK(s && grid_expand(s, &pts, &n, err, sizeof err) == 0);
+    struct params *pts = NULL;
+    size_t n = 0;
+    CHECK_TRUE(s && grid_expand(s, &pts, &n, err, sizeof err) == 0);
     struct task *tasks = calloc(n, sizeof *tasks);
     for (size_t i = 0; i < n; i++)
         task_make(&pts[i], &tasks[i]);
     struct store_provenance pv = {"v", "c", "h", "cc", "blas", "mpi", 1};
     struct store *st = store_open(path, err, sizeof err);
-    CHECK(st != NULL);
+    CHECK_TRUE(st != NULL);
     if (!st) {
         fprintf(stderr, "%s\n", err);
         return;
     }
-    CHECK(count(store_db(st), "PRAGMA user_version") == STORE_SCHEMA_VERSION);
-    CHECK(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n, err, sizeof err) == 1);
+    CHECK_TRUE(count(store_db(st), "PRAGMA user_version") == STORE_SCHEMA_VERSION);
+    CHECK_TRUE(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n, err, sizeof err) == 1);
     /* a second run of an overlapping sweep adds only the new tasks */
-    CHECK(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n / 2, err, sizeof err) == 2);
-    CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
-    CHECK(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
+    CHECK_TRUE(store_add_sweep(st, s->name, s->text, &pv, pts, tasks, n / 2, err, sizeof err) == 2);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
     enum task_status *status = calloc(n, sizeof *status);
     int *attempts = calloc(n, sizeof *attempts);
-    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[0] == TASK_PENDING && attempts[0] == 0);
-    CHECK(task_status_todo(TASK_PENDING, 0) && task_status_todo(TASK_RUNNING, 0) &&
+    CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 && status[0] == TASK_PENDING && attempts[0] == 0);
+    CHECK_TRUE(task_status_todo(TASK_PENDING, 0) && task_status_todo(TASK_RUNNING, 0) &&
           task_status_todo(TASK_INTERRUPTED, 0) && task_status_todo(TASK_NEW, 0));
-    CHECK(!task_status_todo(TASK_DONE, 0) && !task_status_todo(TASK_DIVERGED, 0) && !task_status_todo(TASK_ERROR, 0));
-    CHECK(task_status_todo(TASK_ERROR, 1) && !task_status_todo(TASK_ODE_DIVERGED, 1));
+    CHECK_TRUE(!task_status_todo(TASK_DONE, 0) && !task_status_todo(TASK_DIVERGED, 0) && !task_status_todo(TASK_ERROR, 0));
+    CHECK_TRUE(task_status_todo(TASK_ERROR, 1) && !task_status_todo(TASK_ODE_DIVERGED, 1));
     /* the CHECK constraint derived from the enum refuses a word it does not know */
-    CHECK(sqlite3_exec(store_db(st), "UPDATE tasks SET status = 'finished'", NULL, NULL, NULL) == SQLITE_CONSTRAINT_CHECK);
-    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending'") == (int)n);
+    CHECK_TRUE(sqlite3_exec(store_db(st), "UPDATE tasks SET status = 'finished'", NULL, NULL, NULL) == SQLITE_CONSTRAINT_CHECK);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending'") == (int)n);
 
     struct task_result r;
     enum task_status out;
     fake_result(&r, 5, 1.0);
-    CHECK(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
-    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DIVERGED);
+    CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
+    CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DIVERGED);
     /* the same task again: rows replaced, never duplicated */
-    CHECK(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0);
-    CHECK(store_commit(st) == 0);
-    CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10);
-    CHECK(count(store_db(st), "SELECT count(*) FROM summary") == 2);
-    CHECK(count(store_db(st), "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
-    CHECK(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
-    CHECK(count(store_db(st), "SELECT count(*) FROM results") == 2);
+    CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0);
+    CHECK_TRUE(store_commit(st) == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM trajectory") == 10);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM summary") == 2);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
+    CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM results") == 2);
     r.traj[1].status = RUN_OK;
-    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE);
+    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE);
     r.traj[0].status = RUN_INTERRUPTED;
-    CHECK(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_INTERRUPTED);
-    CHECK(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && out == TASK_ERROR);
-    CHECK(store_mark_interrupted(st, tasks[3].id) == 0);
+    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_INTERRUPTED);
+    CHECK_TRUE(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && out == TASK_ERROR);
+    CHECK_TRUE(store_mark_interrupted(st, tasks[3].id) == 0);
     /* handed out, given back unstarted: pending again, the attempt not counted */
-    CHECK(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
-    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
+    CHECK_TRUE(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
           (int)n - 4);
-    CHECK(store_commit(st) == 0);
-    CHECK(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
-    CHECK(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
-    CHECK(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
-    CHECK(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
-    CHECK(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
+    CHECK_TRUE(store_commit(st) == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
+    CHECK_TRUE(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
+    CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
+    CHECK_TRUE(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
+    /* a write SQLite refuses (here a trigger on the task's final update) fails with the failed
+     * call and SQLite's message, and leaves no binding behind: the failed write had bound an
+     * error text, the next one has none, and its row must show none. A step whose failure went
+     * unnoticed returns 0; a binding left over shows as error = 'first'. */
+    CHECK_TRUE(sqlite3_exec(store_db(st), "CREATE TEMP TRIGGER no_finish BEFORE UPDATE OF finished_at ON tasks"
+                                     " BEGIN SELECT RAISE(ABORT, 'finish refused'); END",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_TRUE(store_put_result(st, tasks[6].id, NULL, "first", &out, err, sizeof err) == -1 &&
+          strstr(err, "sqlite3_step: finish refused") && strstr(store_errmsg(st), "finish refused"));
+    store_rollback(st);
+    CHECK_TRUE(sqlite3_exec(store_db(st), "DROP TRIGGER no_finish", NULL, NULL, NULL) == SQLITE_OK);
+    r.traj[0].status = r.traj[1].status = RUN_OK;
+    CHECK_TRUE(store_put_result(st, tasks[7].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE &&
+          store_commit(st) == 0);
+    char sql[160], hex7[17];
+    task_id_hex(tasks[7].id, hex7);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE task_id = '%s' AND error IS NULL", hex7);
+    CHECK_TRUE(count(store_db(st), sql) == 1);
     /* a second writer is refused while the first holds the file */
     struct store *st2 = store_open(path, err, sizeof err);
-    CHECK(st2 == NULL && strstr(err, "another aimsweep run"));
+    CHECK_TRUE(st2 == NULL && strstr(err, "another aimsweep run"));
     store_close(&st2);
     store_close(&st);
-    CHECK(st == NULL);
+    CHECK_TRUE(st == NULL);
     worker_result_free(&r);
 
     /* read-only connection refuses writes */
     st = store_open_readonly(path, err, sizeof err);
-    CHECK(st != NULL);
+    CHECK_TRUE(st != NULL);
     if (st) {
-        CHECK(sqlite3_exec(store_db(st), "DELETE FROM tasks", NULL, NULL, NULL) != SQLITE_OK);
-        CHECK(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
+        CHECK_TRUE(sqlite3_exec(store_db(st), "DELETE FROM tasks", NULL, NULL, NULL) != SQLITE_OK);
+        CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks") == (int)n);
         store_close(&st);
     }
     /* a file that is not a database is refused and left as it was */
@@ -305,13 +315,13 @@ static void test_store(const char *dir)
                         "...............................................................................\n";
     fputs(text, f);
     fclose(f);
-    CHECK(store_open(path, err, sizeof err) == NULL && strstr(err, "not an SQLite database"));
-    CHECK(store_open_readonly(path, err, sizeof err) == NULL);
+    CHECK_TRUE(store_open(path, err, sizeof err) == NULL && strstr(err, "not an SQLite database"));
+    CHECK_TRUE(store_open_readonly(path, err, sizeof err) == NULL);
     f = fopen(path, "r");
     char back[512] = "";
     size_t got = fread(back, 1, sizeof back - 1, f);
     fclose(f);
-    CHECK(got == strlen(text) && !memcmp(back, text, got));
+    CHECK_TRUE(got == strlen(text) && !memcmp(back, text, got));
     /* an SQLite file of something else is refused */
     snprintf(path, sizeof path, "%s/test_harness_other.db", dir);
     unlink(path);
@@ -319,7 +329,7 @@ static void test_store(const char *dir)
     sqlite3_open(path, &db);
     sqlite3_exec(db, "CREATE TABLE mine(x); INSERT INTO mine VALUES (42);", NULL, NULL, NULL);
     sqlite3_close(db);
-    CHECK(store_open(path, err, sizeof err) == NULL && strstr(err, "not an aimsweep results database"));
+    CHECK_TRUE(store_open(path, err, sizeof err) == NULL && strstr(err, "not an aimsweep results database"));
 
     for (size_t i = 0; i < n; i++)
         task_free(&tasks[i]);
@@ -337,9 +347,5 @@ int main(int argc, char **argv)
     test_result_bytes();
     test_task_status();
     test_store(dir);
-    if (failures)
-        fprintf(stderr, "%d check(s) failed\n", failures);
-    else
-        printf("all checks passed\n");
-    return failures ? 1 : 0;
+    return check_done("test_harness");
 }

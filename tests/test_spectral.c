@@ -214,6 +214,7 @@ static void subordination_vs_dense(void)
     }
     CHECK_CLOSE(m1, s0 * s0, 1e-9, 1e-9, "MP mean s0^2 sqrt(rho)");
     CHECK_CLOSE(m2, pow(s0, 4) * 2.0, 1e-9, 1e-6, "MP second moment s0^4 (rho + 1)");
+    CHECK_CLOSE(e1, m1, 0, 0.03, "empirical vs MP mean");
     CHECK_CLOSE(e2, m2, 0, 0.03, "empirical vs MP second moment");
     struct spectral_measure mp2;
     spectral_mp_measure(1.0, 0.5, 512, &mp2); /* rho < 1: an atom at 0 of mass 1/2 */

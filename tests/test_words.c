@@ -21,20 +21,9 @@
 #include "aimsweep/theory/ode.h"
 #include "aimsweep/model/rng.h"
 #include "aimsweep/theory/words.h"
+#include "check.h"
 #include "words_hooks.h"
 #include "words_util.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static long ipow(long k, int n)
 {
@@ -603,6 +592,5 @@ int main(int argc, char **argv)
         test_noise();
     if (!only || !strcmp(only, "unstable"))
         test_unstable();
-    printf("%s: %d failure(s)\n", argv[0], failures);
-    return failures ? 1 : 0;
+    return check_done(argv[0]);
 }

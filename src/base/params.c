@@ -89,7 +89,7 @@ static const char *norm_key(const char *key, char *buf, size_t n)
 {
     size_t i = 0;
     for (; key[i] && i + 1 < n; i++)
-        buf[i] = key[i] == '-' ? '_' : key[i];
+        buf[i] = (char)(key[i] == '-' ? '_' : key[i]);
     buf[i] = 0;
     return buf;
 }
@@ -269,9 +269,10 @@ static int parse_solvers(const char *s, unsigned *out)
 {
     unsigned set = 0;
     char buf[128];
-    if (strlen(s) >= sizeof buf)
+    size_t n = strlen(s);
+    if (n >= sizeof buf)
         return -1;
-    strcpy(buf, s);
+    memcpy(buf, s, n + 1);
     char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         if (!strcmp(tok, "sgd"))

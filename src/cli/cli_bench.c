@@ -121,9 +121,10 @@ int cli_bench(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--seconds") && v) {
-            seconds = atof(v);
-            if (!(seconds > 0)) {
-                fprintf(stderr, "aimsweep bench: --seconds must be > 0\n");
+            char *end;
+            seconds = strtod(v, &end);
+            if (end == v || *end || !(seconds > 0) || !isfinite(seconds)) {
+                fprintf(stderr, "aimsweep bench: --seconds takes a number of seconds > 0, not '%s'\n", v);
                 return 2;
             }
             i++;

@@ -60,10 +60,20 @@ static char *cell_text(sqlite3_stmt *q, int col)
             if (*c == '\n' || *c == '\t')
                 *c = ' ';
         if (s && strlen(s) > DB_MAX_COL_WIDTH)
-            strcpy(s + DB_MAX_COL_WIDTH - 3, "...");
+            memcpy(s + DB_MAX_COL_WIDTH - 3, "...", 4);
         return s;
     }
     }
+}
+
+/* The database, read-only, or NULL after printing why. */
+static struct store *open_readonly(const char *file)
+{
+    char err[1024];
+    struct store *s = store_open_readonly(file, err, sizeof err);
+    if (!s)
+        fprintf(stderr, "aimsweep: %s\n", err);
+    return s;
 }
 
 /* Runs one statement and prints its rows. Returns 0, or -1 with the SQLite message printed. */
@@ -195,12 +205,9 @@ int cli_query(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     int rc = print_query(store_db(s), sql, fmt, header, stdout);
     store_close(&s);
     return rc ? 1 : 0;
@@ -216,7 +223,7 @@ int cli_export(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if (strcmp(argv[++i], "csv")) {
+            if (strcmp(argv[++i], "csv") != 0) {
                 fprintf(stderr, "aimsweep export: unknown format '%s' (csv)\n", argv[i]);
                 return 2;
             }
@@ -240,12 +247,10 @@ int cli_export(int argc, char **argv)
                         " [--out PATH]\n");
         return 2;
     }
-    char err[1024], sql[128];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    char sql[128];
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     FILE *f = stdout;
     if (out && !(f = fopen(out, "w"))) {
         perror(out);
@@ -281,12 +286,9 @@ int cli_status(int argc, char **argv)
         fprintf(stderr, "usage: aimsweep status FILE\n");
         return 2;
     }
-    char err[1024];
-    struct store *s = store_open_readonly(file, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "aimsweep: %s\n", err);
+    struct store *s = open_readonly(file);
+    if (!s)
         return 2;
-    }
     sqlite3 *db = store_db(s);
     int rc = 0;
     /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */
@@ -318,8 +320,13 @@ int cli_status(int argc, char **argv)
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     sqlite3_stmt *q = NULL;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-        sqlite3_column_int(q, 0) > 0) {
+    int qrc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (qrc == SQLITE_OK)
+        qrc = sqlite3_step(q);
+    if (qrc != SQLITE_ROW) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        rc = 1;
+    } else if (sqlite3_column_int(q, 0) > 0) {
         printf("\nmost frequent errors\n");
         snprintf(sql, sizeof sql,
                  "SELECT count(*) AS tasks, error FROM tasks WHERE status = '%s'"

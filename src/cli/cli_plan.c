@@ -27,9 +27,15 @@ int cli_plan(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--db") && i + 1 < argc)
             db = argv[++i];
-        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc)
-            ranks = atoi(argv[++i]);
-        else if (argv[i][0] != '-' && !sweep)
+        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 1000000) {
+                fprintf(stderr, "aimsweep plan: --ranks takes a whole number of ranks >= 1, not '%s'\n", argv[i]);
+                return 2;
+            }
+            ranks = (int)v;
+        } else if (argv[i][0] != '-' && !sweep)
             sweep = argv[i];
         else {
             fprintf(stderr, "aimsweep plan: unknown or incomplete option '%s'\n", argv[i]);

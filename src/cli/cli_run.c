@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "aimsweep/cli/cli.h"
+#include "aimsweep/harness/mpicheck.h"
 #include "cli_run.h"
 
 static void run_usage(FILE *f)
@@ -99,21 +100,48 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     return 0;
 }
 
+/* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
+ * an MPI failure, or workers that do not answer). Returns the exit code (1 when finalising
+ * fails on a run that had succeeded). */
+static int run_end(int code, int abort_job)
+{
+    if (abort_job) {
+        fflush(NULL);
+        MPICHECK_FAILED(MPI_Abort(MPI_COMM_WORLD, code ? code : 1)); /* returns only on failure */
+        return code ? code : 1;
+    }
+    if (MPICHECK_FAILED(MPI_Finalize()) && code == 0)
+        code = 1;
+    return code;
+}
+
+/* Collective: every rank gets rank 0's *code. Returns *code, which a failed broadcast makes 1
+ * (with *abort_job set: the ranks no longer agree). */
+static int share_code(int *code, int *abort_job)
+{
+    if (MPICHECK_FAILED(MPI_Bcast(code, 1, MPI_INT, 0, MPI_COMM_WORLD))) {
+        *code = 1;
+        *abort_job = 1;
+    }
+    return *code;
+}
+
 int cli_run(int argc, char **argv)
 {
     int rank = 0, size = 1, provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (MPICHECK_FAILED(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided)))
+        return 1;
+    if (mpicheck_errors_return(MPI_COMM_WORLD) || MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
+        MPICHECK_FAILED(MPI_Comm_size(MPI_COMM_WORLD, &size)))
+        return run_end(1, 1);
     sched_signals_install();
 
     struct run_opts o;
-    int code = run_parse(argc, argv, &o, rank == 0);
+    int code = run_parse(argc, argv, &o, rank == 0), abort_job = 0;
     if (code) {
         if (code == 1 && rank == 0)
             run_usage(stdout);
-        MPI_Finalize();
-        return code == 1 ? 0 : 2;
+        return run_end(code == 1 ? 0 : 2, 0);
     }
     struct sweep_spec *spec = NULL;
     struct params *pts = NULL;
@@ -123,8 +151,7 @@ int cli_run(int argc, char **argv)
     size_t npts = 0, ntodo = 0;
     if (rank == 0)
         code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
 
     struct run_ctx c;
@@ -150,11 +177,13 @@ int cli_run(int argc, char **argv)
         for (size_t i = 0; st && i < ntodo; i++)
             st[i] = (struct sched_task){todo[i].id, todo[i].text, todo[i].cost};
     }
-    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (code)
+    if (share_code(&code, &abort_job))
         goto out;
     struct sched_stats stats;
+    memset(&stats, 0, sizeof stats);
     int rc = sched_run(MPI_COMM_WORLD, st, ntodo, &ops, &so, &stats);
+    /* an MPI failure (reported by the scheduler), not an abort asked for by a callback */
+    int mpi_failed = rc == -1 && !stats.aborted;
     if (rank == 0) {
         if (c.failed)
             store_rollback(store); /* the batch may hold half a result */
@@ -168,19 +197,23 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
                     o.db, c.err);
             code = 1;
+        } else if (mpi_failed) {
+            fprintf(stderr, "aimsweep: %s: the sweep stopped on the MPI failure above; what finished is committed,"
+                    " rerun to resume\n", o.db);
+            code = 1;
         } else {
             if (!o.quiet)
                 run_summary(&c, &stats);
             code = 0;
         }
         store_close(&store);
-        if (rc == -2) {
-            /* workers that do not answer cannot finalise: everything is committed, end the job */
-            fflush(NULL);
-            MPI_Abort(MPI_COMM_WORLD, code);
-        }
-    } else if (rc)
+        /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
+         * finalise: everything is committed, end the job */
+        abort_job = rc == -2 || mpi_failed;
+    } else if (rc) {
         code = 1;
+        abort_job = 1; /* rank 0 would wait for this worker's results */
+    }
 out:
     store_close(&store);
     free(st);
@@ -190,6 +223,5 @@ out:
     free(tasks);
     free(pts);
     spec_destroy(&spec);
-    MPI_Finalize();
-    return code;
+    return run_end(code, abort_job);
 }

@@ -18,6 +18,7 @@
 
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/grid.h"
+#include "aimsweep/harness/mpicheck.h"
 #include "aimsweep/run/result.h"
 #include "aimsweep/run/worker.h"
 #include "aimsweep/version.h"
@@ -160,7 +161,8 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
     int len = 0;
     gethostname(host, hn - 1);
     host[hn - 1] = 0;
-    MPI_Get_library_version(mpi, &len);
+    if (MPICHECK_FAILED(MPI_Get_library_version(mpi, &len)))
+        snprintf(mpi, MPI_MAX_LIBRARY_VERSION_STRING, "unknown");
     mpi[strcspn(mpi, "\n,")] = 0; /* first line, without the build details */
     pv->version = AIMSWEEP_VERSION;
     pv->git_commit = AIMSWEEP_GIT_COMMIT;

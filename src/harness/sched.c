@@ -12,8 +12,11 @@
  * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
  * Rank 0 polls with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
  * seen within milliseconds and rank 0 does not spin a core it shares with workers.
+ * Every MPI call is checked (mpicheck.h; sched_run sets MPI_ERRORS_RETURN on comm): a failure
+ * is reported with the call and makes sched_run return -1 on that rank.
  */
 #include "aimsweep/base/clock.h"
+#include "aimsweep/harness/mpicheck.h"
 #include "aimsweep/harness/sched.h"
 
 #include <signal.h>
@@ -259,16 +262,28 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
         memcpy(msg, &idx, 8);
         memcpy(msg + 8, &R->tasks[i].id, 8);
         memcpy(msg + 16, R->tasks[i].text, len);
-        MPI_Send(msg, (int)(16 + len), MPI_BYTE, src, TAG_TASK, comm);
+        int bad = MPICHECK_FAILED(MPI_Send(msg, (int)(16 + len), MPI_BYTE, src, TAG_TASK, comm));
         free(msg);
+        if (bad)
+            return -1;
         w->held[w->n++] = i;
         R->running++;
     }
     if (w->n == 0 && !w->done) {
-        MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm);
+        MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm), -1);
         w->done = 1;
         (*active)--;
     }
+    return 0;
+}
+
+/* Sends an empty message with tag to every worker that still holds tasks. Returns 0, or -1
+ * on an MPI failure (reported). */
+static int tell_holders(MPI_Comm comm, const struct wstate *ws, int size, int tag)
+{
+    for (int r = 1; r < size; r++)
+        if (!ws[r].done && ws[r].n > 0)
+            MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, r, tag, comm), -1);
     return 0;
 }
 
@@ -287,22 +302,27 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         double t = clock_now_s();
         if (R->stopping && !drain_sent) {
             /* queued tasks come back unstarted; running ones go on until stop_at */
-            for (int r = 1; r < size; r++)
-                if (!ws[r].done && ws[r].n > 0)
-                    MPI_Send(NULL, 0, MPI_BYTE, r, TAG_DRAIN, comm);
+            if (tell_holders(comm, ws, size, TAG_DRAIN)) {
+                rc = -1;
+                break;
+            }
             drain_sent = 1;
         }
         if (R->stopping && !R->stop_sent && t >= R->stop_at) {
-            for (int r = 1; r < size; r++)
-                if (!ws[r].done && ws[r].n > 0)
-                    MPI_Send(NULL, 0, MPI_BYTE, r, TAG_STOP, comm);
+            if (tell_holders(comm, ws, size, TAG_STOP)) {
+                rc = -1;
+                break;
+            }
             R->stop_sent = 1;
         }
         if (R->stop_sent && t >= R->stop_at + SCHED_STOP_WAIT_S)
             break; /* a worker that does not answer: give its tasks up */
         int flag;
         MPI_Status ms;
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms);
+        if (MPICHECK_FAILED(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms))) {
+            rc = -1;
+            break;
+        }
         if (!flag) {
             /* spin briefly after traffic (results come in bursts), then sleep longer */
             if (t - idle_since > SCHED_SPIN_S)
@@ -311,12 +331,19 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         }
         idle_since = clock_now_s();
         int count, src = ms.MPI_SOURCE;
-        MPI_Get_count(&ms, MPI_BYTE, &count);
-        if (grow(&buf, &cap, (size_t)count + 1)) {
+        if (MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count))) {
             rc = -1;
             break;
         }
-        MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
+        if (grow(&buf, &cap, (size_t)count + 1)) {
+            fprintf(stderr, "aimsweep: out of memory for a message of %d bytes\n", count);
+            rc = -1;
+            break;
+        }
+        if (MPICHECK_FAILED(MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
+            rc = -1;
+            break;
+        }
         struct wstate *w = &ws[src];
         if (ms.MPI_TAG == TAG_HELLO) {
             buf[count] = 0;
@@ -363,7 +390,10 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
                 if (R->ops->finished(R->ops->ctx, ws[r].held[k], r, NULL, 0))
                     R->st->aborted = 1;
             }
-        fprintf(stderr, "aimsweep: %d worker(s) did not stop in time; aborting them\n", active);
+        if (rc)
+            fprintf(stderr, "aimsweep: giving up %d worker(s) after the failure above\n", active);
+        else
+            fprintf(stderr, "aimsweep: %d worker(s) did not stop in time; aborting them\n", active);
         rc = rc ? rc : -2;
     }
     free(ws);
@@ -375,30 +405,40 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
 struct sched_worker {
     MPI_Comm comm;
     int draining, stop;
+    int failed; /* an MPI call failed (reported): leave */
 };
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
- * queued tasks). */
-static void sched_worker_poll(struct sched_worker *W)
+ * queued tasks). Returns 0, or -1 on an MPI failure (reported; W->failed set). */
+static int sched_worker_poll(struct sched_worker *W)
 {
     int flag;
-    MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE)))
+        goto fail;
     if (flag) {
-        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE);
+        if (MPICHECK_FAILED(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE)))
+            goto fail;
         W->stop = W->draining = 1;
     }
-    MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE);
+    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE)))
+        goto fail;
     if (flag) {
-        MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DRAIN, W->comm, MPI_STATUS_IGNORE);
+        if (MPICHECK_FAILED(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DRAIN, W->comm, MPI_STATUS_IGNORE)))
+            goto fail;
         W->draining = 1;
     }
+    return 0;
+fail:
+    W->failed = 1;
+    return -1;
 }
 
+/* The running task's stop callback: stop when asked to, or when MPI failed (the result could
+ * not be sent anyway). */
 static int sched_worker_stop(void *ctx)
 {
     struct sched_worker *W = ctx;
-    sched_worker_poll(W);
-    return W->stop;
+    return sched_worker_poll(W) || W->stop;
 }
 
 static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, double wall,
@@ -413,30 +453,29 @@ static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, doub
     memcpy(msg + 16, &wall, 8);
     if (len)
         memcpy(msg + RESULT_HEADER, bytes, len);
-    MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm);
+    int bad = MPICHECK_FAILED(MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm));
     free(msg);
-    return 0;
+    return bad ? -1 : 0;
 }
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
 {
-    struct sched_worker W = {comm, 0, 0};
+    struct sched_worker W = {comm, 0, 0, 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm);
+    MPICHECK(MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm), -1);
     unsigned char *buf = NULL;
     size_t cap = 0;
     int rc = 0;
     for (;;) {
         MPI_Status ms;
         int count;
-        MPI_Probe(0, MPI_ANY_TAG, comm, &ms);
-        MPI_Get_count(&ms, MPI_BYTE, &count);
-        if (grow(&buf, &cap, (size_t)count + 1)) {
+        if (MPICHECK_FAILED(MPI_Probe(0, MPI_ANY_TAG, comm, &ms)) ||
+            MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) || grow(&buf, &cap, (size_t)count + 1) ||
+            MPICHECK_FAILED(MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
             rc = -1;
             break;
         }
-        MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE);
         if (ms.MPI_TAG == TAG_DONE)
             break;
         if (ms.MPI_TAG == TAG_STOP)
@@ -449,7 +488,10 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         uint64_t idx, id;
         memcpy(&idx, buf, 8);
         memcpy(&id, buf + 8, 8);
-        sched_worker_poll(&W);
+        if (sched_worker_poll(&W)) {
+            rc = -1;
+            break;
+        }
         if (W.draining) {
             if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
                 rc = -1;
@@ -463,7 +505,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
         free(out);
-        if (e) {
+        if (e || W.failed) {
             rc = -1;
             break;
         }
@@ -476,8 +518,10 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
               const struct sched_opts *opts, struct sched_stats *stats)
 {
     int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    if (mpicheck_errors_return(comm))
+        return -1;
+    MPICHECK(MPI_Comm_rank(comm, &rank), -1);
+    MPICHECK(MPI_Comm_size(comm, &size), -1);
     if (rank != 0)
         return run_worker(comm, ops);
 

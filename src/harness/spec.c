@@ -32,7 +32,8 @@ static int fail(struct walk *w, int line, const char *key, const char *fmt, ...)
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    /* clang 14's analyzer takes ap for uninitialised here, after va_start */
+    vsnprintf(msg, sizeof msg, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
     va_end(ap);
     if (key)
         snprintf(w->err, w->errlen, "%s:%d: key '%s': %s", w->path, line, key, msg);
@@ -68,7 +69,7 @@ static void canonical_key(const char *key, char *out, size_t n)
 {
     size_t i = 0;
     for (; key[i] && i + 1 < n; i++)
-        out[i] = key[i] == '-' ? '_' : key[i];
+        out[i] = (char)(key[i] == '-' ? '_' : key[i]);
     out[i] = 0;
 }
 

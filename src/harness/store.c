@@ -13,6 +13,12 @@
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
  *           and the results view names the new task columns.
+ *
+ * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
+ * PetscCall) turns a failed call into the function's -1 through its fail label, with the
+ * call's text and SQLite's message kept for store_errmsg; a failed step does the same
+ * (step_done). A failure resets and unbinds the cached statements, so that no value bound
+ * for a failed write is left for the next one.
  */
 #include "aimsweep/harness/store.h"
 
@@ -128,7 +134,29 @@ struct store {
     int lock_fd;
     int readonly;
     int64_t sweep_id; /* the sweep registered by this run, or 0 */
+    char err[512];    /* the last failed call and SQLite's message (store_errmsg) */
 };
+
+/* Records a failed call (its text and SQLite's message) and clears the cached statements. */
+static void store_failed(struct store *s, int rc, const char *call)
+{
+    snprintf(s->err, sizeof s->err, "%s: %s", call, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    for (int i = 0; i < ST_COUNT; i++)
+        if (s->st[i]) {
+            sqlite3_reset(s->st[i]);
+            sqlite3_clear_bindings(s->st[i]);
+        }
+}
+
+/* Runs an SQLite call that must return SQLITE_OK; otherwise records it and goes to fail. */
+#define STORE_CALL(s, call)                                                                     \
+    do {                                                                                        \
+        int store_rc_ = (call);                                                                 \
+        if (store_rc_ != SQLITE_OK) {                                                           \
+            store_failed((s), store_rc_, #call);                                                \
+            goto fail;                                                                          \
+        }                                                                                       \
+    } while (0)
 
 static void now_iso(char *buf, size_t n)
 {
@@ -141,7 +169,10 @@ static void now_iso(char *buf, size_t n)
 }
 
 sqlite3 *store_db(struct store *s) { return s->db; }
-const char *store_errmsg(struct store *s) { return s && s->db ? sqlite3_errmsg(s->db) : "no database"; }
+const char *store_errmsg(struct store *s)
+{
+    return !s || !s->db ? "no database" : s->err[0] ? s->err : sqlite3_errmsg(s->db);
+}
 
 void store_close(struct store **sp)
 {
@@ -205,7 +236,8 @@ static int exec(struct store *s, const char *sql, char *err, size_t errlen, cons
     return 0;
 }
 
-struct store *store_open(const char *path, char *err, size_t errlen)
+/* A closed store for path (no connection, no lock), or NULL with err. */
+static struct store *store_alloc(const char *path, int readonly, char *err, size_t errlen)
 {
     struct store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -213,6 +245,32 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     s->lock_fd = -1;
+    s->readonly = readonly;
+    return s;
+}
+
+/* Opens s's connection with flags, with the busy timeout, and extended result codes when
+ * asked. Returns 0, or -1 with err. */
+static int store_connect(struct store *s, const char *path, int flags, int extended, char *err,
+                         size_t errlen)
+{
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        return -1;
+    }
+    if (sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
+        (extended && sqlite3_extended_result_codes(s->db, 1) != SQLITE_OK)) {
+        snprintf(err, errlen, "%s: cannot set up the connection: %s", path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}
+
+struct store *store_open(const char *path, char *err, size_t errlen)
+{
+    struct store *s = store_alloc(path, 0, err, errlen);
+    if (!s)
+        return NULL;
     struct stat sb;
     int exists = stat(path, &sb) == 0;
     if (exists && !S_ISREG(sb.st_mode)) {
@@ -240,13 +298,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
         goto fail;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (store_connect(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 1, err, errlen))
         goto fail;
-    }
-    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
-    sqlite3_extended_result_codes(s->db, 1);
     int version, nobj;
     if (inspect(s, path, &version, &nobj, err, errlen))
         goto fail;
@@ -317,13 +370,9 @@ static int uri_file(const char *path, char *out, size_t n)
 
 struct store *store_open_readonly(const char *path, char *err, size_t errlen)
 {
-    struct store *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "%s: out of memory", path);
+    struct store *s = store_alloc(path, 1, err, errlen);
+    if (!s)
         return NULL;
-    }
-    s->lock_fd = -1;
-    s->readonly = 1;
     struct stat sb;
     if (stat(path, &sb) != 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -333,11 +382,8 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (store_connect(s, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, 0, err, errlen))
         goto fail;
-    }
-    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
     int version, nobj;
     if (inspect(s, path, &version, &nobj, err, errlen)) {
         /* A WAL database in a directory we cannot write (a read-only share): SQLite cannot make
@@ -369,40 +415,42 @@ fail:
     return NULL;
 }
 
-int store_begin(struct store *s)
+/* Opens (open = 1) or commits (open = 0) the batch, unless it is so already. */
+static int batch(struct store *s, int open)
 {
-    if (s->in_txn)
+    if (s->in_txn == open)
         return 0;
-    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return -1;
-    s->in_txn = 1;
+    STORE_CALL(s, sqlite3_exec(s->db, open ? "BEGIN IMMEDIATE" : "COMMIT", NULL, NULL, NULL));
+    s->in_txn = open;
     return 0;
+fail:
+    return -1;
 }
 
-int store_commit(struct store *s)
-{
-    if (!s->in_txn)
-        return 0;
-    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        return -1;
-    s->in_txn = 0;
-    return 0;
-}
+int store_begin(struct store *s) { return batch(s, 1); }
+int store_commit(struct store *s) { return batch(s, 0); }
 
 void store_rollback(struct store *s)
 {
     if (!s->in_txn)
         return;
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    /* unchecked on purpose: it runs after a failure, whose message it must not replace, and a
+     * failed ROLLBACK means SQLite has already rolled the transaction back itself */
+    (void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->in_txn = 0;
 }
 
-static int step_done(sqlite3_stmt *q)
+/* Steps a write to its end and makes q ready for the next one. Returns 0, or -1 recorded. */
+static int step_done(struct store *s, sqlite3_stmt *q)
 {
     int rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE) {
+        store_failed(s, rc, "sqlite3_step");
+        return -1;
+    }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return 0;
 }
 
 int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text,
@@ -417,71 +465,70 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         goto fail;
     if (store_begin(s))
         goto fail;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host, compiler, blas,"
-                           " mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                           -1, &q, NULL) != SQLITE_OK)
-        goto fail;
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, spec_text, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    STORE_CALL(s, sqlite3_prepare_v2(s->db,
+                                     "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host,"
+                                     " compiler, blas, mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                                     -1, &q, NULL));
+    STORE_CALL(s, sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 2, spec_text, -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
     const char *pvs[6] = {pv->version, pv->git_commit, pv->host, pv->compiler, pv->blas, pv->mpi};
     for (int i = 0; i < 6; i++)
         if (pvs[i] && *pvs[i])
-            sqlite3_bind_text(q, 4 + i, pvs[i], -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(q, 10, pv->ranks);
-    if (sqlite3_step(q) != SQLITE_DONE)
+            STORE_CALL(s, sqlite3_bind_text(q, 4 + i, pvs[i], -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_int(q, 10, pv->ranks));
+    if (step_done(s, q))
         goto fail;
     sweep_id = s->sweep_id = sqlite3_last_insert_rowid(s->db);
     sqlite3_stmt *ins = s->st[ST_INS_TASK], *link = s->st[ST_INS_LINK];
     for (size_t i = 0; i < n; i++) {
         const struct params *p = &pts[i];
         task_id_hex(tasks[i].id, hex);
-        sqlite3_bind_text(ins, 1, hex, 16, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(ins, 2, sweep_id);
+        STORE_CALL(s, sqlite3_bind_text(ins, 1, hex, 16, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_int64(ins, 2, sweep_id));
         static const char *const textkeys[] = {"decomposition", "activation", NULL};
         for (int k = 0; textkeys[k]; k++) {
             params_get(p, textkeys[k], buf, sizeof buf);
-            sqlite3_bind_text(ins, 3 + k, buf, -1, SQLITE_TRANSIENT);
+            STORE_CALL(s, sqlite3_bind_text(ins, 3 + k, buf, -1, SQLITE_TRANSIENT));
         }
-        sqlite3_bind_int(ins, 5, p->d);
-        sqlite3_bind_double(ins, 6, p->lr);
-        sqlite3_bind_double(ins, 7, p->init_scale);
-        sqlite3_bind_int(ins, 8, p->tokens);
+        STORE_CALL(s, sqlite3_bind_int(ins, 5, p->d));
+        STORE_CALL(s, sqlite3_bind_double(ins, 6, p->lr));
+        STORE_CALL(s, sqlite3_bind_double(ins, 7, p->init_scale));
+        STORE_CALL(s, sqlite3_bind_int(ins, 8, p->tokens));
         params_get(p, "teacher", buf, sizeof buf);
-        sqlite3_bind_text(ins, 9, buf, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(ins, 10, p->width);
-        sqlite3_bind_double(ins, 11, p->weight_decay);
-        sqlite3_bind_int(ins, 12, p->order_m);
+        STORE_CALL(s, sqlite3_bind_text(ins, 9, buf, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_double(ins, 10, p->width));
+        STORE_CALL(s, sqlite3_bind_double(ins, 11, p->weight_decay));
+        STORE_CALL(s, sqlite3_bind_int(ins, 12, p->order_m));
         params_get(p, "closure", buf, sizeof buf);
-        sqlite3_bind_text(ins, 13, buf, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(ins, 14, p->tau_end);
-        sqlite3_bind_int64(ins, 15, (sqlite3_int64)p->seed);
+        STORE_CALL(s, sqlite3_bind_text(ins, 13, buf, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_double(ins, 14, p->tau_end));
+        STORE_CALL(s, sqlite3_bind_int64(ins, 15, (sqlite3_int64)p->seed));
         int ie = params_info_exponent(&p->activation);
         if (ie > 0)
-            sqlite3_bind_int(ins, 16, ie);
-        sqlite3_bind_int(ins, 17, p->records);
-        sqlite3_bind_int(ins, 18, p->log_grid);
-        sqlite3_bind_double(ins, 19, p->recovery_threshold);
-        sqlite3_bind_int(ins, 20, p->ode_noise);
+            STORE_CALL(s, sqlite3_bind_int(ins, 16, ie));
+        STORE_CALL(s, sqlite3_bind_int(ins, 17, p->records));
+        STORE_CALL(s, sqlite3_bind_int(ins, 18, p->log_grid));
+        STORE_CALL(s, sqlite3_bind_double(ins, 19, p->recovery_threshold));
+        STORE_CALL(s, sqlite3_bind_int(ins, 20, p->ode_noise));
         params_get(p, "solvers", buf, sizeof buf);
-        sqlite3_bind_text(ins, 21, buf, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(ins, 22, tasks[i].cost);
-        sqlite3_bind_text(ins, 23, tasks[i].text, -1, SQLITE_STATIC);
-        sqlite3_bind_double(ins, 24, p->token_corr);
+        STORE_CALL(s, sqlite3_bind_text(ins, 21, buf, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_double(ins, 22, tasks[i].cost));
+        STORE_CALL(s, sqlite3_bind_text(ins, 23, tasks[i].text, -1, SQLITE_STATIC));
+        STORE_CALL(s, sqlite3_bind_double(ins, 24, p->token_corr));
         static const char *const newkeys[] = {"index", "outputs", "lr_schedule", "init", NULL};
         for (int k = 0; newkeys[k]; k++) {
             params_get(p, newkeys[k], buf, sizeof buf);
-            sqlite3_bind_text(ins, 25 + k, buf, -1, SQLITE_TRANSIENT);
+            STORE_CALL(s, sqlite3_bind_text(ins, 25 + k, buf, -1, SQLITE_TRANSIENT));
         }
-        sqlite3_bind_double(ins, 29, p->init_trace);
+        STORE_CALL(s, sqlite3_bind_double(ins, 29, p->init_trace));
         params_get(p, "ode_mean", buf, sizeof buf);
-        sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT);
-        if (step_done(ins))
+        STORE_CALL(s, sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT));
+        if (step_done(s, ins))
             goto fail;
-        sqlite3_bind_int64(link, 1, sweep_id);
-        sqlite3_bind_text(link, 2, hex, 16, SQLITE_TRANSIENT);
-        if (step_done(link))
+        STORE_CALL(s, sqlite3_bind_int64(link, 1, sweep_id));
+        STORE_CALL(s, sqlite3_bind_text(link, 2, hex, 16, SQLITE_TRANSIENT));
+        if (step_done(s, link))
             goto fail;
     }
     if (store_commit(s))
@@ -489,26 +536,21 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
     sqlite3_finalize(q);
     return sweep_id;
 fail:
-    snprintf(err, errlen, "cannot register the sweep: %s", sqlite3_errmsg(s->db));
+    snprintf(err, errlen, "cannot register the sweep: %s", store_errmsg(s));
     sqlite3_finalize(q);
-    if (s->in_txn) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        s->in_txn = 0;
-    }
+    store_rollback(s);
     return -1;
 }
 
 int store_task_status(struct store *s, const struct task *tasks, size_t n, enum task_status *status, int *attempts)
 {
     sqlite3_stmt *q = NULL;
-    /* the read-only commands have no cached statements */
-    if (sqlite3_prepare_v2(s->db, stmt_sql[ST_STATUS], -1, &q, NULL) != SQLITE_OK)
-        return -1;
     char hex[17];
-    int rc = 0;
+    /* the read-only commands have no cached statements */
+    STORE_CALL(s, sqlite3_prepare_v2(s->db, stmt_sql[ST_STATUS], -1, &q, NULL));
     for (size_t i = 0; i < n; i++) {
         task_id_hex(tasks[i].id, hex);
-        sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+        STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
         int r = sqlite3_step(q);
         if (attempts)
             attempts[i] = 0;
@@ -521,13 +563,16 @@ int store_task_status(struct store *s, const struct task *tasks, size_t n, enum 
         } else if (r == SQLITE_DONE)
             status[i] = TASK_NEW;
         else {
-            rc = -1;
-            break;
+            store_failed(s, r, "sqlite3_step");
+            goto fail;
         }
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
-    return rc;
+    return 0;
+fail:
+    sqlite3_finalize(q);
+    return -1;
 }
 
 int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
@@ -536,14 +581,15 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     task_id_hex(id, hex);
     now_iso(now, sizeof now);
     sqlite3_stmt *q = s->st[ST_RUNNING];
-    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_int(q, 2, rank);
-    sqlite3_bind_text(q, 3, host, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT);
+    STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_int(q, 2, rank));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, host, -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 4, now, -1, SQLITE_TRANSIENT));
     if (s->sweep_id > 0)
-        sqlite3_bind_int64(q, 5, s->sweep_id);
-    sqlite3_bind_text(q, 6, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC);
-    return step_done(q);
+        STORE_CALL(s, sqlite3_bind_int64(q, 5, s->sweep_id));
+    STORE_CALL(s, sqlite3_bind_text(q, 6, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
+    return step_done(s, q);fail:
+    return -1;
 }
 
 int store_mark_pending(struct store *s, uint64_t id)
@@ -553,10 +599,11 @@ int store_mark_pending(struct store *s, uint64_t id)
     if (!s->in_txn && store_begin(s))
         return -1;
     sqlite3_stmt *q = s->st[ST_PENDING];
-    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC);
-    return step_done(q);
+    STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
+    return step_done(s, q);fail:
+    return -1;
 }
 
 int store_mark_error(struct store *s, uint64_t id, const char *message)
@@ -567,11 +614,12 @@ int store_mark_error(struct store *s, uint64_t id, const char *message)
     if (!s->in_txn && store_begin(s))
         return -1;
     sqlite3_stmt *q = s->st[ST_FINISH];
-    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, task_status_name(TASK_ERROR), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT);
-    return step_done(q);
+    STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_ERROR), -1, SQLITE_STATIC));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT));
+    return step_done(s, q);fail:
+    return -1;
 }
 
 int store_mark_interrupted(struct store *s, uint64_t id)
@@ -581,24 +629,26 @@ int store_mark_interrupted(struct store *s, uint64_t id)
     now_iso(now, sizeof now);
     if (!s->in_txn && store_begin(s))
         return -1;
-    sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT);
-    if (step_done(s->st[ST_DEL_TRAJ]) || step_done(s->st[ST_DEL_SUM]))
+    STORE_CALL(s, sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT));
+    if (step_done(s, s->st[ST_DEL_TRAJ]) || step_done(s, s->st[ST_DEL_SUM]))
         return -1;
     sqlite3_stmt *q = s->st[ST_FINISH];
-    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1, SQLITE_STATIC);
-    return step_done(q);
+    STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1, SQLITE_STATIC));
+    return step_done(s, q);fail:
+    return -1;
 }
 
-static void bind_opt(sqlite3_stmt *q, int i, double v)
+/* Binds v, or NULL for the "none" value -1 (any negative). Returns 0, or -1 recorded. */
+static int bind_opt(struct store *s, sqlite3_stmt *q, int i, double v)
 {
-    if (v < 0)
-        sqlite3_bind_null(q, i);
-    else
-        sqlite3_bind_double(q, i, v);
+    STORE_CALL(s, v < 0 ? sqlite3_bind_null(q, i) : sqlite3_bind_double(q, i, v));
+    return 0;
+fail:
+    return -1;
 }
 
 int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
@@ -629,9 +679,9 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
                                           : TASK_DONE;
     if (!s->in_txn && store_begin(s))
         goto fail;
-    sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT);
-    if (step_done(s->st[ST_DEL_TRAJ]) || step_done(s->st[ST_DEL_SUM]))
+    STORE_CALL(s, sqlite3_bind_text(s->st[ST_DEL_TRAJ], 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT));
+    if (step_done(s, s->st[ST_DEL_TRAJ]) || step_done(s, s->st[ST_DEL_SUM]))
         goto fail;
     for (int i = 0; i < ns && !interrupted; i++) {
         const struct traj *t = &r->traj[i];
@@ -642,45 +692,49 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
             const struct obs_row *o = &t->rows[k];
             double v[9] = {o->tau,   o->samples, o->omega11, o->psi11, o->omega12,
                            o->trace, o->overlap, o->loss,    o->mu};
-            sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-            sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
-            sqlite3_bind_int(q, 3, k);
+            STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+            STORE_CALL(s, sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC));
+            STORE_CALL(s, sqlite3_bind_int(q, 3, k));
             for (int j = 0; j < 9; j++)
-                sqlite3_bind_double(q, 4 + j, v[j]); /* NaN binds as NULL */
-            if (step_done(q))
+                STORE_CALL(s, sqlite3_bind_double(q, 4 + j, v[j])); /* NaN binds as NULL */
+            if (step_done(s, q))
                 goto fail;
         }
         q = s->st[ST_INS_SUM];
-        sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
-        bind_opt(q, 3, su->tau_wr);
-        bind_opt(q, 4, su->samples_wr);
-        sqlite3_bind_double(q, 5, su->final_overlap);
-        sqlite3_bind_double(q, 6, su->final_loss);
-        bind_opt(q, 7, su->max_gap_to_sgd);
-        sqlite3_bind_text(q, 8, run_status_name(t->status), -1, SQLITE_STATIC);
-        sqlite3_bind_double(q, 9, t->wall_s);
-        bind_opt(q, 10, t->diverged_at_samples);
+        STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC));
+        if (bind_opt(s, q, 3, su->tau_wr))
+            goto fail;
+        if (bind_opt(s, q, 4, su->samples_wr))
+            goto fail;
+        STORE_CALL(s, sqlite3_bind_double(q, 5, su->final_overlap));
+        STORE_CALL(s, sqlite3_bind_double(q, 6, su->final_loss));
+        if (bind_opt(s, q, 7, su->max_gap_to_sgd))
+            goto fail;
+        STORE_CALL(s, sqlite3_bind_text(q, 8, run_status_name(t->status), -1, SQLITE_STATIC));
+        STORE_CALL(s, sqlite3_bind_double(q, 9, t->wall_s));
+        if (bind_opt(s, q, 10, t->diverged_at_samples))
+            goto fail;
         if (t->error[0])
-            sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(q, 12, su->mu_star);
-        if (step_done(q))
+            STORE_CALL(s, sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT));
+        STORE_CALL(s, sqlite3_bind_double(q, 12, su->mu_star));
+        if (step_done(s, q))
             goto fail;
     }
     sqlite3_stmt *q = s->st[ST_FINISH];
-    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
-    sqlite3_bind_text(q, 2, task_status_name(status), -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT);
+    STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
+    STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(status), -1, SQLITE_STATIC));
+    STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
     if (r)
-        sqlite3_bind_double(q, 4, r->wall_s);
+        STORE_CALL(s, sqlite3_bind_double(q, 4, r->wall_s));
     if (errtext)
-        sqlite3_bind_text(q, 5, errtext, -1, SQLITE_TRANSIENT);
-    if (step_done(q))
+        STORE_CALL(s, sqlite3_bind_text(q, 5, errtext, -1, SQLITE_TRANSIENT));
+    if (step_done(s, q))
         goto fail;
     if (status_out)
         *status_out = status;
     return 0;
 fail:
-    snprintf(err, errlen, "task %s: cannot store the result: %s", hex, sqlite3_errmsg(s->db));
+    snprintf(err, errlen, "task %s: cannot store the result: %s", hex, store_errmsg(s));
     return -1;
 }

@@ -47,6 +47,16 @@ static void update_project_rows2(double *restrict r0, double *restrict r1, int m
     out[3] = s11;
 }
 
+/* The four results of a pair of rows i, i + 1 (T = 2) into O of row stride ld:
+ * out = (row i . y0, row i . y1, row i+1 . y0, row i+1 . y1). */
+static inline void put_pair(double *O, int ld, int i, const double out[4])
+{
+    O[i] = out[0];
+    O[ld + i] = out[1];
+    O[i + 1] = out[2];
+    O[ld + i + 1] = out[3];
+}
+
 /* out = f0.y0, f0.y1, f1.y0, f1.y1 */
 static void project_rows2(const double *restrict f0, const double *restrict f1, int m, const double *restrict y0,
                           const double *restrict y1, double out[4])
@@ -89,10 +99,7 @@ static void update_project_portable_ld(double *M, int n, int m, int T, const dou
         for (; i + 2 <= n; i += 2) {
             double out[4], *r0 = M + (size_t)i * m;
             update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ld + i] = out[1];
-            O[i + 1] = out[2];
-            O[ld + i + 1] = out[3];
+            put_pair(O, ld, i, out);
         }
     for (; i < n; i++) {
         double *row = M + (size_t)i * m;
@@ -121,10 +128,7 @@ void kern_project_portable(const double *M, int n, int m, int T, const double *Y
             double out[4];
             const double *f0 = M + (size_t)i * m;
             project_rows2(f0, f0 + m, m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ldo + i] = out[1];
-            O[i + 1] = out[2];
-            O[ldo + i + 1] = out[3];
+            put_pair(O, ldo, i, out);
         }
     for (; i < n; i++)
         for (int b = 0; b < T; b++)
@@ -146,8 +150,8 @@ static inline double hsum(__m256d v)
         __m256d v_ = _mm256_fnmadd_pd(A, X0, _mm256_loadu_pd(r));                                \
         v_ = _mm256_fnmadd_pd(B, X1, v_);                                                        \
         _mm256_storeu_pd(r, v_);                                                                 \
-        s0 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), s0);                                     \
-        s1 = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), s1);                                     \
+        (s0) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), (s0));                                 \
+        (s1) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), (s1));                                 \
     } while (0)
 
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
@@ -274,10 +278,7 @@ static void update_project_from(double *M, int n, int m, int T, const double *C,
             double out[4];
             double *r0 = M + (size_t)i * m;
             update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
-            O[i] = out[0];
-            O[n + i] = out[1];
-            O[i + 1] = out[2];
-            O[n + i + 1] = out[3];
+            put_pair(O, n, i, out);
         }
 #endif
     if (i < n)
@@ -299,10 +300,7 @@ void kern_project(const double *M, int n, int m, int T, const double *Y, double 
             double out[4];
             const double *f0 = M + (size_t)i * m;
             project_pair(f0, f0 + m, m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ldo + i] = out[1];
-            O[i + 1] = out[2];
-            O[ldo + i + 1] = out[3];
+            put_pair(O, ldo, i, out);
         }
 #endif
     if (i < n)
@@ -320,10 +318,7 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
         double *r0 = M + (size_t)i * m;
         update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
                               Y + m, out);
-        O[i] = out[0];
-        O[n + i] = out[1];
-        O[i + 1] = out[2];
-        O[n + i + 1] = out[3];
+        put_pair(O, n, i, out);
         Z[p] = out[4];
         Z[ldz + p] = out[5];
     }

@@ -381,7 +381,7 @@ static int sm_mc(double beta, int T, const double *L, double *EF, double *EHuu, 
     for (int b = 0; b < T; b++)
         EHuu[b] = EHuw[b] = 0;
     for (int i = 0; i < PHI_MC_SAMPLES; i++) {
-        rng_normals(&g, z, (size_t)(2 * T));
+        rng_normals(&g, z, 2 * (size_t)T);
         for (int b = 0; b < T; b++) {
             v[b] = L[3 * b + 2] * z[2 * b + 1];
             u[b] = L[3 * b + 1] * z[2 * b + 1] + L[3 * b] * z[2 * b];

@@ -85,6 +85,8 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
     }
     const double *U = s->A, *V = s->B;
     double *UU = w->G1, *VV = w->G2, *VU = w->G3;
+    if (!V || !dB)
+        return -1; /* untied: both factors and both derivatives */
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, U, r, U, r, 0.0, UU, r);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, V, r, 0.0, VV, r);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, U, r, 0.0, VU, r);

@@ -14,10 +14,14 @@ int cli_bench(int argc, char **argv);
 
 /* The sweep harness: run a sweep under MPI or serially (cli_run.c, cli_run_sweep.c), and
  * plan one (cli_plan.c). */
+/* cli_run initialises and finalises MPI: collective over MPI_COMM_WORLD (every rank of the job
+ * calls it). An MPI failure is reported with the failed call, and ends the job (MPI_Abort)
+ * with exit code 1 when other ranks may be waiting. cli_plan uses no MPI. */
 int cli_run(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 
-/* Reading a results database (cli_db.c): status, SQL queries, CSV export. */
+/* Reading a results database (cli_db.c): status, SQL queries, CSV export. No MPI; single,
+ * bench and these are not collective. */
 int cli_status(int argc, char **argv);
 int cli_query(int argc, char **argv);
 int cli_export(int argc, char **argv);

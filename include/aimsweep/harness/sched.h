@@ -72,9 +72,12 @@ struct sched_stats {
 void sched_signals_install(void);
 
 /* Collective over comm. Rank 0 passes the tasks (others pass NULL, 0 and are ignored) and
- * gets stats; every rank returns 0, or -1 on an MPI failure or an abort; rank 0 returns -2
- * when workers did not answer within SCHED_STOP_WAIT_S of a stop (their tasks were passed to
- * ops.finished as lost; the caller should end the job with MPI_Abort). */
+ * gets stats; every rank returns 0, or -1 on an MPI failure (reported on stderr with the
+ * failed call, mpicheck.h) or an abort (stats->aborted); rank 0 returns -2 when workers did
+ * not answer within SCHED_STOP_WAIT_S of a stop. After -2, or -1 on rank 0 without
+ * stats->aborted, the held tasks were passed to ops.finished as lost and the workers may still
+ * wait: the caller should end the job with MPI_Abort. Sets MPI_ERRORS_RETURN on comm, so that
+ * MPI failures come back as codes. */
 int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,
               const struct sched_opts *opts, struct sched_stats *stats);
 

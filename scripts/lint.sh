@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Static checks: a clang build with -Werror of everything (build-clang/, which also writes the
+# compile_commands.json), then clang-tidy with the checks of .clang-tidy over the sources of
+# src/. Exits nonzero on any warning or finding. scripts/test.sh runs it.
+# usage: scripts/lint.sh [FILE.c...]   (default: every .c under src/ but LINT_SKIP)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+# src/theory is being restructured and has analyzer findings of its own (uninitialised reads
+# the analyzer cannot rule out, malloc(0)); it joins when they are fixed. Set LINT_SKIP= to
+# lint it now.
+LINT_SKIP=${LINT_SKIP-src/theory/}
+CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DAIMSWEEP_WERROR=ON \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+grep -q 'CMAKE_C_COMPILER:FILEPATH=.*clang' build-clang/CMakeCache.txt || {
+    echo "lint: build-clang/ was configured with another compiler; remove it" >&2
+    exit 1
+}
+cmake --build build-clang -j"$jobs"
+if [ $# -gt 0 ]; then
+    files=("$@")
+else
+    mapfile -t files < <(find src -name '*.c' | sort | { if [ -n "$LINT_SKIP" ]; then grep -v "^$LINT_SKIP"; else cat; fi; })
+fi
+echo "lint: clang-tidy over ${#files[@]} files"
+printf '%s\n' "${files[@]}" | xargs -P"$jobs" -n4 clang-tidy -p build-clang --quiet 2> >(grep -v "warnings generated" >&2)
+echo "lint: clean"
