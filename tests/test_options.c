@@ -60,6 +60,11 @@ static void test_two_phase_counts(void)
     CHECK(params_switch_steps(&p) == 200, "n1 = %ld, expected 200", params_switch_steps(&p));
     CHECK_CLOSE(params_switch_tau(&p), 0.025, 1e-15, 0, "tau_sw");
     CHECK(params_rate(&p, 0.0249) == 0.2 && params_rate(&p, 0.025) == 0.05, "rate in force around the switch");
+    struct params bad = p;
+    char err[256];
+    CHECK(params_set(&bad, "lr_schedule", "two_phase(1e-300,1)", err, sizeof err) == 0 &&
+              params_validate(&bad, err, sizeof err) != 0 && strstr(err, "steps"),
+          "a first phase of 4e301 steps is not refused: %s", err);
     struct params c = p;
     c.lr_schedule.kind = LR_CONSTANT;
     CHECK(params_rate(&c, 0) == 0.05 && params_switch_steps(&c) == 0 && params_samples(&c, 0.1) == 0.1 * (1600.0 / 0.05),

@@ -43,6 +43,9 @@ const char *const params_keys[] = {
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 /* token_corr must stay below 1: C = (1 - c) I + c 1 1^T is singular at c = 1. */
 #define PARAMS_MAX_TOKEN_CORR 1.0
+/* The most SGD steps a two_phase first phase may take (t_switch d / eta1): beyond it the step
+ * count would not fit a long; no run gets near it. */
+#define PARAMS_MAX_SWITCH_STEPS 1e15
 
 void params_default(struct params *p)
 {
@@ -506,6 +509,11 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         !(p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0))
         FAIL("lr_schedule two_phase(%g,%g): needs eta1 > 0 and t_switch > 0", p->lr_schedule.eta1,
              p->lr_schedule.t_switch);
+    if (p->lr_schedule.kind == LR_TWO_PHASE &&
+        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS))
+        FAIL("lr_schedule two_phase(%g,%g): the first phase would take t_switch d/eta1 = %g steps (at most "
+             "1e15); raise eta1 or lower t_switch", p->lr_schedule.eta1, p->lr_schedule.t_switch,
+             p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
     if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d))
         FAIL("teacher goe_mean(%g): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
              "teacher is normalised to 1)", p->teacher.arg);
