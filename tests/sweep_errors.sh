@@ -175,6 +175,28 @@ case_ bad_closure "2: key 'closure'" <<'Y'
 grid:
   closure: [auto, wizard]
 Y
+case_ tied_uncentred "4: key 'index': index uncentred with tied" <<'Y'
+grid:
+  decomposition: [direct, tied]
+fixed:
+  index: uncentred
+Y
+case_ token_corr_one "2: key 'token_corr'" <<'Y'
+grid:
+  token_corr: [0, 0.5, 1]
+Y
+case_ softmax_outputs_all "4: key 'grid': point (d=10): outputs all with softmax" <<'Y'
+fixed:
+  activation: softmax(1)
+  outputs: all
+grid:
+  d: [10, 20]
+Y
+case_ init_trace_untied "3: key 'init_trace'" <<'Y'
+grid:
+  decomposition: [direct, untied]
+  init_trace: [0.5]
+Y
 
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
 printf 'grid:\n  seed: [%s]\n  tokens: [%s]\n  records: [%s]\n' "$vals" "$(echo "$vals" | sed 's/\b1, //')" "$vals" > "$W/many.txt"

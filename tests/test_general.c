@@ -65,14 +65,15 @@ static void isserlis(double c, const char *index)
     struct params p = mk("direct", "h1", "goe_mean(1)", c, index, "offdiag", d);
     p.tokens = T;
     struct model *m = model_create(&p);
-    /* a non-symmetric S with a mean: S0 + 0.3 A/sqrt(d) + (0.6/sqrt(d)) I, A with N(0,1) entries */
+    /* a non-symmetric S with a mean: S0 + 0.3 A/sqrt(d) + 0.5 S* + (0.6/sqrt(d)) I, A with N(0,1) entries */
     size_t dd = (size_t)d * d;
     double *S = malloc(sizeof(double) * dd), *A = malloc(sizeof(double) * dd);
     struct rng g;
     rng_init(&g, 3, STREAM_TEST, (uint32_t)d);
     rng_normals(&g, A, dd);
+    /* a teacher component, so that the cross-covariances are tested away from 0 */
     for (size_t i = 0; i < dd; i++)
-        S[i] = m->S0[i] + 0.3 * A[i] / sqrt((double)d);
+        S[i] = m->S0[i] + 0.3 * A[i] / sqrt((double)d) + 0.5 * m->teacher[i];
     for (int i = 0; i < d; i++)
         S[(size_t)i * d + i] += 0.6 / sqrt((double)d);
     const double *P = m->teacher;
@@ -92,7 +93,7 @@ static void isserlis(double c, const char *index)
                            c * om + c * c * ps};
     double sum[NSTAT] = {0}, sq[NSTAT] = {0};
     double *x = malloc(sizeof(double) * (size_t)T * d), h[9], hs[9];
-    rng_init(&g, 4, STREAM_TEST, (uint32_t)d);
+    rng_init(&g, 4 + (uint64_t)(10 * c) + 100 * (uint64_t)unc, STREAM_TEST, (uint32_t)d); /* a stream per case */
     for (int n = 0; n < N; n++) {
         rng_normals(&g, x, (size_t)T * d);
         model_correlate(d, T, m->L, x);
