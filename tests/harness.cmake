@@ -29,15 +29,19 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
 
-add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
-set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+# Grids (ranges, zip, expressions, --set), task ids, weak recovery and its view, migration 1 -> 2.
+add_executable(test_grid test_grid.c)
+target_link_libraries(test_grid PRIVATE aimsweep_harness)
+aimsweep_warnings(test_grid)
+add_test(NAME test_grid COMMAND test_grid ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_grid PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 
-# A database of schema version 1 opened by the current store (tests/data/schema_v1.sql).
-add_executable(test_store_migrate test_store_migrate.c)
-target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
-aimsweep_warnings(test_store_migrate)
-add_test(NAME test_store_migrate COMMAND test_store_migrate ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
-set_tests_properties(test_store_migrate PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+add_test(NAME cli_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_errors)
+set_tests_properties(cli_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# Printed and stored numbers read back to the same doubles, in shortest form (python3).
+add_test(NAME roundtrip COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/roundtrip.py ${CMAKE_CURRENT_BINARY_DIR}/roundtrip)
+set_tests_properties(roundtrip PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 
 # Checked MPI calls: a failing call comes back reported (one rank, started without mpirun).
 add_executable(test_mpicheck test_mpicheck.c)
@@ -49,7 +53,13 @@ set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60
 # cmake --install and the job scripts (with stand-ins for mpirun and srun).
 add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
 set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
-# Deterministic fuzz of sweep files and `single` flag sets (issue 13): >= 500 cases, each
-# exits 0 or 2 in time, with no sanitizer report, and names FILE:LINE or the flag.
-add_test(NAME fuzz_inputs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz.py ${CMAKE_CURRENT_BINARY_DIR}/fuzz_inputs 600)
-set_tests_properties(fuzz_inputs PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")
+
+# Databases of schema versions 1 and 2 (tests/data/schema_v*.sql) opened by the current store: migrated to 3.
+add_executable(test_store_migrate test_store_migrate.c)
+target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
+aimsweep_warnings(test_store_migrate)
+add_test(NAME test_store_migrate COMMAND test_store_migrate ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_store_migrate PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+
+add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
+set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

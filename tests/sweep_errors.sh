@@ -34,7 +34,7 @@ grid:
   d: [10]
  lr: [0.1]
 Y
-case_ syntax_tab "2: YAML syntax error" <<'Y'
+case_ syntax_tab "2: YAML syntax error: a tab character; YAML indents with spaces only" <<'Y'
 grid:
 	d: [10]
 Y
@@ -198,9 +198,68 @@ grid:
   init_trace: [0.5]
 Y
 
+case_ unknown_top_key_hint "1: key 'gird': unknown key (did you mean 'grid'?)" <<'Y'
+gird:
+  d: [10]
+Y
+case_ unknown_key_hint "2: key 'decompositon': unknown parameter (did you mean 'decomposition'?)" <<'Y'
+grid:
+  decompositon: [tied]
+Y
+case_ enum_hint "2: key 'decomposition': decomposition: 'Tied' is not one of direct | tied | untied (did you mean 'tied'?)" <<'Y'
+grid:
+  decomposition: [Tied]
+Y
+case_ range_in_message "2: key 'seed': seed = -1: must be an integer from 0 to" <<'Y'
+fixed:
+  seed: -1
+Y
+case_ zip_unequal "4: key 'zip': lists of unequal length: d has 2 values (line 3), lr has 1" <<'Y'
+grid:
+  zip:
+    d: [40, 80]
+    lr: [0.1]
+Y
+case_ expr_unknown_name "4: key 'lr': expression '0.5 / log(dd)': unknown name 'dd' (did you mean 'd'?)" <<'Y'
+grid:
+  d: [40, 80]
+fixed:
+  lr: "0.5 / log(dd)"
+Y
+case_ expr_division_by_zero "4: key 'lr': expression '1 / (d - 40)': division by zero (1 point: (d=40))" <<'Y'
+grid:
+  d: [40, 80]
+fixed:
+  lr: "1 / (d - 40)"
+Y
+case_ expr_syntax "2: key 'lr': expression '0.5 / (d', column 9: expected ')'" <<'Y'
+fixed:
+  lr: "0.5 / (d"
+Y
+case_ range_not_integer "2: key 'd': linspace gives 13.3333333333333, but d takes integers" <<'Y'
+grid:
+  d: {linspace: [10, 20, 4]}
+Y
+case_ range_typo "2: key 'lr': 'linspce' is not a range (did you mean 'linspace'?)" <<'Y'
+grid:
+  lr: {linspce: [0.01, 0.1, 3]}
+Y
+case_ whole_grid "1: key 'grid': 2 of 4 points cannot run:" <<'Y'
+grid:
+  decomposition: [tied, untied]
+  order_m: [3, 4]
+fixed:
+  closure: flat
+solvers: [sgd, ode]
+Y
+case_ softmax_empty "2: key 'activation': activation 'softmax()': write softmax or softmax(beta)" <<'Y'
+fixed:
+  activation: softmax()
+Y
+
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
-printf 'grid:\n  seed: [%s]\n  tokens: [%s]\n  records: [%s]\n' "$vals" "$(echo "$vals" | sed 's/\b1, //')" "$vals" > "$W/many.txt"
-case_ too_many_points "1: key 'grid': 1020100 grid points, more than the limit" < "$W/many.txt"
+printf 'grid:\n  seed: [%s]\n  weight_decay: [%s]\n  records: [%s]\n' "$vals" "$vals" "$vals" > "$W/many.txt"
+case_ too_many_points "1: key 'grid': 1030301 grid points, more than the limit" < "$W/many.txt"
 
 echo "$n malformed files, $fails failed"
 [ ! -e "$W/missing.yaml" ] || exit 1

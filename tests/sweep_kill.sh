@@ -80,7 +80,10 @@ if command -v sqlite3 >/dev/null; then
     cp "$W/ref.db" "$W/poison.db"
     sqlite3 "$W/poison.db" "UPDATE tasks SET status = 'running', attempts = 3 WHERE rowid = 5;
                             UPDATE tasks SET status = 'running', attempts = 2 WHERE rowid = 6;"
-    out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1) || fail "poison: run"
+    # every task finished and one is in error: exit status 3
+    out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1)
+    rc=$?
+    [ $rc -eq 3 ] || fail "poison: run exited $rc, expected 3 (finished with an error)"
     case "$out" in *"was running each time a job died (3 times)"*"35 already in"*"1 to run"*) ;;
         *) fail "poison: $out" ;; esac
     [ "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 5")" = "error 3" ] || fail "poison: status"

@@ -40,10 +40,13 @@ for id in $(q "$W/mpi.db" "SELECT task_id FROM tasks ORDER BY task_id"); do
 done
 
 # export and status read the same database
-"$AIMSWEEP" export "$W/mpi.db" --format csv --out "$W/results.csv" || fail "export"
+"$AIMSWEEP" export "$W/mpi.db" --format csv --plain --out "$W/results.csv" || fail "export"
 [ "$(wc -l < "$W/results.csv")" = 37 ] || fail "export: not a header and 36 rows"
 head -1 "$W/results.csv" | grep -q '^task_id,sweep_id,decomposition,' || fail "export header"
-[ "$("$AIMSWEEP" export "$W/mpi.db" --format csv --table trajectory | wc -l)" = 217 ] || fail "export trajectory"
+[ "$("$AIMSWEEP" export "$W/mpi.db" --format csv --plain --table trajectory | wc -l)" = 217 ] || fail "export trajectory"
+# the default header names each column's unit, then the same rows
+"$AIMSWEEP" export "$W/mpi.db" --table trajectory | grep -q '^# tau \[tau\]: ' || fail "export units header"
+[ "$("$AIMSWEEP" export "$W/mpi.db" --table trajectory | grep -vc '^#')" = 217 ] || fail "export with units: rows"
 "$AIMSWEEP" status "$W/mpi.db" | grep -q "^done  *12 " || fail "status"
 "$AIMSWEEP" plan "$SWEEP" --db "$W/mpi.db" | grep -q "to run *0 of 12" || fail "plan with the database"
 

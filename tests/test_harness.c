@@ -105,13 +105,7 @@ static void test_spec_grid(void)
 
     /* an error names file, line and key */
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
-    CHECK_TRUE(s != NULL);
-    if (s) {
-        struct params *bad = NULL;
-        CHECK_TRUE(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
-        CHECK_TRUE(strstr(err, "x.yaml:4: key 'lr'") != NULL);
-        spec_destroy(&s);
-    }
+    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL);
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
     CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
 }

@@ -89,13 +89,16 @@ static void test_two_phase_counts(void)
                 CHECK_CLOSE(t->rows[k].samples, (double)by_hand[k], 1e-9, 1e-12, "flow/ode samples");
         }
     }
-    /* samples_wr is the count of the recovering record (tied h1 on a wishart teacher recovers) */
+    /* samples_wr: the records' counts interpolated to the (interpolated) tau_wr and rounded to
+     * a whole sample, so n(tau_wr) of the schedule by hand to within 0.5 (the switch at
+     * tau = 0.025 is a record, so no interpolation straddles it; tied h1 on a wishart teacher
+     * recovers) */
     for (int i = 0; i < res.nsolvers; i++) {
         const struct solver_summary *s = &res.sum[i];
         if (s->tau_wr < 0)
             continue;
         double expect = s->tau_wr <= 0.025 ? 8000 * s->tau_wr : 200 + (s->tau_wr - 0.025) * 32000;
-        CHECK_CLOSE(s->samples_wr, expect, 1e-6, 1e-12, "samples_wr by hand");
+        CHECK_CLOSE(s->samples_wr, expect, 0.5 + 1e-9, 0, "samples_wr by hand");
     }
     CHECK(res.sum[0].tau_wr >= 0, "tied h1 did not recover by tau = 0.1 (the samples_wr check saw nothing)");
     worker_result_free(&res);

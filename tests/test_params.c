@@ -63,15 +63,61 @@ int main(void)
         CHECK(params_set(&c, bad[i][0], bad[i][1], err, sizeof err) != 0 && err[0],
               "%s=%s accepted", bad[i][0], bad[i][1]);
     }
-    const char *invalid[][2] = {{"d", "0"}, {"d", "-5"}, {"lr", "-0.1"}, {"lr", "0"}, {"tokens", "1"},
-                                {"tau_end", "0"}, {"records", "0"}, {"width", "0"},
-                                {"recovery_threshold", "1.5"}, {"order_m", "0"}, {"weight_decay", "-1"}};
+    /* Out-of-range values are refused where they are read, with the range in the message, and
+     * params_validate refuses them in a struct filled by code. */
+    const char *invalid[][3] = {{"d", "0", "from 2 to"}, {"d", "-5", "from 2 to"}, {"lr", "-0.1", "(0, 1000]"},
+                                {"lr", "0", "(0, 1000]"}, {"tokens", "1", "from 2 to 16"}, {"tau_end", "0", "[1e-09, 1000000]"},
+                                {"records", "0", "from 1 to"}, {"width", "0", "(0, 4]"},
+                                {"recovery_threshold", "1.5", "(0, 1]"}, {"order_m", "0", "from 1 to 16"},
+                                {"weight_decay", "-1", "[0, 1000]"}, {"seed", "-1", "from 0 to"}};
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         params_default(&c);
-        CHECK(set(&c, invalid[i][0], invalid[i][1]) == 0, "%s parse", invalid[i][0]);
         err[0] = 0;
-        CHECK(params_validate(&c, err, sizeof err) != 0 && err[0], "%s=%s valid", invalid[i][0], invalid[i][1]);
+        CHECK(params_set(&c, invalid[i][0], invalid[i][1], err, sizeof err) != 0 && strstr(err, invalid[i][2]),
+              "%s=%s: '%s' without '%s'", invalid[i][0], invalid[i][1], err, invalid[i][2]);
     }
+    params_default(&c);
+    c.d = 1;
+    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "d = 1"), "d = 1 in code: %s", err);
+    params_default(&c);
+    c.recovery_threshold = 0;
+    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "(0, 1]"), "threshold 0 in code: %s", err);
+
+    /* Messages name the allowed values and the closest one. */
+    params_default(&c);
+    params_set(&c, "decomposition", "Tied", err, sizeof err);
+    CHECK(strstr(err, "direct | tied | untied") && strstr(err, "did you mean 'tied'"), "%s", err);
+    params_set(&c, "solvers", "sgd,flw", err, sizeof err);
+    CHECK(strstr(err, "did you mean 'flow'"), "%s", err);
+    params_set(&c, "decompositon", "tied", err, sizeof err);
+    CHECK(strstr(err, "did you mean 'decomposition'"), "%s", err);
+    params_set(&c, "closure", "flatt", err, sizeof err);
+    CHECK(strstr(err, "did you mean 'flat'"), "%s", err);
+    params_set(&c, "teacher", "wishar(0.5)", err, sizeof err);
+    CHECK(strstr(err, "did you mean 'wishart'"), "%s", err);
+    CHECK(params_set(&c, "activation", "softmax()", err, sizeof err) != 0, "softmax() accepted");
+    CHECK(params_set(&c, "solvers", "sgd,sgd", err, sizeof err) != 0, "sgd twice accepted");
+    CHECK(params_set(&c, "solvers", "sgd,,flow", err, sizeof err) != 0, "empty solver accepted");
+    CHECK(params_set(&c, "lr", "", err, sizeof err) != 0 && strstr(err, "empty"), "empty lr: %s", err);
+
+    /* The parameter table has one row per key, in canonical order, each with its meaning. */
+    int nk = 0;
+    for (; params_keys[nk]; nk++) {
+        CHECK(params_info[nk].key && !strcmp(params_info[nk].key, params_keys[nk]), "row %d is not %s", nk,
+              params_keys[nk]);
+        CHECK(params_info[nk].key && params_info[nk].help && strlen(params_info[nk].help) > 10, "row %d: no help", nk);
+    }
+    CHECK(params_info[nk].key == NULL, "the table has rows beyond params_keys");
+
+    /* log_grid takes a start. */
+    params_default(&c);
+    CHECK(set(&c, "log_grid", "1e-4") == 0 && c.log_grid && c.log_start == 1e-4, "log_grid start");
+    params_get(&c, "log_grid", buf, sizeof buf);
+    CHECK(!strcmp(buf, "0.0001"), "log_grid text %s", buf);
+    CHECK(set(&c, "log_grid", "-1") != 0, "negative log start accepted");
+    set(&c, "log_grid", "0.6"); /* above the default tau_end 0.5 */
+    CHECK(params_validate(&c, err, sizeof err) != 0, "log start above tau_end accepted");
+
     params_default(&c);
     set(&c, "decomposition", "untied");
     set(&c, "closure", "spectral");
@@ -82,7 +128,7 @@ int main(void)
      * the defaults as every earlier build wrote it); set, they appear and round-trip. */
     params_default(&c);
     params_canonical(&c, ca, sizeof ca);
-    CHECK(!strcmp(ca, "decomposition=tied;activation=h1;d=100;lr=0.050000000000000003;init_scale=0.69999999999999996;"
+    CHECK(!strcmp(ca, "decomposition=tied;activation=h1;d=100;lr=0.05;init_scale=0.7;"
                       "tokens=2;teacher=wishart(0.5);width=1;weight_decay=0;tau_end=0.5;records=20;log_grid=off;"
                       "seed=1;solvers=sgd,flow;recovery_threshold=0.5;order_m=4;closure=auto;ode_noise=off"),
           "default canonical text changed: %s", ca);
@@ -97,7 +143,7 @@ int main(void)
           "general index keys");
     CHECK(params_validate(&c, err, sizeof err) == 0, "untied uncentred all: %s", err);
     params_canonical(&c, ca, sizeof ca);
-    CHECK(strstr(ca, ";token_corr=0.29999999999999999;index=uncentred;outputs=all;ode_mean=slaved") &&
+    CHECK(strstr(ca, ";token_corr=0.3;index=uncentred;outputs=all;ode_mean=slaved") &&
               strstr(ca, "teacher=goe_mean(1.5)"),
           "canonical text of the general index: %s", ca);
     struct params e;
@@ -136,12 +182,15 @@ int main(void)
         {{"token_corr", "0.2"}, {"decomposition", "tied"}, {"solvers", "sgd,ode"}},
     };
     for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) {
+        /* refused when set (a value out of its range) or when validated (a combination) */
         params_default(&c);
+        int refused = 0;
         for (int j = 0; j < 3; j++)
-            CHECK(set(&c, combos[i][j][0], combos[i][j][1]) == 0, "%s parse", combos[i][j][0]);
+            refused |= set(&c, combos[i][j][0], combos[i][j][1]) != 0;
         err[0] = 0;
-        CHECK(params_validate(&c, err, sizeof err) != 0 && err[0], "combination %zu (%s=%s) accepted", i,
-              combos[i][0][0], combos[i][0][1]);
+        if (!refused)
+            refused = params_validate(&c, err, sizeof err) != 0 && err[0];
+        CHECK(refused, "combination %zu (%s=%s) accepted", i, combos[i][0][0], combos[i][0][1]);
     }
     return check_done("test_params");
 }

@@ -69,8 +69,8 @@ static void check_fd(void)
                 continue; /* refused by params: rows always hold the diagonal */
             for (size_t k = 0; k < NPTS; k++)
                 for (int T = 2; T <= 3; T++) {
-                    if (a.kind == ACT_SOFTMAX && T == 3 && k > 0)
-                        continue; /* the 6-dim rule is slow; one point suffices */
+                    if (a.kind == ACT_SOFTMAX && T == 3 && (k > 0 || l != 2))
+                        continue; /* the 6-dim rule is slow: one point, under the law with c, mean and all */
                     struct phi_val v, p, m;
                     double x[4] = {pts[k][0], pts[k][1], pts[k][2], pts[k][3]};
                     CHECK(phi_eval_law(&a, T, &laws[l], x[0], x[1], x[2], x[3], &v) == 0, "%s eval", acts[i]);
@@ -171,10 +171,11 @@ static void check_mc(void)
 
 static void check_softmax_pair(void)
 {
-    const struct phi_law laws[] = {{0.3, 1, 0, 0.4}, {0.6, 0, 0, 0}, {0.0, 1, 0, -1.0}};
+    /* the 4-dim rule at 40 nodes per axis is the cost of this test: two laws, two points */
+    const struct phi_law laws[] = {{0.3, 1, 0, 0.4}, {0.0, 1, 0, -1.0}};
     struct act a = parse("softmax(2)");
     for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
-        for (size_t k = 0; k < NPTS; k++) {
+        for (size_t k = 0; k < 2; k++) {
             struct phi_val p, r;
             const double *x = pts[k];
             CHECK(phi_eval_law(&a, 2, &laws[l], x[0], x[1], x[2], x[3], &p) == 0 &&

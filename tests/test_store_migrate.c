@@ -1,7 +1,7 @@
 /*
- * test_store_migrate.c: a database of schema version 1 (tests/data/schema_v1.sql, written by
- * the build before the general index) opened by the current store: migrated to version 2 in
- * place, its rows kept, the new columns holding what the old tasks ran with (token_corr 0,
+ * test_store_migrate.c: databases of schema versions 1 and 2 (tests/data/schema_v1.sql and
+ * schema_v2.sql, written by the builds before the general index) opened by the current store:
+ * migrated to version 3 in place, its rows kept, the new columns holding what the old tasks ran with (token_corr 0,
  * centred, offdiag, ...; mu = sqrt(d) trace), its task ids still the ids of the same points
  * (the canonical text leaves the new keys out at their defaults), and writable by a run.
  * A planted error shows: a migration that forgets a column fails the column checks; a
@@ -49,40 +49,36 @@ static char *slurp(const char *path)
     return s;
 }
 
-int main(int argc, char **argv)
+static void migrate(const char *srcdir, const char *builddir, int from)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: test_store_migrate SRCDIR BUILDDIR\n");
-        return 2;
-    }
     char fixture[1024], path[1024], err[1024];
-    snprintf(fixture, sizeof fixture, "%s/tests/data/schema_v1.sql", argv[1]);
-    snprintf(path, sizeof path, "%s/test_store_migrate.db", argv[2]);
+    snprintf(fixture, sizeof fixture, "%s/tests/data/schema_v%d.sql", srcdir, from);
+    snprintf(path, sizeof path, "%s/test_store_migrate_v%d.db", builddir, from);
     unlink(path);
     char *sql = slurp(fixture);
     CHECK(sql != NULL, "cannot read %s", fixture);
     if (!sql)
-        return check_done("test_store_migrate");
+        return;
     sqlite3 *raw = NULL;
     CHECK(sqlite3_open(path, &raw) == SQLITE_OK && sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK,
           "loading the fixture: %s", sqlite3_errmsg(raw));
     free(sql);
     double ntraj = value(raw, "SELECT count(*) FROM trajectory");
-    CHECK(value(raw, "PRAGMA user_version") == 1 && ntraj > 0, "fixture is not a version-1 database");
+    CHECK(value(raw, "PRAGMA user_version") == from && ntraj > 0, "fixture is not a version-%d database", from);
     sqlite3_close(raw);
 
     /* read-only commands read it as it is, without migrating */
     struct store *ro = store_open_readonly(path, err, sizeof err);
-    CHECK(ro != NULL, "read-only open of a version-1 database: %s", err);
+    CHECK(ro != NULL, "read-only open of a version-%d database: %s", from, err);
     if (ro)
         CHECK(value(store_db(ro), "SELECT count(*) FROM results") == 4, "v1 results view");
     store_close(&ro);
 
     for (int pass = 0; pass < 2; pass++) { /* the second open finds version 2: nothing to do */
         struct store *st = store_open(path, err, sizeof err);
-        CHECK(st != NULL, "open (pass %d): %s", pass, err);
+        CHECK(st != NULL, "open v%d (pass %d): %s", from, pass, err);
         if (!st)
-            return check_done("test_store_migrate");
+            return;
         sqlite3 *db = store_db(st);
         CHECK(value(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "user_version after migration");
         CHECK(value(db, "SELECT count(*) FROM trajectory") == ntraj, "rows lost");
@@ -134,5 +130,15 @@ int main(int argc, char **argv)
         CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj, "rerun rows");
     }
     store_close(&st);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_store_migrate SRCDIR BUILDDIR\n");
+        return 2;
+    }
+    migrate(argv[1], argv[2], 1); /* through 1 -> 2 and 2 -> 3 */
+    migrate(argv[1], argv[2], 2);
     return check_done("test_store_migrate");
 }

@@ -1,19 +1,26 @@
 /*
- * params.c: defaults, text parsing, validation and the canonical form of a grid point.
+ * params.c: defaults, the parameter table, text parsing, validation and the canonical form of a
+ * grid point.
  *
  * Every value goes through params_set, whether it comes from a command-line flag or a sweep
- * file, so the two accept the same spellings. Numbers are written back with "%.17g", which
- * round-trips a double exactly: the canonical text of "0.050" and "5e-2" is the same.
+ * file, so the two accept the same spellings. Numbers are written back in their shortest
+ * round-trip form (text_double): the canonical text of "0.050" and "5e-2" is "0.05". The task
+ * id hashes the canonical text as it was first defined, with "%.17g" numbers
+ * ("0.050000000000000003"), so that every point keeps the id it had (tests/ids.txt holds ids of
+ * that time); both forms read back to the same doubles.
  *
  * The keys of MODEL.md §10-11 (from token_corr on in params_keys) came after the first
  * databases: the canonical text names them only where they differ from their default, so that
  * every task id computed before them is still the id of the same point.
  */
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/text.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +37,22 @@
 #define PARAMS_DEFAULT_ORDER 4
 #define PARAMS_DEFAULT_BETA 1.0
 /* Limits that catch typos rather than restrict science. */
+#define PARAMS_MIN_D 2
 #define PARAMS_MAX_D 100000
 #define PARAMS_MAX_RECORDS 1000000
 #define PARAMS_MAX_ORDER 16
+#define PARAMS_MAX_SEED 9007199254740992.0 /* 2^53: every seed is exact as a double */
+/* What the solvers can do (the same bounds as the storage-reliability work): lr and
+ * weight_decay beyond 1e3 make the explicit flow's step vanish; tied/untied order parameters
+ * grow like s0^4, so init_scale 100 reaches the divergence limits before the first step; tau_end
+ * between 1e-9 and 1e6. */
+#define PARAMS_MAX_LR 1e3
+#define PARAMS_MAX_INIT_SCALE 100.0
+#define PARAMS_MAX_WEIGHT_DECAY 1e3
+#define PARAMS_MIN_TAU_END 1e-9
+#define PARAMS_MAX_TAU_END 1e6
+/* The student's rank r = round(width d) is at most this many times d. */
+#define PARAMS_MAX_RANK_PER_D 4
 
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
@@ -41,11 +61,86 @@ const char *const params_keys[] = {
     /* MODEL.md §10-11: written only where not at their default */
     "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
-/* token_corr must stay below 1: C = (1 - c) I + c 1 1^T is singular at c = 1. */
-#define PARAMS_MAX_TOKEN_CORR 1.0
+/* init_trace: a typo guard, t I with |t| <= this */
+#define PARAMS_MAX_INIT_TRACE 1e3
 /* The most SGD steps a two_phase first phase may take (t_switch d / eta1): beyond it the step
  * count would not fit a long; no run gets near it. */
 #define PARAMS_MAX_SWITCH_STEPS 1e15
+
+_Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
+                   sizeof(enum index_kind) == sizeof(int) && sizeof(enum outputs_kind) == sizeof(int) &&
+                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int),
+               "PARAMS_ENUM fields are stored as int");
+
+static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
+static const char *const closure_words[] = {"auto", "free_cumulant", "freeze", "zero", "spectral",
+                                            "spectral_mp", "free_residual", "flat", NULL};
+static const char *const solver_words[] = {"sgd", "flow", "ode", NULL};
+static const char *const act_words[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite", "relu", "tanh",
+                                        "erf", "softmax", NULL};
+static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", "goe_mean", NULL};
+static const char *const index_words[] = {"centred", "uncentred", NULL};
+static const char *const outputs_words[] = {"offdiag", "all", NULL};
+static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
+static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
+static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
+
+#define OFF(f) offsetof(struct params, f)
+const struct params_key_info params_info[] = {
+    {"decomposition", PARAMS_ENUM, OFF(decomposition), decomp_words, 0, 0, 0, "direct | tied | untied",
+     "how the student writes S: direct S, tied W W^T/sqrt(r d), untied U V^T/sqrt(r d)"},
+    {"activation", PARAMS_TEXT, 0, act_words, 0, 0, 0,
+     "h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)",
+     "output map Y: sigma on each off-diagonal index entry h_ab, or softmax(beta) over each row"},
+    {"d", PARAMS_INT, OFF(d), NULL, PARAMS_MIN_D, PARAMS_MAX_D, 0, "integer",
+     "dimension of a token (S and S* are d x d)"},
+    {"lr", PARAMS_REAL, OFF(lr), NULL, 0, PARAMS_MAX_LR, PARAMS_LO_OPEN, "number",
+     "learning rate eta; each SGD sample advances time tau by eta/d^2"},
+    {"init_scale", PARAMS_REAL, OFF(init_scale), NULL, 0, PARAMS_MAX_INIT_SCALE, 0, "number",
+     "s0: initial student entries N(0, s0^2) (tied/untied), s0 times a GOE matrix (direct)"},
+    {"tokens", PARAMS_INT, OFF(tokens), NULL, 2, PARAMS_MAX_TOKENS, 0, "integer",
+     "T: tokens per sample (the attention index is T x T)"},
+    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0, "wishart(rho) | goe | goe_shift(m) | goe_mean(m)",
+     "the target S*, Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I, GOE + (m/sqrt(d)) I (mean m)"},
+    {"width", PARAMS_REAL, OFF(width), NULL, 0, PARAMS_MAX_RANK_PER_D, PARAMS_LO_OPEN, "number",
+     "rho: the student's rank r = round(rho d) (tied, untied)"},
+    {"weight_decay", PARAMS_REAL, OFF(weight_decay), NULL, 0, PARAMS_MAX_WEIGHT_DECAY, 0, "number",
+     "lambda: each parameter decays at rate lambda per unit tau (factor 1 - lambda eta/d^2 a step)"},
+    {"tau_end", PARAMS_REAL, OFF(tau_end), NULL, PARAMS_MIN_TAU_END, PARAMS_MAX_TAU_END, 0, "number",
+     "the time tau = n eta/d^2 at which a run ends (n samples)"},
+    {"records", PARAMS_INT, OFF(records), NULL, 1, PARAMS_MAX_RECORDS, 0, "integer",
+     "record times after tau = 0: each solver stores records + 1 rows"},
+    {"log_grid", PARAMS_TEXT, 0, NULL, 0, 0, 0, "on | off | START",
+     "record times log-spaced from START (on: tau_end/1000) to tau_end instead of evenly"},
+    {"seed", PARAMS_SEED, OFF(seed), NULL, 0, PARAMS_MAX_SEED, 0, "integer",
+     "seed of the teacher, the initial student and the samples (same seed, same numbers)"},
+    {"solvers", PARAMS_TEXT, 0, solver_words, 0, 0, 0, "comma-separated from sgd, flow, ode",
+     "sgd: online SGD at finite d; flow: population gradient flow; ode: order-M moment ODE"},
+    {"recovery_threshold", PARAMS_REAL, OFF(recovery_threshold), NULL, 0, 1, PARAMS_LO_OPEN, "number",
+     "weak recovery: the first tau (interpolated) with |m| >= this, m the centred overlap"},
+    {"order_m", PARAMS_INT, OFF(order_m), NULL, 1, PARAMS_MAX_ORDER, 0, "integer",
+     "M: order of the moment ODE (longest word tracked; Gauss nodes of closure spectral)"},
+    {"closure", PARAMS_ENUM, OFF(closure), closure_words, 0, 0, 0,
+     "auto | free_cumulant | freeze | zero | spectral | spectral_mp | free_residual | flat",
+     "how the ODE fixes the words of length M + 1 (auto: spectral for tied, flat for untied)"},
+    {"ode_noise", PARAMS_BOOL, OFF(ode_noise), NULL, 0, 0, 0, "on | off",
+     "add the O(eta) drift of the SGD noise to the moment ODE"},
+    {"token_corr", PARAMS_REAL, OFF(token_corr), NULL, 0, 1, PARAMS_HI_OPEN, "number",
+     "c: token covariance E x_a x_b^T = ((1 - c) delta_ab + c) I"},
+    {"index", PARAMS_ENUM, OFF(index), index_words, 0, 0, 0, "centred | uncentred",
+     "h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d), or x_a^T S x_b/sqrt(d) with mean C_ab Tr S/sqrt(d) (not tied)"},
+    {"outputs", PARAMS_ENUM, OFF(outputs), outputs_words, 0, 0, 0, "offdiag | all",
+     "the elementwise loss over the entries a != b, or over all of them (the diagonal too)"},
+    {"lr_schedule", PARAMS_TEXT, 0, lr_schedule_words, 0, 0, 0, "constant | two_phase(eta1,t_switch)",
+     "the rate: lr throughout, or eta1 while t = d tau < t_switch, then lr"},
+    {"init", PARAMS_ENUM, OFF(init), init_words, 0, 0, 0, "gaussian | orthogonal",
+     "tied/untied initial factors: i.i.d. Gaussian, or orthogonal columns at the same scale (width <= 1)"},
+    {"init_trace", PARAMS_REAL, OFF(init_trace), NULL, -PARAMS_MAX_INIT_TRACE, PARAMS_MAX_INIT_TRACE, 0, "number",
+     "direct: t I added to the initial S"},
+    {"ode_mean", PARAMS_ENUM, OFF(ode_mean), ode_mean_words, 0, 0, 0, "stiff | slaved",
+     "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
+    {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
+#undef OFF
 
 void params_default(struct params *p)
 {
@@ -66,6 +161,7 @@ void params_default(struct params *p)
     p->tau_end = PARAMS_DEFAULT_TAU_END;
     p->records = PARAMS_DEFAULT_RECORDS;
     p->log_grid = 0;
+    p->log_start = 0;
     p->seed = 1;
     p->solvers = SOLVER_SGD | SOLVER_FLOW;
     p->recovery_threshold = PARAMS_DEFAULT_THRESHOLD;
@@ -81,10 +177,15 @@ void params_default(struct params *p)
     p->ode_mean = ODE_MEAN_STIFF;
 }
 
-static void seterr(char *err, size_t n, const char *fmt, const char *a, const char *b)
+static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t n, const char *fmt, ...)
 {
-    if (err && n)
-        snprintf(err, n, fmt, a, b);
+    if (!err || !n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
 }
 
 /* key with '-' mapped to '_' into buf; returns buf */
@@ -97,14 +198,90 @@ static const char *norm_key(const char *key, char *buf, size_t n)
     return buf;
 }
 
-int params_is_key(const char *key)
+const struct params_key_info *params_key_info(const char *key)
 {
     char k[64];
+    if (strlen(key) >= sizeof k)
+        return NULL;
     norm_key(key, k, sizeof k);
-    for (int i = 0; params_keys[i]; i++)
-        if (!strcmp(params_keys[i], k))
-            return 1;
-    return 0;
+    for (int i = 0; params_info[i].key; i++)
+        if (!strcmp(params_info[i].key, k))
+            return &params_info[i];
+    return NULL;
+}
+
+int params_is_key(const char *key) { return params_key_info(key) != NULL; }
+
+const char *params_suggest_key(const char *word, char *buf, size_t n)
+{
+    char k[64];
+    if (n)
+        buf[0] = 0;
+    if (strlen(word) < sizeof k)
+        text_suggest(buf, n, norm_key(word, k, sizeof k), params_keys);
+    return buf;
+}
+
+int params_is_numeric(const char *key)
+{
+    const struct params_key_info *k = params_key_info(key);
+    return k && (k->type == PARAMS_INT || k->type == PARAMS_SEED || k->type == PARAMS_REAL);
+}
+
+int params_number(const struct params *p, const char *key, double *value)
+{
+    const struct params_key_info *k = params_key_info(key);
+    const char *base = (const char *)p;
+    if (!k)
+        return -1;
+    switch (k->type) {
+    case PARAMS_INT: {
+        int v;
+        memcpy(&v, base + k->offset, sizeof v);
+        *value = v;
+        return 0;
+    }
+    case PARAMS_SEED: {
+        uint64_t v;
+        memcpy(&v, base + k->offset, sizeof v);
+        *value = (double)v;
+        return 0;
+    }
+    case PARAMS_REAL:
+        memcpy(value, base + k->offset, sizeof *value);
+        return 0;
+    default: return -1;
+    }
+}
+
+const char *params_allowed(const struct params_key_info *k, char *buf, size_t n)
+{
+    char lo[TEXT_DOUBLE_MAX], hi[TEXT_DOUBLE_MAX];
+    text_double(k->lo, lo, sizeof lo);
+    text_double(k->hi, hi, sizeof hi);
+    switch (k->type) {
+    case PARAMS_INT:
+    case PARAMS_SEED: snprintf(buf, n, "an integer from %s to %s", lo, hi); break;
+    case PARAMS_REAL:
+        if (k->bounds & PARAMS_NO_HI)
+            snprintf(buf, n, "a number %s %s", k->bounds & PARAMS_LO_OPEN ? ">" : ">=", lo);
+        else
+            snprintf(buf, n, "a number in %c%s, %s%c", k->bounds & PARAMS_LO_OPEN ? '(' : '[', lo, hi,
+                     k->bounds & PARAMS_HI_OPEN ? ')' : ']');
+        break;
+    default: snprintf(buf, n, "%s", k->syntax); break;
+    }
+    return buf;
+}
+
+/* 1 when v lies in the row's range */
+static int in_range(const struct params_key_info *k, double v)
+{
+    if (k->bounds & PARAMS_LO_OPEN ? !(v > k->lo) : !(v >= k->lo))
+        return 0;
+    if (k->bounds & PARAMS_NO_HI)
+        return 1;
+    return k->bounds & PARAMS_HI_OPEN ? v < k->hi : v <= k->hi;
 }
 
 static int parse_double(const char *s, double *out)
@@ -124,15 +301,6 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    double v;
-    if (parse_double(s, &v) || v != floor(v) || v < (double)lo || v > (double)hi)
-        return -1;
-    *out = (long long)v;
-    return 0;
-}
-
 static int parse_bool(const char *s, int *out)
 {
     if (!strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "yes")) {
@@ -147,7 +315,8 @@ static int parse_bool(const char *s, int *out)
 }
 
 /* Splits "name(a,b,...)" into name and up to nmax numeric arguments. Returns the number of
- * arguments (0 when there are no parentheses), or -1 on a syntax error. */
+ * arguments (0 when there are no parentheses), or -1 on a syntax error; empty parentheses
+ * "name()" are an error, so that softmax() never silently means softmax(1). */
 static int split_call(const char *s, char *name, size_t nn, double *args, int nmax)
 {
     const char *lp = strchr(s, '(');
@@ -159,7 +328,7 @@ static int split_call(const char *s, char *name, size_t nn, double *args, int nm
     if (!lp)
         return 0;
     const char *rp = strrchr(s, ')');
-    if (!rp || rp < lp || rp[1])
+    if (!rp || rp < lp || rp[1] || rp == lp + 1)
         return -1;
     int k = 0;
     const char *q = lp + 1;
@@ -182,6 +351,16 @@ static int split_call(const char *s, char *name, size_t nn, double *args, int nm
     return k;
 }
 
+/* The name part of "name(...)" for a suggestion. */
+static void call_name(const char *s, char *name, size_t n)
+{
+    size_t len = strcspn(s, "(");
+    if (len >= n)
+        len = n - 1;
+    memcpy(name, s, len);
+    name[len] = 0;
+}
+
 int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
 {
     char name[32];
@@ -192,7 +371,7 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     r.beta = PARAMS_DEFAULT_BETA;
     if (na < 0)
         goto bad;
-    if (name[0] == 'h' && name[1] >= '1' && name[1] <= '6' && !name[2] && na == 0) {
+    if (name[0] == 'h' && name[1] >= '1' && name[1] <= '6' && !name[2] && na == 0 && !strchr(s, '(')) {
         r.kind = ACT_HERMITE;
         r.degree = name[1] - '0';
         r.c[r.degree] = 1.0;
@@ -207,20 +386,22 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
                 r.degree = k;
         }
         if (r.degree < 1) {
-            seterr(err, errlen, "activation '%s': a Hermite activation needs a nonzero coefficient of degree >= 1%s", s, "");
+            seterr(err, errlen,
+                   "activation '%s': a Hermite activation needs a nonzero coefficient of degree >= 1"
+                   " (hermite(c0,c1,...) = c0 He_0 + c1 He_1 + ...)", s);
             return -1;
         }
-    } else if (!strcmp(name, "relu") && na == 0) {
+    } else if (!strcmp(name, "relu") && na == 0 && !strchr(s, '(')) {
         r.kind = ACT_RELU;
-    } else if (!strcmp(name, "tanh") && na == 0) {
+    } else if (!strcmp(name, "tanh") && na == 0 && !strchr(s, '(')) {
         r.kind = ACT_TANH;
-    } else if (!strcmp(name, "erf") && na == 0) {
+    } else if (!strcmp(name, "erf") && na == 0 && !strchr(s, '(')) {
         r.kind = ACT_ERF;
     } else if (!strcmp(name, "softmax") && na <= 1) {
         r.kind = ACT_SOFTMAX;
         r.beta = na == 1 ? args[0] : PARAMS_DEFAULT_BETA;
         if (!(r.beta > 0)) {
-            seterr(err, errlen, "activation '%s': softmax(beta) needs beta > 0%s", s, "");
+            seterr(err, errlen, "activation '%s': softmax(beta) needs beta > 0", s);
             return -1;
         }
     } else {
@@ -229,9 +410,16 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     *a = r;
     return 0;
 bad:
+    call_name(s, name, sizeof name);
     seterr(err, errlen,
-           "activation '%s' is not one of h1..h6, hermite(c0,c1,...) (at most %s coefficients), relu, tanh, erf, softmax(beta)",
-           s, "9");
+           "activation '%s' is not one of h1..h6, hermite(c0,c1,...) (at most %d coefficients), relu, tanh, erf,"
+           " softmax or softmax(beta)", s, ACT_MAX_DEGREE + 1);
+    if (!strcmp(name, "softmax"))
+        seterr(err, errlen, "activation '%s': write softmax or softmax(beta) with one number beta > 0", s);
+    else if (!strcmp(name, "hermite"))
+        seterr(err, errlen, "activation '%s': write hermite(c0,c1,...) with 2 to %d numbers", s, ACT_MAX_DEGREE + 1);
+    else
+        text_suggest(err, errlen, name, act_words);
     return -1;
 }
 
@@ -244,12 +432,12 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         t->kind = TEACHER_WISHART;
         t->arg = na == 1 ? args[0] : 0.5;
         if (!(t->arg > 0)) {
-            seterr(err, errlen, "teacher '%s': wishart(rho) needs rho > 0%s", s, "");
+            seterr(err, errlen, "teacher '%s': wishart(rho) needs rho > 0", s);
             return -1;
         }
         return 0;
     }
-    if (na == 0 && !strcmp(name, "goe")) {
+    if (na == 0 && !strcmp(name, "goe") && !strchr(s, '(')) {
         t->kind = TEACHER_GOE;
         t->arg = 0;
         return 0;
@@ -264,189 +452,186 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         t->arg = args[0] == 0 ? 0.0 : args[0];
         return 0;
     }
-    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)%s", s, "");
+    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)", s);
+    call_name(s, name, sizeof name);
+    if (!strcmp(name, "goe_shift"))
+        seterr(err, errlen, "teacher '%s': write goe_shift(m) with one number m", s);
+    else if (!strcmp(name, "goe_mean"))
+        seterr(err, errlen, "teacher '%s': write goe_mean(m) with one number m (the teacher's mean)", s);
+    else if (!strcmp(name, "wishart"))
+        seterr(err, errlen, "teacher '%s': write wishart or wishart(rho) with one number rho > 0", s);
+    else
+        text_suggest(err, errlen, name, teacher_words);
     return -1;
 }
 
-static int parse_solvers(const char *s, unsigned *out)
+static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
 {
     unsigned set = 0;
     char buf[128];
-    size_t n = strlen(s);
-    if (n >= sizeof buf)
+    if (strlen(s) >= sizeof buf) {
+        seterr(err, errlen, "solvers: '%.40s...' is too long (comma-separated from sgd, flow, ode)", s);
         return -1;
-    memcpy(buf, s, n + 1);
+    }
+    size_t len = strlen(s);
+    memcpy(buf, s, len + 1);
+    if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))) {
+        seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)", s);
+        return -1;
+    }
     char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-        if (!strcmp(tok, "sgd"))
-            set |= SOLVER_SGD;
-        else if (!strcmp(tok, "flow"))
-            set |= SOLVER_FLOW;
-        else if (!strcmp(tok, "ode"))
-            set |= SOLVER_ODE;
-        else
+        unsigned bit = 0;
+        for (int i = 0; solver_words[i]; i++)
+            if (!strcmp(tok, solver_words[i]))
+                bit = 1u << i;
+        if (!bit) {
+            seterr(err, errlen, "solvers: '%s' is not a solver (sgd, flow, ode)", tok);
+            text_suggest(err, errlen, tok, solver_words);
             return -1;
+        }
+        if (set & bit) {
+            seterr(err, errlen, "solvers: '%s' is named twice in '%s'", tok, s);
+            return -1;
+        }
+        set |= bit;
     }
-    if (!set)
+    if (!set) {
+        seterr(err, errlen, "solvers: name at least one of sgd, flow, ode");
         return -1;
+    }
     *out = set;
     return 0;
 }
 
+/* lr_schedule: constant | two_phase(eta1,t_switch) */
+static int parse_lr_schedule(struct params *p, const char *value, char *err, size_t errlen)
+{
+    char name[32];
+    double args[2];
+    int na = split_call(value, name, sizeof name, args, 2);
+    if (na == 0 && !strcmp(name, "constant") && !strchr(value, '(')) {
+        p->lr_schedule.kind = LR_CONSTANT;
+        p->lr_schedule.eta1 = p->lr_schedule.t_switch = 0;
+        return 0;
+    }
+    if (na == 2 && !strcmp(name, "two_phase")) {
+        p->lr_schedule.kind = LR_TWO_PHASE;
+        p->lr_schedule.eta1 = args[0];
+        p->lr_schedule.t_switch = args[1];
+        return 0;
+    }
+    seterr(err, errlen, "lr_schedule: '%s' is not constant or two_phase(eta1,t_switch)", value);
+    call_name(value, name, sizeof name);
+    text_suggest(err, errlen, name, lr_schedule_words);
+    return -1;
+}
+
+/* log_grid: on | off | a start tau > 0 (which turns the log grid on) */
+static int parse_log_grid(struct params *p, const char *value, char *err, size_t errlen)
+{
+    int b;
+    double v;
+    if (!parse_bool(value, &b)) {
+        p->log_grid = b;
+        p->log_start = 0;
+        return 0;
+    }
+    if (!parse_double(value, &v) && v > 0) {
+        p->log_grid = 1;
+        p->log_start = v;
+        return 0;
+    }
+    seterr(err, errlen, "log_grid: '%s' is not on, off or a start tau > 0 (the first record time after 0)",
+           value);
+    return -1;
+}
+
 int params_set(struct params *p, const char *key, const char *value, char *err, size_t errlen)
 {
-    char k[64];
-    norm_key(key, k, sizeof k);
-    double v;
-    long long iv;
+    const struct params_key_info *k = params_key_info(key);
+    char allowed[160];
+    char *base = (char *)p;
+    if (!k) {
+        char hint[96];
+        seterr(err, errlen, "unknown parameter '%s'%s (the keys of aimsweep single --help)", key,
+               params_suggest_key(key, hint, sizeof hint));
+        return -1;
+    }
+    params_allowed(k, allowed, sizeof allowed);
     if (!value) {
-        seterr(err, errlen, "%s: missing value%s", key, "");
+        seterr(err, errlen, "%s: missing value (%s)", k->key, allowed);
         return -1;
     }
-    if (!strcmp(k, "decomposition")) {
-        if (!strcmp(value, "direct"))
-            p->decomposition = DECOMP_DIRECT;
-        else if (!strcmp(value, "tied"))
-            p->decomposition = DECOMP_TIED;
-        else if (!strcmp(value, "untied"))
-            p->decomposition = DECOMP_UNTIED;
-        else
-            goto bad;
-        return 0;
-    }
-    if (!strcmp(k, "activation"))
-        return params_parse_act(value, &p->activation, err, errlen);
-    if (!strcmp(k, "teacher"))
-        return params_parse_teacher(value, &p->teacher, err, errlen);
-    if (!strcmp(k, "solvers")) {
-        if (parse_solvers(value, &p->solvers))
-            goto bad;
-        return 0;
-    }
-    if (!strcmp(k, "closure")) {
-        if (!strcmp(value, "auto"))
-            p->closure = CLOSURE_AUTO;
-        else if (!strcmp(value, "free_cumulant"))
-            p->closure = CLOSURE_FREE_CUMULANT;
-        else if (!strcmp(value, "freeze"))
-            p->closure = CLOSURE_FREEZE;
-        else if (!strcmp(value, "zero"))
-            p->closure = CLOSURE_ZERO;
-        else if (!strcmp(value, "spectral"))
-            p->closure = CLOSURE_SPECTRAL;
-        else if (!strcmp(value, "spectral_mp"))
-            p->closure = CLOSURE_SPECTRAL_MP;
-        else if (!strcmp(value, "free_residual"))
-            p->closure = CLOSURE_FREE_RESIDUAL;
-        else if (!strcmp(value, "flat"))
-            p->closure = CLOSURE_FLAT;
-        else
-            goto bad;
-        return 0;
-    }
-    if (!strcmp(k, "index")) {
-        if (!strcmp(value, "centred") || !strcmp(value, "centered"))
-            p->index = INDEX_CENTRED;
-        else if (!strcmp(value, "uncentred") || !strcmp(value, "uncentered"))
-            p->index = INDEX_UNCENTRED;
-        else {
-            seterr(err, errlen, "index: bad value '%s' (centred or uncentred)", value, "");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(k, "outputs")) {
-        if (!strcmp(value, "offdiag"))
-            p->outputs = OUTPUTS_OFFDIAG;
-        else if (!strcmp(value, "all"))
-            p->outputs = OUTPUTS_ALL;
-        else {
-            seterr(err, errlen, "outputs: bad value '%s' (offdiag or all)", value, "");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(k, "init")) {
-        if (!strcmp(value, "gaussian"))
-            p->init = INIT_GAUSSIAN;
-        else if (!strcmp(value, "orthogonal"))
-            p->init = INIT_ORTHOGONAL;
-        else {
-            seterr(err, errlen, "init: bad value '%s' (gaussian or orthogonal)", value, "");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(k, "ode_mean")) {
-        if (!strcmp(value, "stiff"))
-            p->ode_mean = ODE_MEAN_STIFF;
-        else if (!strcmp(value, "slaved"))
-            p->ode_mean = ODE_MEAN_SLAVED;
-        else {
-            seterr(err, errlen, "ode_mean: bad value '%s' (stiff or slaved)", value, "");
-            return -1;
-        }
-        return 0;
-    }
-    if (!strcmp(k, "lr_schedule")) {
-        char name[32];
-        double args[2];
-        int na = split_call(value, name, sizeof name, args, 2);
-        if (na == 0 && !strcmp(name, "constant")) {
-            p->lr_schedule.kind = LR_CONSTANT;
-            p->lr_schedule.eta1 = p->lr_schedule.t_switch = 0;
-            return 0;
-        }
-        if (na == 2 && !strcmp(name, "two_phase")) {
-            p->lr_schedule.kind = LR_TWO_PHASE;
-            p->lr_schedule.eta1 = args[0];
-            p->lr_schedule.t_switch = args[1];
-            return 0;
-        }
-        seterr(err, errlen, "lr_schedule: bad value '%s' (constant or two_phase(eta1,t_switch))", value, "");
+    const char *v = value;
+    while (isspace((unsigned char)*v))
+        v++;
+    if (!*v) {
+        seterr(err, errlen, "%s: empty value (%s)", k->key, allowed);
         return -1;
     }
-    if (!strcmp(k, "ode_noise") || !strcmp(k, "log_grid")) {
+    switch (k->type) {
+    case PARAMS_ENUM:
+        for (int i = 0; k->choices[i]; i++)
+            if (!strcmp(value, k->choices[i])) {
+                memcpy(base + k->offset, &i, sizeof i);
+                return 0;
+            }
+        seterr(err, errlen, "%s: '%s' is not one of %s", k->key, value, allowed);
+        text_suggest(err, errlen, value, k->choices);
+        return -1;
+    case PARAMS_BOOL: {
         int b;
-        if (parse_bool(value, &b))
-            goto bad;
-        *(!strcmp(k, "ode_noise") ? &p->ode_noise : &p->log_grid) = b;
+        if (parse_bool(value, &b)) {
+            seterr(err, errlen, "%s: '%s' is not on or off (also 1/0, true/false, yes/no)", k->key, value);
+            return -1;
+        }
+        memcpy(base + k->offset, &b, sizeof b);
         return 0;
     }
-    if (!strcmp(k, "d") || !strcmp(k, "tokens") || !strcmp(k, "records") || !strcmp(k, "order_m")) {
-        if (parse_int(value, -(1LL << 40), 1LL << 40, &iv))
-            goto bad;
-        if (iv < -1000000000LL || iv > 1000000000LL)
-            goto bad;
-        int *dst = !strcmp(k, "d") ? &p->d : !strcmp(k, "tokens") ? &p->tokens
-                   : !strcmp(k, "records") ? &p->records : &p->order_m;
-        *dst = (int)iv;
+    case PARAMS_INT:
+    case PARAMS_SEED:
+    case PARAMS_REAL: {
+        double x;
+        if (parse_double(value, &x)) {
+            seterr(err, errlen, "%s: '%s' is not a number (%s)", k->key, value, allowed);
+            return -1;
+        }
+        if (k->type != PARAMS_REAL && x != floor(x)) {
+            seterr(err, errlen, "%s = %s: not an integer (%s)", k->key, value, allowed);
+            return -1;
+        }
+        if (!in_range(k, x)) {
+            seterr(err, errlen, "%s = %s: must be %s", k->key, value, allowed);
+            return -1;
+        }
+        if (k->type == PARAMS_INT) {
+            int iv = (int)x;
+            memcpy(base + k->offset, &iv, sizeof iv);
+        } else if (k->type == PARAMS_SEED) {
+            uint64_t sv = (uint64_t)x;
+            memcpy(base + k->offset, &sv, sizeof sv);
+        } else
+        {
+            double z = x == 0 ? 0.0 : x; /* -0 and 0 are one point */
+            memcpy(base + k->offset, &z, sizeof z);
+        }
         return 0;
     }
-    if (!strcmp(k, "seed")) {
-        if (parse_int(value, 0, (1LL << 53), &iv))
-            goto bad;
-        p->seed = (uint64_t)iv;
-        return 0;
+    case PARAMS_TEXT:
+        if (!strcmp(k->key, "activation"))
+            return params_parse_act(value, &p->activation, err, errlen);
+        if (!strcmp(k->key, "teacher"))
+            return params_parse_teacher(value, &p->teacher, err, errlen);
+        if (!strcmp(k->key, "solvers"))
+            return parse_solvers(value, &p->solvers, err, errlen);
+        if (!strcmp(k->key, "log_grid"))
+            return parse_log_grid(p, value, err, errlen);
+        if (!strcmp(k->key, "lr_schedule"))
+            return parse_lr_schedule(p, value, err, errlen);
+        break;
     }
-    double *dst = !strcmp(k, "lr") ? &p->lr
-                  : !strcmp(k, "init_scale") ? &p->init_scale
-                  : !strcmp(k, "width") ? &p->width
-                  : !strcmp(k, "weight_decay") ? &p->weight_decay
-                  : !strcmp(k, "tau_end") ? &p->tau_end
-                  : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold
-                  : !strcmp(k, "token_corr") ? &p->token_corr
-                  : !strcmp(k, "init_trace") ? &p->init_trace : NULL;
-    if (!dst) {
-        seterr(err, errlen, "unknown parameter '%s'%s", key, "");
-        return -1;
-    }
-    if (parse_double(value, &v))
-        goto bad;
-    *dst = v == 0 ? 0.0 : v; /* -0 and 0 are one point */
-    return 0;
-bad:
-    seterr(err, errlen, "%s: bad value '%s'", key, value);
+    seterr(err, errlen, "%s: no parser for this key", k->key);
     return -1;
 }
 
@@ -454,78 +639,88 @@ int params_validate(const struct params *p, char *err, size_t errlen)
 {
 #define FAIL(...)                                                                               \
     do {                                                                                        \
-        if (err && errlen)                                                                      \
-            snprintf(err, errlen, __VA_ARGS__);                                                 \
+        seterr(err, errlen, __VA_ARGS__);                                                       \
         return -1;                                                                              \
     } while (0)
-    if (p->d < 2 || p->d > PARAMS_MAX_D)
-        FAIL("d = %d: must be between 2 and %d", p->d, PARAMS_MAX_D);
-    if (!(p->lr > 0))
-        FAIL("lr = %g: must be > 0", p->lr);
-    if (!(p->init_scale >= 0))
-        FAIL("init_scale = %g: must be >= 0", p->init_scale);
-    if (p->tokens < 2 || p->tokens > PARAMS_MAX_TOKENS)
-        FAIL("tokens = %d: must be between 2 and %d", p->tokens, PARAMS_MAX_TOKENS);
-    if (!(p->width > 0) || params_rank(p) > 4 * p->d)
-        FAIL("width = %g: must be > 0 and give a rank r = round(width d) <= 4d", p->width);
-    if (!(p->weight_decay >= 0))
-        FAIL("weight_decay = %g: must be >= 0", p->weight_decay);
-    if (!(p->tau_end > 0))
-        FAIL("tau_end = %g: must be > 0", p->tau_end);
-    if (p->records < 1 || p->records > PARAMS_MAX_RECORDS)
-        FAIL("records = %d: must be between 1 and %d", p->records, PARAMS_MAX_RECORDS);
-    if (!(p->recovery_threshold > 0 && p->recovery_threshold <= 1))
-        FAIL("recovery_threshold = %g: must be in (0, 1]", p->recovery_threshold);
-    if (p->order_m < 1 || p->order_m > PARAMS_MAX_ORDER)
-        FAIL("order_m = %d: must be between 1 and %d", p->order_m, PARAMS_MAX_ORDER);
-    if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1)
-        FAIL("teacher wishart(%g): rank round(rho d) must be >= 1", p->teacher.arg);
+    char allowed[160], val[TEXT_DOUBLE_MAX];
+    /* every range from the table, so that a point built in code meets the same rules */
+    for (int i = 0; params_info[i].key; i++) {
+        const struct params_key_info *k = &params_info[i];
+        double x;
+        if (params_number(p, k->key, &x) == 0 && !in_range(k, x)) {
+            text_double(x, val, sizeof val);
+            FAIL("%s = %s: must be %s", k->key, val, params_allowed(k, allowed, sizeof allowed));
+        }
+    }
+    char v2[TEXT_DOUBLE_MAX];
+    if (params_rank(p) > PARAMS_MAX_RANK_PER_D * p->d) {
+        text_double(p->width, val, sizeof val);
+        FAIL("width = %s: the rank r = round(width d) must be <= %d d", val, PARAMS_MAX_RANK_PER_D);
+    }
+    if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1) {
+        text_double(p->teacher.arg, val, sizeof val);
+        text_double(0.5 / p->d, v2, sizeof v2);
+        FAIL("teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s", val,
+             lround(p->teacher.arg * p->d), p->d, v2);
+    }
+    if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
+        text_double(p->log_start, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        FAIL("log_grid = %s: the start of the log grid must be below tau_end = %s", val, v2);
+    }
     if ((p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) &&
         p->decomposition != DECOMP_TIED)
-        FAIL("closure %s exists for tied only, not %s", params_closure_name(p->closure),
-             params_decomp_name(p->decomposition));
+        FAIL("closure %s exists for tied only, not %s (untied: free_cumulant, freeze, zero, free_residual, flat, auto)",
+             params_closure_name(p->closure), params_decomp_name(p->decomposition));
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
     /* MODEL.md §10-11 */
-    if (!(p->token_corr >= 0 && p->token_corr < PARAMS_MAX_TOKEN_CORR))
-        FAIL("token_corr = %g: must be in [0, 1) (C = (1 - c) I + c 1 1^T is singular at c = 1)",
-             p->token_corr);
     if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
         FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
              "the mean has no limit; use index centred, or direct or untied");
     if (p->outputs == OUTPUTS_ALL && p->activation.kind == ACT_SOFTMAX)
         FAIL("outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
              "elementwise activations (leave it at offdiag)");
-    if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT)
-        FAIL("init_trace = %g: exists for direct only (tied and untied start from factors), not %s",
-             p->init_trace, params_decomp_name(p->decomposition));
+    if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT) {
+        text_double(p->init_trace, val, sizeof val);
+        FAIL("init_trace = %s: exists for direct only (tied and untied start from factors), not %s", val,
+             params_decomp_name(p->decomposition));
+    }
     if (p->init == INIT_ORTHOGONAL && p->decomposition == DECOMP_DIRECT)
-        FAIL("init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct%s", "");
-    if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d)
-        FAIL("init orthogonal with width = %g: r = %d columns in R^%d cannot be orthogonal; use width <= 1",
-             p->width, params_rank(p), p->d);
+        FAIL("init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct");
+    if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d) {
+        text_double(p->width, val, sizeof val);
+        FAIL("init orthogonal with width = %s: r = %d columns in R^%d cannot be orthogonal; use width <= 1", val,
+             params_rank(p), p->d);
+    }
     if (p->lr_schedule.kind == LR_TWO_PHASE &&
-        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0))
-        FAIL("lr_schedule two_phase(%g,%g): needs eta1 > 0 and t_switch > 0", p->lr_schedule.eta1,
-             p->lr_schedule.t_switch);
-    if (p->lr_schedule.kind == LR_TWO_PHASE &&
-        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS))
-        FAIL("lr_schedule two_phase(%g,%g): the first phase would take t_switch d/eta1 = %g steps (at most "
-             "1e15); raise eta1 or lower t_switch", p->lr_schedule.eta1, p->lr_schedule.t_switch,
-             p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
-    if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d))
-        FAIL("teacher goe_mean(%g): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
-             "teacher is normalised to 1)", p->teacher.arg);
-    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
-        FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
-             "Gaussian start; use closure spectral (the run's own spectrum)%s", "");
+        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.eta1 <= PARAMS_MAX_LR && p->lr_schedule.t_switch > 0)) {
+        text_double(p->lr_schedule.eta1, val, sizeof val);
+        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
+        FAIL("lr_schedule two_phase(%s,%s): needs 0 < eta1 <= 1000 and t_switch > 0", val, v2);
+    }
+    if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d)) {
+        text_double(p->teacher.arg, val, sizeof val);
+        FAIL("teacher goe_mean(%s): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
+             "teacher is normalised to 1)", val);
+    }
     if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
         FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
-             "untied have the general index); drop ode from solvers (sgd and flow handle it)%s", "");
+             "untied have the general index); drop ode from solvers (sgd and flow handle it)");
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
-             "offdiag only; use ode_noise off%s", "");
+             "offdiag only; use ode_noise off");
+    if (p->lr_schedule.kind == LR_TWO_PHASE &&
+        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
+        text_double(p->lr_schedule.eta1, val, sizeof val);
+        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
+        FAIL("lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
+             "1e15); raise eta1 or lower t_switch", val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+    }
+    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
+        FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
+             "Gaussian start; use closure spectral (the run's own spectrum)");
 #undef FAIL
     return 0;
 }
@@ -578,31 +773,23 @@ double params_samples(const struct params *p, double tau)
 
 const char *params_decomp_name(enum decomp d)
 {
-    switch (d) {
-    case DECOMP_DIRECT: return "direct";
-    case DECOMP_TIED: return "tied";
-    case DECOMP_UNTIED: return "untied";
-    }
-    return "?";
+    return (unsigned)d < sizeof decomp_words / sizeof *decomp_words - 1 ? decomp_words[d] : "?";
 }
 
 const char *params_closure_name(enum closure c)
 {
-    switch (c) {
-    case CLOSURE_AUTO: return "auto";
-    case CLOSURE_FREE_CUMULANT: return "free_cumulant";
-    case CLOSURE_FREEZE: return "freeze";
-    case CLOSURE_ZERO: return "zero";
-    case CLOSURE_SPECTRAL: return "spectral";
-    case CLOSURE_SPECTRAL_MP: return "spectral_mp";
-    case CLOSURE_FREE_RESIDUAL: return "free_residual";
-    case CLOSURE_FLAT: return "flat";
-    }
-    return "?";
+    return (unsigned)c < sizeof closure_words / sizeof *closure_words - 1 ? closure_words[c] : "?";
 }
 
-void params_act_name(const struct act *a, char *buf, size_t n)
+/* A number in the canonical text: shortest round trip, or "%.17g" for the hashed form. */
+static int num(char *buf, size_t n, double x, int legacy)
 {
+    return legacy ? snprintf(buf, n, "%.17g", x) : text_double(x, buf, n);
+}
+
+static void act_name(const struct act *a, char *buf, size_t n, int legacy)
+{
+    char v[TEXT_DOUBLE_MAX];
     switch (a->kind) {
     case ACT_HERMITE: {
         int single = a->c[a->degree] == 1.0 && a->degree <= 6;
@@ -614,8 +801,10 @@ void params_act_name(const struct act *a, char *buf, size_t n)
             return;
         }
         size_t used = (size_t)snprintf(buf, n, "hermite(");
-        for (int k = 0; k <= a->degree && used < n; k++)
-            used += (size_t)snprintf(buf + used, n - used, "%s%.17g", k ? "," : "", a->c[k]);
+        for (int k = 0; k <= a->degree && used < n; k++) {
+            num(v, sizeof v, a->c[k], legacy);
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? "," : "", v);
+        }
         if (used < n)
             snprintf(buf + used, n - used, ")");
         return;
@@ -623,37 +812,52 @@ void params_act_name(const struct act *a, char *buf, size_t n)
     case ACT_RELU: snprintf(buf, n, "relu"); return;
     case ACT_TANH: snprintf(buf, n, "tanh"); return;
     case ACT_ERF: snprintf(buf, n, "erf"); return;
-    case ACT_SOFTMAX: snprintf(buf, n, "softmax(%.17g)", a->beta); return;
+    case ACT_SOFTMAX:
+        num(v, sizeof v, a->beta, legacy);
+        snprintf(buf, n, "softmax(%s)", v);
+        return;
     }
 }
 
-void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n)
+static void teacher_name(const struct teacher_spec *t, char *buf, size_t n, int legacy)
 {
+    char v[TEXT_DOUBLE_MAX];
+    num(v, sizeof v, t->arg, legacy);
     switch (t->kind) {
-    case TEACHER_WISHART: snprintf(buf, n, "wishart(%.17g)", t->arg); return;
+    case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
     case TEACHER_GOE: snprintf(buf, n, "goe"); return;
-    case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%.17g)", t->arg); return;
-    case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%.17g)", t->arg); return;
+    case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
+    case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
     }
 }
 
-const char *params_index_name(enum index_kind k) { return k == INDEX_UNCENTRED ? "uncentred" : "centred"; }
-const char *params_outputs_name(enum outputs_kind k) { return k == OUTPUTS_ALL ? "all" : "offdiag"; }
-const char *params_init_name(enum init_kind k) { return k == INIT_ORTHOGONAL ? "orthogonal" : "gaussian"; }
-const char *params_ode_mean_name(enum ode_mean_kind k) { return k == ODE_MEAN_SLAVED ? "slaved" : "stiff"; }
-
-void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n)
+static void lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n, int legacy)
 {
-    if (s->kind == LR_TWO_PHASE)
-        snprintf(buf, n, "two_phase(%.17g,%.17g)", s->eta1, s->t_switch);
-    else
+    char a[TEXT_DOUBLE_MAX], b[TEXT_DOUBLE_MAX];
+    if (s->kind != LR_TWO_PHASE) {
         snprintf(buf, n, "constant");
+        return;
+    }
+    num(a, sizeof a, s->eta1, legacy);
+    num(b, sizeof b, s->t_switch, legacy);
+    snprintf(buf, n, "two_phase(%s,%s)", a, b);
 }
+
+void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n) { lr_schedule_name(s, buf, n, 0); }
+
+const char *params_index_name(enum index_kind k) { return index_words[k == INDEX_UNCENTRED]; }
+const char *params_outputs_name(enum outputs_kind k) { return outputs_words[k == OUTPUTS_ALL]; }
+const char *params_init_name(enum init_kind k) { return init_words[k == INIT_ORTHOGONAL]; }
+const char *params_ode_mean_name(enum ode_mean_kind k) { return ode_mean_words[k == ODE_MEAN_SLAVED]; }
 
 int params_general_index(const struct params *p)
 {
     return p->token_corr != 0 || p->index != INDEX_CENTRED || p->outputs != OUTPUTS_OFFDIAG;
 }
+
+void params_act_name(const struct act *a, char *buf, size_t n) { act_name(a, buf, n, 0); }
+
+void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n) { teacher_name(t, buf, n, 0); }
 
 void params_solvers_name(unsigned s, char *buf, size_t n)
 {
@@ -663,66 +867,61 @@ void params_solvers_name(unsigned s, char *buf, size_t n)
              s & SOLVER_ODE ? "ode" : "");
 }
 
-int params_get(const struct params *p, const char *key, char *buf, size_t n)
+static int get_value(const struct params *p, const char *key, char *buf, size_t n, int legacy)
 {
-    char k[64];
-    norm_key(key, k, sizeof k);
-    if (!strcmp(k, "decomposition"))
-        return snprintf(buf, n, "%s", params_decomp_name(p->decomposition));
-    if (!strcmp(k, "activation")) {
-        params_act_name(&p->activation, buf, n);
-        return (int)strlen(buf);
-    }
-    if (!strcmp(k, "teacher")) {
-        params_teacher_name(&p->teacher, buf, n);
-        return (int)strlen(buf);
-    }
-    if (!strcmp(k, "solvers")) {
-        params_solvers_name(p->solvers, buf, n);
-        return (int)strlen(buf);
-    }
-    if (!strcmp(k, "closure"))
-        return snprintf(buf, n, "%s", params_closure_name(p->closure));
-    if (!strcmp(k, "ode_noise"))
-        return snprintf(buf, n, "%s", p->ode_noise ? "on" : "off");
-    if (!strcmp(k, "index"))
-        return snprintf(buf, n, "%s", params_index_name(p->index));
-    if (!strcmp(k, "outputs"))
-        return snprintf(buf, n, "%s", params_outputs_name(p->outputs));
-    if (!strcmp(k, "init"))
-        return snprintf(buf, n, "%s", params_init_name(p->init));
-    if (!strcmp(k, "ode_mean"))
-        return snprintf(buf, n, "%s", params_ode_mean_name(p->ode_mean));
-    if (!strcmp(k, "lr_schedule")) {
-        params_lr_schedule_name(&p->lr_schedule, buf, n);
-        return (int)strlen(buf);
-    }
-    if (!strcmp(k, "log_grid"))
-        return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
-    if (!strcmp(k, "d"))
-        return snprintf(buf, n, "%d", p->d);
-    if (!strcmp(k, "tokens"))
-        return snprintf(buf, n, "%d", p->tokens);
-    if (!strcmp(k, "records"))
-        return snprintf(buf, n, "%d", p->records);
-    if (!strcmp(k, "order_m"))
-        return snprintf(buf, n, "%d", p->order_m);
-    if (!strcmp(k, "seed"))
-        return snprintf(buf, n, "%llu", (unsigned long long)p->seed);
-    const double *v = !strcmp(k, "lr") ? &p->lr
-                      : !strcmp(k, "init_scale") ? &p->init_scale
-                      : !strcmp(k, "width") ? &p->width
-                      : !strcmp(k, "weight_decay") ? &p->weight_decay
-                      : !strcmp(k, "tau_end") ? &p->tau_end
-                      : !strcmp(k, "recovery_threshold") ? &p->recovery_threshold
-                      : !strcmp(k, "token_corr") ? &p->token_corr
-                      : !strcmp(k, "init_trace") ? &p->init_trace : NULL;
-    if (!v)
+    const struct params_key_info *k = params_key_info(key);
+    const char *base = (const char *)p;
+    if (!k)
         return -1;
-    return snprintf(buf, n, "%.17g", *v);
+    switch (k->type) {
+    case PARAMS_ENUM: {
+        int i;
+        memcpy(&i, base + k->offset, sizeof i);
+        return snprintf(buf, n, "%s", k->choices[i]);
+    }
+    case PARAMS_BOOL: {
+        int b;
+        memcpy(&b, base + k->offset, sizeof b);
+        return snprintf(buf, n, "%s", b ? "on" : "off");
+    }
+    case PARAMS_INT: {
+        int i;
+        memcpy(&i, base + k->offset, sizeof i);
+        return snprintf(buf, n, "%d", i);
+    }
+    case PARAMS_SEED: {
+        uint64_t v;
+        memcpy(&v, base + k->offset, sizeof v);
+        return snprintf(buf, n, "%llu", (unsigned long long)v);
+    }
+    case PARAMS_REAL: {
+        double x;
+        memcpy(&x, base + k->offset, sizeof x);
+        return num(buf, n, x, legacy);
+    }
+    case PARAMS_TEXT:
+        if (!strcmp(k->key, "activation"))
+            act_name(&p->activation, buf, n, legacy);
+        else if (!strcmp(k->key, "teacher"))
+            teacher_name(&p->teacher, buf, n, legacy);
+        else if (!strcmp(k->key, "solvers"))
+            params_solvers_name(p->solvers, buf, n);
+        else if (!strcmp(k->key, "lr_schedule"))
+            lr_schedule_name(&p->lr_schedule, buf, n, legacy);
+        else if (!strcmp(k->key, "log_grid")) {
+            if (p->log_grid && p->log_start > 0)
+                return num(buf, n, p->log_start, legacy);
+            return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
+        } else
+            return -1;
+        return (int)strlen(buf);
+    }
+    return -1;
 }
 
-int params_canonical(const struct params *p, char *buf, size_t n)
+int params_get(const struct params *p, const char *key, char *buf, size_t n) { return get_value(p, key, buf, n, 0); }
+
+static int canonical(const struct params *p, char *buf, size_t n, int legacy)
 {
     size_t used = 0;
     char val[256], dval[256];
@@ -730,10 +929,10 @@ int params_canonical(const struct params *p, char *buf, size_t n)
     params_default(&def);
     int optional = 0;
     for (int i = 0; params_keys[i]; i++) {
-        params_get(p, params_keys[i], val, sizeof val);
+        get_value(p, params_keys[i], val, sizeof val, legacy);
         optional |= !strcmp(params_keys[i], PARAMS_FIRST_OPTIONAL);
         if (optional) {
-            params_get(&def, params_keys[i], dval, sizeof dval);
+            get_value(&def, params_keys[i], dval, sizeof dval, legacy);
             if (!strcmp(val, dval))
                 continue;
         }
@@ -744,10 +943,12 @@ int params_canonical(const struct params *p, char *buf, size_t n)
     return (int)used;
 }
 
+int params_canonical(const struct params *p, char *buf, size_t n) { return canonical(p, buf, n, 0); }
+
 uint64_t params_task_id(const struct params *p)
 {
     char buf[2048];
-    params_canonical(p, buf, sizeof buf);
+    canonical(p, buf, sizeof buf, 1);
     uint64_t h = 1469598103934665603ULL;
     for (const unsigned char *c = (const unsigned char *)buf; *c; c++) {
         h ^= *c;

@@ -3,11 +3,14 @@
  * export`. Every connection here is read-only (SQLITE_OPEN_READONLY and query_only), so a
  * query can never change results, and it can run while a sweep is writing (WAL).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aimsweep/base/task_status.h"
+#include "aimsweep/base/text.h"
+#include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/store.h"
 
@@ -22,7 +25,9 @@ static void csv_field(FILE *f, sqlite3_stmt *q, int col)
     if (type == SQLITE_NULL)
         return;
     if (type == SQLITE_FLOAT) {
-        fprintf(f, "%.17g", sqlite3_column_double(q, col));
+        char b[TEXT_DOUBLE_MAX];
+        text_double(sqlite3_column_double(q, col), b, sizeof b);
+        fputs(b, f);
         return;
     }
     const char *v = (const char *)sqlite3_column_text(q, col);
@@ -41,14 +46,14 @@ static void csv_field(FILE *f, sqlite3_stmt *q, int col)
     fputc('"', f);
 }
 
-/* Text of a cell for the table output (floats with 6 significant digits). */
+/* Text of a cell for the table output (numbers in shortest round-trip form, as in csv). */
 static char *cell_text(sqlite3_stmt *q, int col)
 {
     char buf[64];
     switch (sqlite3_column_type(q, col)) {
     case SQLITE_NULL: return strdup("NULL");
     case SQLITE_FLOAT:
-        snprintf(buf, sizeof buf, "%.6g", sqlite3_column_double(q, col));
+        text_double(sqlite3_column_double(q, col), buf, sizeof buf);
         return strdup(buf);
     case SQLITE_BLOB:
         snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(q, col));
@@ -171,12 +176,29 @@ int cli_query(int argc, char **argv)
     const char *file = NULL, *sql = NULL;
     enum out_format fmt = OUT_TABLE;
     int header = 1;
+    static const char *const flags[] = {"csv", "format", "no-header", "help", NULL};
+    struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n"
                    "  runs one read-only SQL statement (tables sweeps, tasks, sweep_tasks, trajectory, summary;\n"
-                   "  view results) and prints an aligned table, or csv with --csv\n");
+                   "  views results, recovery_segments) and prints an aligned table, or csv with --csv.\n"
+                   "  crossing(th, x_prev, x, m_prev, m) interpolates a row of recovery_segments: weak recovery\n"
+                   "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n");
             return 0;
+        }
+        if (cli_nonempty("query", "argument", argv[i]))
+            return 2;
+        if (!strncmp(argv[i], "--", 2) && argv[i][2] != '-' && argv[i][2] != ' ') {
+            const char *a = argv[i];
+            if (strcmp(a, "--csv") && strcmp(a, "--format") && strcmp(a, "--no-header"))
+                return cli_unknown("query", a, flags);
+            if (cli_once(&seen, "query", a + 2))
+                return 2;
+            if (!strcmp(a, "--format") && i + 1 >= argc) {
+                fprintf(stderr, "aimsweep query: --format needs a value (table or csv)\n");
+                return 2;
+            }
         }
         if (!strcmp(argv[i], "--csv"))
             fmt = OUT_CSV;
@@ -187,7 +209,7 @@ int cli_query(int argc, char **argv)
             else if (!strcmp(v, "table"))
                 fmt = OUT_TABLE;
             else {
-                fprintf(stderr, "aimsweep query: unknown format '%s' (table, csv)\n", v);
+                fprintf(stderr, "aimsweep query: --format '%s' is not table or csv\n", v);
                 return 2;
             }
         } else if (!strcmp(argv[i], "--no-header"))
@@ -197,7 +219,7 @@ int cli_query(int argc, char **argv)
         else if (!sql)
             sql = argv[i];
         else {
-            fprintf(stderr, "aimsweep query: unexpected argument '%s'\n", argv[i]);
+            fprintf(stderr, "aimsweep query: unexpected argument '%s' (after the file and one SQL statement)\n", argv[i]);
             return 2;
         }
     }
@@ -213,54 +235,235 @@ int cli_query(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+static void json_string(FILE *f, const char *v)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c == '\n')
+            fputs("\\n", f);
+        else if (*c == '\t')
+            fputs("\\t", f);
+        else if (*c == '\r')
+            fputs("\\r", f);
+        else if (*c < 0x20)
+            fprintf(f, "\\u%04x", *c);
+        else
+            fputc(*c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_value(FILE *f, sqlite3_stmt *q, int col)
+{
+    char b[TEXT_DOUBLE_MAX];
+    switch (sqlite3_column_type(q, col)) {
+    case SQLITE_NULL: fputs("null", f); return;
+    case SQLITE_INTEGER: fprintf(f, "%lld", (long long)sqlite3_column_int64(q, col)); return;
+    case SQLITE_FLOAT:
+        text_double(sqlite3_column_double(q, col), b, sizeof b);
+        fputs(b, f);
+        return;
+    default: json_string(f, (const char *)sqlite3_column_text(q, col)); return;
+    }
+}
+
+/* The tables and views of the database, NULL-terminated, in out (at most max - 1). */
+static int list_tables(sqlite3 *db, char names[][64], const char **out, int max)
+{
+    sqlite3_stmt *q = NULL;
+    int n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION ALL"
+                           " SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', 'view')"
+                           " AND name NOT LIKE 'sqlite_%' ORDER BY type, name",
+                           -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    while (n < max - 1 && sqlite3_step(q) == SQLITE_ROW) {
+        snprintf(names[n], 64, "%s", (const char *)sqlite3_column_text(q, 0));
+        out[n] = names[n];
+        n++;
+    }
+    out[n] = NULL;
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* One table or view as csv (with "# " header lines naming each column's unit and meaning,
+ * unless plain) or as JSON {"table", "source", "schema_version", "columns": [{name, unit,
+ * meaning}], "rows": [{column: value}]}. Numbers in shortest round-trip form. */
+static int export_table(sqlite3 *db, const char *file, const char *table, int json, int plain, FILE *f)
+{
+    char sql[256];
+    sqlite3_stmt *q = NULL;
+    /* tables in the order their rows were stored; views (and tables without rowid) as they come */
+    snprintf(sql, sizeof sql, "SELECT * FROM \"%s\" ORDER BY rowid", table);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"", table);
+    if (!q && sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        return -1;
+    }
+    int nc = sqlite3_column_count(q), version = 0, rc;
+    sqlite3_stmt *v = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+        version = sqlite3_column_int(v, 0);
+    sqlite3_finalize(v);
+    if (json) {
+        fprintf(f, "{\"table\": ");
+        json_string(f, table);
+        fprintf(f, ", \"source\": ");
+        json_string(f, file);
+        fprintf(f, ", \"schema_version\": %d,\n \"columns\": [", version);
+        for (int c = 0; c < nc; c++) {
+            const char *name = sqlite3_column_name(q, c);
+            const struct store_column_doc *d = store_column_doc(table, name);
+            fprintf(f, "%s\n  {\"name\": ", c ? "," : "");
+            json_string(f, name);
+            fprintf(f, ", \"unit\": ");
+            json_string(f, d ? d->unit : "");
+            fprintf(f, ", \"meaning\": ");
+            json_string(f, d ? d->meaning : "");
+            fputc('}', f);
+        }
+        fprintf(f, "],\n \"rows\": [");
+        long nrow = 0;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            fprintf(f, "%s\n  {", nrow++ ? "," : "");
+            for (int c = 0; c < nc; c++) {
+                fprintf(f, "%s", c ? ", " : "");
+                json_string(f, sqlite3_column_name(q, c));
+                fputs(": ", f);
+                json_value(f, q, c);
+            }
+            fputc('}', f);
+        }
+        fprintf(f, "]}\n");
+    } else {
+        if (!plain) {
+            fprintf(f, "# aimsweep export of %s, table %s (schema version %d); units: tau = n eta/d^2, samples = n,"
+                       " s = seconds; the model and every column: docs/model.md\n", file, table, version);
+            for (int c = 0; c < nc; c++) {
+                const char *name = sqlite3_column_name(q, c);
+                const struct store_column_doc *d = store_column_doc(table, name);
+                fprintf(f, "# %s%s%s%s: %s\n", name, d && *d->unit ? " [" : "", d && *d->unit ? d->unit : "",
+                        d && *d->unit ? "]" : "", d ? d->meaning : "");
+            }
+        }
+        for (int c = 0; c < nc; c++)
+            fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
+        if (nc)
+            fputc('\n', f);
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            for (int c = 0; c < nc; c++) {
+                if (c)
+                    fputc(',', f);
+                csv_field(f, q, c);
+            }
+            fputc('\n', f);
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        sqlite3_finalize(q);
+        return -1;
+    }
+    sqlite3_finalize(q);
+    return 0;
+}
+
+static void export_usage(FILE *f)
+{
+    fprintf(f, "usage: aimsweep export FILE [--format csv|json] [--table NAME] [--out PATH] [--plain]\n"
+               "  writes one table or view (default: the view results) to stdout or PATH:\n"
+               "  csv   a header of '# ' lines naming each column's unit and meaning (read with\n"
+               "        pandas.read_csv(path, comment='#')), then the columns; --plain leaves the '# ' lines out\n"
+               "  json  {\"table\", \"source\", \"schema_version\", \"columns\": [{\"name\", \"unit\", \"meaning\"}],\n"
+               "        \"rows\": [{column: value, ...}]}\n"
+               "  Tables: sweeps, tasks, sweep_tasks, trajectory, summary; views: results, recovery_segments\n"
+               "  (and any other the database holds). Numbers are written in their shortest exact form.\n");
+}
+
 int cli_export(int argc, char **argv)
 {
+    static const char *const flags[] = {"format", "table", "out", "plain", "help", NULL};
+    static const char *const formats[] = {"csv", "json", NULL};
     const char *file = NULL, *table = "results", *out = NULL;
+    int json = 0, plain = 0;
+    struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep export FILE --format csv [--table results|tasks|summary|trajectory|sweeps]"
-                   " [--out PATH]\n  writes one table or view as csv (default: the view results, to stdout)\n");
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            export_usage(stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if (strcmp(argv[++i], "csv") != 0) {
-                fprintf(stderr, "aimsweep export: unknown format '%s' (csv)\n", argv[i]);
+        if (cli_nonempty("export", "argument", a))
+            return 2;
+        if (a[0] != '-') {
+            if (file) {
+                fprintf(stderr, "aimsweep export: a second database '%s' (after '%s'); one at a time\n", a, file);
                 return 2;
             }
-        } else if (!strcmp(argv[i], "--table") && i + 1 < argc)
-            table = argv[++i];
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
-        else if (argv[i][0] != '-' && !file)
-            file = argv[i];
-        else {
-            fprintf(stderr, "aimsweep export: unknown or incomplete option '%s'\n", argv[i]);
+            file = a;
+            continue;
+        }
+        if (strcmp(a, "--format") && strcmp(a, "--table") && strcmp(a, "--out") && strcmp(a, "--plain"))
+            return cli_unknown("export", a, flags);
+        if (cli_once(&seen, "export", a + 2))
+            return 2;
+        if (!strcmp(a, "--plain")) {
+            plain = 1;
+            continue;
+        }
+        if (!v || !strncmp(v, "--", 2)) {
+            fprintf(stderr, "aimsweep export: %s needs a value\n", a);
             return 2;
         }
+        if (cli_nonempty("export", "value", v))
+            return 2;
+        i++;
+        if (!strcmp(a, "--format")) {
+            if (strcmp(v, "csv") && strcmp(v, "json")) {
+                char hint[64] = "";
+                text_suggest(hint, sizeof hint, v, formats);
+                fprintf(stderr, "aimsweep export: --format '%s' is not csv or json%s\n", v, hint);
+                return 2;
+            }
+            json = !strcmp(v, "json");
+        } else if (!strcmp(a, "--table"))
+            table = v;
+        else
+            out = v;
     }
-    static const char *const tables[] = {"results", "tasks", "summary", "trajectory", "sweeps", "sweep_tasks", NULL};
-    int ok = 0;
-    for (int k = 0; tables[k]; k++)
-        ok |= !strcmp(table, tables[k]);
-    if (!file || !ok) {
-        fprintf(stderr, "usage: aimsweep export FILE --format csv [--table results|tasks|summary|trajectory|sweeps]"
-                        " [--out PATH]\n");
+    if (!file) {
+        fprintf(stderr, "aimsweep export: need a results database\n");
+        export_usage(stderr);
         return 2;
     }
-    char sql[128];
+    char names[64][64];
+    const char *list[65];
     struct store *s = open_readonly(file);
     if (!s)
         return 2;
-    FILE *f = stdout;
-    if (out && !(f = fopen(out, "w"))) {
-        perror(out);
+    int nt = list_tables(store_db(s), names, list, 65), found = 0;
+    for (int k = 0; k < nt; k++)
+        found |= !strcmp(list[k], table);
+    if (!found) {
+        char all[1024], hint[96] = "";
+        text_join(all, sizeof all, list, ", ");
+        text_suggest(hint, sizeof hint, table, list);
+        fprintf(stderr, "aimsweep export: %s has no table or view '%s'%s; it has %s\n", file, table, hint, all);
         store_close(&s);
         return 2;
     }
-    snprintf(sql, sizeof sql, "SELECT * FROM %s ORDER BY rowid", table);
-    if (!strcmp(table, "results") || !strcmp(table, "sweep_tasks"))
-        snprintf(sql, sizeof sql, "SELECT * FROM %s", table);
-    int rc = print_query(store_db(s), sql, OUT_CSV, 1, f);
+    FILE *f = stdout;
+    if (out && !(f = fopen(out, "w"))) {
+        fprintf(stderr, "aimsweep export: cannot write %s: %s\n", out, strerror(errno));
+        store_close(&s);
+        return 2;
+    }
+    int rc = export_table(store_db(s), file, table, json, plain, f);
     if (f != stdout && fclose(f) != 0)
         rc = -1;
     store_close(&s);

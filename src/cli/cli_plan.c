@@ -9,41 +9,75 @@
 #include <unistd.h>
 
 #include "aimsweep/base/task_status.h"
+#include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
+#include "aimsweep/run/worker.h"
+#include "cli_run.h"
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
 
+static void plan_usage(FILE *f)
+{
+    fprintf(f, "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
+               "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
+               "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
+               "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
+}
+
 int cli_plan(int argc, char **argv)
 {
-    const char *sweep = NULL, *db = NULL;
-    int ranks = 0;
+    static const char *const flags[] = {"db", "ranks", "set", "help", NULL};
+    const char *sweep = NULL, *db = NULL, *sets[RUN_MAX_SETS];
+    int ranks = 0, nsets = 0;
+    struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N]\n"
-                   "  grid size, estimated cost, and (with --db) what the database already holds\n");
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            plan_usage(stdout);
             return 0;
         }
-        if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db = argv[++i];
-        else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || v < 1 || v > 1000000) {
-                fprintf(stderr, "aimsweep plan: --ranks takes a whole number of ranks >= 1, not '%s'\n", argv[i]);
+        if (cli_nonempty("plan", "argument", a))
+            return 2;
+        if (a[0] != '-') {
+            if (sweep) {
+                fprintf(stderr, "aimsweep plan: a second sweep file '%s' (after '%s'); one sweep at a time\n", a, sweep);
                 return 2;
             }
-            ranks = (int)v;
-        } else if (argv[i][0] != '-' && !sweep)
-            sweep = argv[i];
-        else {
-            fprintf(stderr, "aimsweep plan: unknown or incomplete option '%s'\n", argv[i]);
+            sweep = a;
+            continue;
+        }
+        if (strcmp(a, "--db") && strcmp(a, "--ranks") && strcmp(a, "--set"))
+            return cli_unknown("plan", a, flags);
+        if (strcmp(a, "--set") && cli_once(&seen, "plan", a + 2))
+            return 2;
+        if (!v || !strncmp(v, "--", 2)) {
+            fprintf(stderr, "aimsweep plan: %s needs a value\n", a);
             return 2;
         }
+        if (cli_nonempty("plan", "value", v))
+            return 2;
+        i++;
+        if (!strcmp(a, "--db"))
+            db = v;
+        else if (!strcmp(a, "--ranks")) {
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || r < 1 || r > 1000000) {
+                fprintf(stderr, "aimsweep plan: --ranks '%s': must be an integer from 1 to 1000000\n", v);
+                return 2;
+            }
+            ranks = (int)r;
+        } else if (nsets == RUN_MAX_SETS) {
+            fprintf(stderr, "aimsweep plan: more than %d --set overrides\n", RUN_MAX_SETS);
+            return 2;
+        } else
+            sets[nsets++] = v;
     }
     if (!sweep) {
-        fprintf(stderr, "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N]\n");
+        fprintf(stderr, "aimsweep plan: need a sweep file\n");
+        plan_usage(stderr);
         return 2;
     }
     char err[1024];
@@ -54,7 +88,7 @@ int cli_plan(int argc, char **argv)
     struct store *store = NULL;
     size_t n = 0;
     int code = 2;
-    if (spec_load(sweep, &spec, err, sizeof err) || grid_expand(spec, &pts, &n, err, sizeof err)) {
+    if (run_load_spec(sweep, sets, nsets, &spec, err, sizeof err) || grid_expand(spec, &pts, &n, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
@@ -71,12 +105,24 @@ int cli_plan(int argc, char **argv)
         status[i] = TASK_NEW;
     }
     printf("sweep       %s (%s)\n", spec->name, sweep);
-    printf("grid points %zu =", n);
-    for (size_t i = 0; i < spec->ngrid; i++)
-        printf("%s %zu %s", i ? " x" : "", spec->grid[i].n, spec->grid[i].key);
-    printf("%s\n", spec->ngrid ? "" : " 1 (fixed values only)");
+    char shape[1024];
+    printf("grid points %zu = %s\n", n, grid_shape(spec, shape, sizeof shape));
     for (size_t i = 0; i < spec->nfixed; i++)
-        printf("fixed       %s = %s\n", spec->fixed[i].key, spec->fixed[i].values[0]);
+        printf("fixed       %s = %s%s\n", spec->fixed[i].key, spec->fixed[i].values[0],
+               spec->fixed[i].lines[0] ? "" : " (--set)");
+    /* settings with no effect on some points: said once per distinct sentence */
+    char note[256], last[256] = "";
+    size_t nnote = 0;
+    for (size_t i = 0; i < n; i++)
+        if (worker_ignored(&pts[i], note, sizeof note)) {
+            nnote++;
+            if (strcmp(note, last)) {
+                printf("note        %s\n", note);
+                snprintf(last, sizeof last, "%s", note);
+            }
+        }
+    if (nnote)
+        printf("note        (%zu of %zu points)\n", nnote, n);
     if (db) {
         if (access(db, F_OK) != 0)
             printf("database    %s does not exist yet: everything is to do\n", db);

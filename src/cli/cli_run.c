@@ -16,16 +16,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aimsweep/base/text.h"
+#include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/mpicheck.h"
 #include "cli_run.h"
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--grace S] [--time-limit S] [--commit-interval S]\n"
-               "                    [--max-attempts N] [--retry-errors] [--quiet]\n"
+    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--time-limit S]\n"
+               "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
                "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
                "  --db FILE         results database (created if missing; reruns resume it)\n"
+               "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
+               "                    a grid axis of that key is replaced by the one value)\n"
                "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
                "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
                "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
@@ -33,8 +37,10 @@ static void run_usage(FILE *f)
                "                    a killed job loses\n"
                "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
                "  --retry-errors    rerun tasks whose status is error\n"
-               "  --quiet           no progress on stderr\n",
-            RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS);
+               "  --quiet           no progress on stderr\n\n"
+               "  Exit status: 0 every task finished without error, %d every task finished and some\n"
+               "  ended in error (aimsweep status lists them), 1 a failure of the run itself, 2 bad input.\n",
+            RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_SOME_ERROR);
 }
 
 static int parse_double(const char *s, double *x)
@@ -45,59 +51,99 @@ static int parse_double(const char *s, double *x)
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
 
+static const char *const run_flags[] = {"db", "set", "grace", "time-limit", "commit-interval", "max-attempts",
+                                        "retry-errors", "quiet", "help", NULL};
+
 /* Returns 0, 1 for --help, or 2 after printing the error. */
 static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
 {
+    struct cli_seen seen = {0};
     memset(o, 0, sizeof *o);
     o->grace = RUN_DEFAULT_GRACE_S;
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
     o->commit_s = RUN_BATCH_S;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return 1;
-        if (!strcmp(a, "--db") && has)
-            o->db = argv[++i];
-        else if (!strcmp(a, "--grace") && has) {
-            if (parse_double(argv[++i], &o->grace) || o->grace < 0)
-                goto bad;
-        } else if (!strcmp(a, "--time-limit") && has) {
-            if (parse_double(argv[++i], &o->time_limit) || o->time_limit <= 0)
-                goto bad;
-        } else if (!strcmp(a, "--commit-interval") && has) {
-            if (parse_double(argv[++i], &o->commit_s) || o->commit_s < 0)
-                goto bad;
-        } else if (!strcmp(a, "--max-attempts") && has) {
+    cli_args_silence(!loud); /* only rank 0 speaks */
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *what = NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            rc = 1;
+            break;
+        }
+        if (cli_nonempty("run", "argument", a)) {
+            rc = 2;
+            break;
+        }
+        if (a[0] != '-') {
+            if (o->sweep) {
+                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n", a, o->sweep);
+                rc = 2;
+            } else
+                o->sweep = a;
+            continue;
+        }
+        const char *name = a + 2;
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") || !strcmp(a, "--time-limit") ||
+                    !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts");
+        if (!takes && strcmp(a, "--retry-errors") && strcmp(a, "--quiet")) {
+            rc = cli_unknown("run", a, run_flags);
+            break;
+        }
+        if (strcmp(a, "--set") && cli_once(&seen, "run", name)) {
+            rc = 2;
+            break;
+        }
+        if (takes && (!v || cli_nonempty("run", "value", v) || !strncmp(v, "--", 2))) {
+            if (!v || !strncmp(v, "--", 2))
+                cli_say("aimsweep run: %s needs a value\n", a);
+            rc = 2;
+            break;
+        }
+        if (takes)
+            i++;
+        if (!strcmp(a, "--db"))
+            o->db = v;
+        else if (!strcmp(a, "--set")) {
+            if (o->nsets == RUN_MAX_SETS) {
+                cli_say("aimsweep run: more than %d --set overrides\n", RUN_MAX_SETS);
+                rc = 2;
+            } else
+                o->sets[o->nsets++] = v;
+        } else if (!strcmp(a, "--grace")) {
+            if (parse_double(v, &o->grace) || o->grace < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--time-limit")) {
+            if (parse_double(v, &o->time_limit) || o->time_limit <= 0)
+                what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--commit-interval")) {
+            if (parse_double(v, &o->commit_s) || o->commit_s < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--max-attempts")) {
             double x;
-            if (parse_double(argv[++i], &x) || x < 1 || x != (int)x)
-                goto bad;
-            o->max_attempts = (int)x;
+            if (parse_double(v, &x) || x < 1 || x > 1e6 || x != (int)x)
+                what = "an integer from 1 to 1000000";
+            else
+                o->max_attempts = (int)x;
         } else if (!strcmp(a, "--retry-errors"))
             o->retry_errors = 1;
         else if (!strcmp(a, "--quiet"))
             o->quiet = 1;
-        else if (a[0] != '-' && !o->sweep)
-            o->sweep = a;
-        else {
-            if (loud)
-                fprintf(stderr, "aimsweep run: unknown or incomplete option '%s'\n", a);
-            return 2;
+        if (what) {
+            cli_say("aimsweep run: %s '%s': must be %s\n", a, v, what);
+            rc = 2;
         }
-        continue;
-    bad:
+    }
+    if (!rc && (!o->sweep || !o->db)) {
+        cli_say("aimsweep run: need %s\n", !o->sweep && !o->db ? "a sweep file and --db FILE"
+                                                   : !o->sweep           ? "a sweep file"
+                                                                         : "--db FILE (the results database)");
         if (loud)
-            fprintf(stderr, "aimsweep run: bad value '%s' for %s\n", argv[i], a);
-        return 2;
-    }
-    if (!o->sweep || !o->db) {
-        if (loud) {
-            fprintf(stderr, "aimsweep run: need a sweep file and --db FILE\n");
             run_usage(stderr);
-        }
-        return 2;
+        rc = 2;
     }
-    return 0;
+    cli_args_silence(0);
+    return rc;
 }
 
 /* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
@@ -148,9 +194,9 @@ int cli_run(int argc, char **argv)
     struct task *tasks = NULL, *todo = NULL;
     struct sched_task *st = NULL;
     struct store *store = NULL;
-    size_t npts = 0, ntodo = 0;
+    size_t npts = 0, ntodo = 0, old_errors = 0;
     if (rank == 0)
-        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo);
+        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
     if (share_code(&code, &abort_job))
         goto out;
 
@@ -204,7 +250,13 @@ int cli_run(int argc, char **argv)
         } else {
             if (!o.quiet)
                 run_summary(&c, &stats);
-            code = 0;
+            /* every task finished (nothing stopped or left) and some ended in error */
+            size_t nerr = c.nstatus[TASK_ERROR] + old_errors;
+            int complete = !stats.signal && stats.not_started == 0 && c.nstatus[TASK_INTERRUPTED] == 0;
+            code = complete && nerr ? RUN_EXIT_SOME_ERROR : 0;
+            if (code)
+                fprintf(stderr, "aimsweep: %zu task%s ended in %s (aimsweep status %s lists the messages); exit status %d\n",
+                        nerr, nerr == 1 ? "" : "s", task_status_name(TASK_ERROR), o.db, code);
         }
         store_close(&store);
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot

@@ -30,11 +30,24 @@
  * what kills the job) but stored as error. */
 #define RUN_DEFAULT_MAX_ATTEMPTS 3
 
+/* Exit status of a run whose every task finished, some of them with status error (the
+ * operations side defines the others: 0 all finished, 2 bad input). */
+#define RUN_EXIT_SOME_ERROR 3
+/* The most --set overrides one command line takes. */
+#define RUN_MAX_SETS 32
+
 struct run_opts {
     const char *sweep, *db;
     double grace, time_limit, commit_s;
     int retry_errors, quiet, max_attempts;
+    const char *sets[RUN_MAX_SETS]; /* --set KEY=VALUE, in order */
+    int nsets;
 };
+
+/* Loads a sweep file and applies the --set overrides of o; the grid is not expanded. Returns
+ * 0, or -1 with the message in err. Shared by run and plan. */
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
+                  size_t errlen);
 
 /* Rank 0's state while the scheduler runs: the store, the batch, the progress line, the first
  * failure (failed, err) and the count of each status stored. */
@@ -46,6 +59,7 @@ struct run_ctx {
     double last_commit, last_line, commit_s;
     int tty, quiet, failed, final_shown;
     size_t nstatus[TASK_STATUS_COUNT];
+    size_t old_errors; /* tasks of the sweep in error from earlier runs, not rerun */
     char err[512];
 };
 
@@ -54,7 +68,8 @@ struct run_ctx {
  * them). Returns 0, or the exit code (2) after printing; the caller frees what was made either
  * way. Not collective (rank 0 alone; MPI only for the library's version string). */
 int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
-                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo);
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo,
+                size_t *old_errors);
 
 /* Sets up c for a run storing into store (NULL on the other ranks) and the scheduler's
  * callbacks in ops, with c as their context. */

@@ -147,10 +147,17 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
         return;
     c->last_line = t;
     c->final_shown = last;
-    char eta[32];
+    char eta[32], counts[256];
     fmt_dur(last ? 0 : pr->eta_s, eta, sizeof eta);
-    fprintf(stderr, "%s[%s] %zu/%zu done, %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "", c->name,
-            pr->done, pr->total, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
+    /* finished tasks by status ("9 done, 2 diverged, 1 error"): an error never counts as done */
+    size_t off = 0;
+    counts[0] = 0;
+    for (int k = 0; k < TASK_STATUS_COUNT && off < sizeof counts; k++)
+        if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (c->nstatus[k] || k == TASK_DONE))
+            off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "", c->nstatus[k],
+                                    task_status_name((enum task_status)k));
+    fprintf(stderr, "%s[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "",
+            c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
             c->tty ? "   " : "\n");
     fflush(stderr);
 }
@@ -173,13 +180,28 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
     pv->ranks = ranks;
 }
 
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
+                  size_t errlen)
+{
+    if (spec_load(path, spec, err, errlen))
+        return -1;
+    for (int i = 0; i < nsets; i++)
+        if (spec_override(*spec, sets[i], err, errlen)) {
+            spec_destroy(spec);
+            return -1;
+        }
+    return 0;
+}
+
 int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
-                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo)
+                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo, size_t *old_errors)
 {
     char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     enum task_status *status = NULL;
     int *attempts = NULL, rc = 2;
-    if (spec_load(o->sweep, spec, err, sizeof err) || grid_expand(*spec, pts, npts, err, sizeof err)) {
+    *old_errors = 0;
+    if (run_load_spec(o->sweep, o->sets, o->nsets, spec, err, sizeof err) ||
+        grid_expand(*spec, pts, npts, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
         return 2;
     }
@@ -225,8 +247,10 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         goto dberr;
     *ntodo = 0;
     for (size_t i = 0; i < *npts; i++) {
-        if (!task_status_todo(status[i], o->retry_errors))
+        if (!task_status_todo(status[i], o->retry_errors)) {
+            *old_errors += status[i] == TASK_ERROR;
             continue;
+        }
         nrunning += status[i] == TASK_RUNNING;
         ninter += status[i] == TASK_INTERRUPTED;
         (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
@@ -237,6 +261,9 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         if (nrunning || ninter)
             fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning, task_status_name(TASK_RUNNING),
                     ninter, task_status_name(TASK_INTERRUPTED));
+        if (*old_errors)
+            fprintf(stderr, "; %zu in %s from earlier runs (--retry-errors reruns them)", *old_errors,
+                    task_status_name(TASK_ERROR));
         fprintf(stderr, "\n");
     }
     rc = 0;

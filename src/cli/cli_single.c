@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/base/text.h"
+#include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/base/params.h"
 #include "aimsweep/run/worker.h"
@@ -15,32 +17,40 @@ static void single_usage(FILE *f)
 {
     struct params d;
     params_default(&d);
-    char buf[256];
-    fprintf(f, "usage: aimsweep single [--KEY VALUE ...] [--format csv|table]\n\n"
-               "Runs one grid point. Parameters (MODEL.md names; defaults in brackets):\n");
-    for (int i = 0; params_keys[i]; i++) {
-        params_get(&d, params_keys[i], buf, sizeof buf);
+    char buf[256], allowed[160];
+    fprintf(f, "usage: aimsweep single [--KEY VALUE | --KEY=VALUE ...] [--format csv|table]\n\n"
+               "Runs one grid point with every requested solver. The model, its time unit and every\n"
+               "observable are explained in docs/model.md. Parameters (default in brackets):\n\n");
+    for (int i = 0; params_info[i].key; i++) {
+        const struct params_key_info *k = &params_info[i];
+        params_get(&d, k->key, buf, sizeof buf);
         char flag[64];
-        snprintf(flag, sizeof flag, "--%s", params_keys[i]);
+        snprintf(flag, sizeof flag, "--%s", k->key);
         for (char *c = flag; *c; c++)
             if (*c == '_')
                 *c = '-';
-        fprintf(f, "  %-22s [%s]\n", flag, buf);
+        fprintf(f, "  %-22s [%s]  %s\n", flag, buf, params_allowed(k, allowed, sizeof allowed));
+        fprintf(f, "  %-22s %s\n", "", k->help);
     }
-    fprintf(f, "\n  decomposition: direct | tied | untied\n"
-               "  activation: h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)\n"
-               "  teacher: wishart(rho) | goe | goe_shift(m) | goe_mean(m) (goe + (m/sqrt(d)) I: mean m)\n"
-               "  solvers: comma-separated from sgd, flow, ode\n"
-               "  closure: auto | free_cumulant | freeze | zero | spectral | spectral_mp | free_residual\n"
-               "           | flat (odd order only)\n"
-               "  token_corr: c in [0, 1), tokens with E x_a x_b^T = ((1 - c) delta_ab + c) I\n"
-               "  index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) | uncentred x_a^T S x_b/sqrt(d) (not tied)\n"
-               "  outputs: offdiag (entries a != b) | all (the diagonal too; elementwise activations)\n"
-               "  lr_schedule: constant | two_phase(eta1,t_switch) (eta1 while t = d tau < t_switch)\n"
-               "  init: gaussian | orthogonal (tied, untied; width <= 1);  init_trace: t I added to direct's S(0)\n"
-               "  ode_mean: stiff (the mean mu as a state variable) | slaved (mu on its slow manifold)\n"
-               "  csv: a column mu (= Tr S/sqrt(d)) follows loss when token_corr, index or outputs is set\n"
-               "  --format: csv (one row per solver and record) or table [table]\n");
+    fprintf(f, "\n  --format csv|table     csv: solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss, one row\n"
+               "                         per solver and record, summaries on stderr; table: aligned [table];\n"
+               "                         with token_corr, index or outputs set (or a goe_mean teacher) a column\n"
+               "                         mu = Tr S/sqrt(d) follows loss, and the summaries give mu_final, mu_star\n"
+               "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n");
+}
+
+static void num(FILE *f, const char *sep, double x)
+{
+    char b[TEXT_DOUBLE_MAX];
+    text_double(x, b, sizeof b);
+    fprintf(f, "%s%s", sep, b);
+}
+
+/* The mean matters (MODEL.md §10): the csv's mu column and the summaries' mu_final, mu_star; kept
+ * out of the special case so that its csv is as it was. */
+static int with_mu(const struct params *p)
+{
+    return params_general_index(p) || p->teacher.kind == TEACHER_GOE_MEAN;
 }
 
 static void print_summary(FILE *f, const struct params *p, const struct task_result *r, const char *prefix)
@@ -49,17 +59,21 @@ static void print_summary(FILE *f, const struct params *p, const struct task_res
         const struct solver_summary *s = &r->sum[i];
         const struct traj *t = &r->traj[i];
         fprintf(f, "%ssolver=%s status=%s", prefix, obs_solver_name(s->solver), run_status_name(s->status));
-        if (s->tau_wr >= 0)
-            fprintf(f, " tau_wr=%.6g samples_wr=%.6g", s->tau_wr, s->samples_wr);
-        else
+        if (s->tau_wr >= 0) {
+            num(f, " tau_wr=", s->tau_wr);
+            num(f, " samples_wr=", s->samples_wr);
+        } else
             fprintf(f, " tau_wr=none");
-        fprintf(f, " final_overlap=%.6g final_loss=%.6g", s->final_overlap, s->final_loss);
+        num(f, " final_overlap=", s->final_overlap);
+        num(f, " final_loss=", s->final_loss);
         if (s->max_gap_to_sgd >= 0)
-            fprintf(f, " max_gap_to_sgd=%.3g", s->max_gap_to_sgd);
+            num(f, " max_gap_to_sgd=", s->max_gap_to_sgd);
         if (t->diverged_at_samples >= 0)
-            fprintf(f, " stopped_at_samples=%.0f", t->diverged_at_samples);
-        if (params_general_index(p) || p->teacher.kind == TEACHER_GOE_MEAN)
-            fprintf(f, " mu_final=%.6g mu_star=%.6g", t->n ? t->rows[t->n - 1].mu : NAN, s->mu_star);
+            num(f, " stopped_at_samples=", round(t->diverged_at_samples));
+        if (with_mu(p)) {
+            num(f, " mu_final=", t->n ? t->rows[t->n - 1].mu : NAN);
+            num(f, " mu_star=", s->mu_star);
+        }
         fprintf(f, " wall_s=%.3f", t->wall_s);
         if (t->error[0])
             fprintf(f, " error=\"%s\"", t->error);
@@ -73,75 +87,90 @@ int cli_single(int argc, char **argv)
     params_default(&p);
     int csv = 0;
     char err[256];
+    struct cli_seen seen = {0};
+    const char *known[64];
+    int nk = 0;
+    for (int i = 0; params_keys[i] && nk < 60; i++)
+        known[nk++] = params_keys[i];
+    known[nk++] = "format";
+    known[nk++] = "help";
+    known[nk] = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             single_usage(stdout);
             return 0;
         }
-        if (strncmp(a, "--", 2) != 0) {
-            fprintf(stderr, "aimsweep single: unexpected argument '%s' (flags are --key value)\n", a);
+        if (cli_nonempty("single", "argument", a))
             return 2;
-        }
+        if (strncmp(a, "--", 2) != 0)
+            return cli_unknown("single", a, known);
         char key[64];
         const char *val, *eq = strchr(a, '=');
         size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
         if (kl == 0 || kl >= sizeof key) {
-            fprintf(stderr, "aimsweep single: bad flag '%s'\n", a);
+            fprintf(stderr, "aimsweep single: bad flag '%s' (flags are --key value or --key=value)\n", a);
             return 2;
         }
         memcpy(key, a + 2, kl);
         key[kl] = 0;
+        if (strcmp(key, "format") && !params_is_key(key))
+            return cli_unknown("single", a, known);
         if (eq)
             val = eq + 1;
-        else if (i + 1 < argc)
+        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
             val = argv[++i];
         else {
-            fprintf(stderr, "aimsweep single: flag --%s needs a value\n", key);
+            const struct params_key_info *k = params_key_info(key);
+            char allowed[160];
+            fprintf(stderr, "aimsweep single: flag --%s needs a value (%s)\n", key,
+                    k ? params_allowed(k, allowed, sizeof allowed) : "csv or table");
             return 2;
         }
+        if (cli_once(&seen, "single", key))
+            return 2;
         if (!strcmp(key, "format")) {
             if (!strcmp(val, "csv"))
                 csv = 1;
             else if (!strcmp(val, "table"))
                 csv = 0;
             else {
-                fprintf(stderr, "aimsweep single: --format must be csv or table, not '%s'\n", val);
+                static const char *const formats[] = {"csv", "table", NULL};
+                char hint[64] = "";
+                text_suggest(hint, sizeof hint, val, formats);
+                fprintf(stderr, "aimsweep single: --format: '%s' is not csv or table%s\n", val, hint);
                 return 2;
             }
             continue;
-        }
-        if (!params_is_key(key)) {
-            fprintf(stderr, "aimsweep single: unknown flag --%s (see aimsweep single --help)\n", key);
-            return 2;
         }
         if (params_set(&p, key, val, err, sizeof err)) {
             fprintf(stderr, "aimsweep single: %s\n", err);
             return 2;
         }
     }
-    if (params_validate(&p, err, sizeof err)) {
+    if (worker_check(&p, err, sizeof err)) {
         fprintf(stderr, "aimsweep single: %s\n", err);
         return 2;
     }
+    if (worker_ignored(&p, err, sizeof err))
+        fprintf(stderr, "aimsweep single: note: %s\n", err);
     struct task_result res;
     if (worker_run(&p, &res, NULL, NULL)) {
         fprintf(stderr, "aimsweep single: out of memory\n");
         return 1;
     }
     if (csv) {
-        /* the mu column only where the mean can matter, so that the csv of every point of
-         * MODEL.md §1-9 stays as it was */
-        int with_mu = params_general_index(&p) || p.teacher.kind == TEACHER_GOE_MEAN;
-        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n", with_mu ? ",mu" : "");
+        int nv = with_mu(&p) ? 9 : 8;
+        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n", nv == 9 ? ",mu" : "");
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
-                printf("%s,%.10g,%.17g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g", obs_solver_name(res.traj[i].solver),
-                       r->tau, r->samples, r->omega11, r->psi11, r->omega12, r->trace, r->overlap, r->loss);
-                if (with_mu)
-                    printf(",%.10g", r->mu);
-                printf("\n");
+                const double v[9] = {r->tau,   round(r->samples), r->omega11, r->psi11, r->omega12,
+                                     r->trace, r->overlap,        r->loss,    r->mu};
+                fputs(obs_solver_name(res.traj[i].solver), stdout);
+                for (int j = 0; j < nv; j++)
+                    num(stdout, ",", v[j]);
+                fputc('\n', stdout);
             }
         print_summary(stderr, &p, &res, "# ");
     } else {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/base/text.h"
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/version.h"
 
@@ -24,7 +25,7 @@ static const struct command commands[] = {
     {"plan", cli_plan, "a sweep's grid size, cost estimate, and what a database already holds"},
     {"status", cli_status, "what a results database holds: sweeps and task statuses"},
     {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
-    {"export", cli_export, "export a results database as csv"},
+    {"export", cli_export, "export a table or view of a results database as csv or json"},
     {"recommend", cli_recommend, "per (k, d, lr): the decomposition that recovers in the fewest samples"},
 };
 
@@ -56,7 +57,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "aimsweep: unknown command '%s'\n", argv[1]);
+    const char *names[sizeof commands / sizeof commands[0] + 1];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    names[sizeof commands / sizeof commands[0]] = NULL;
+    char hint[64] = "";
+    text_suggest(hint, sizeof hint, argv[1], names);
+    fprintf(stderr, "aimsweep: unknown command '%s'%s\n", argv[1], hint);
     usage(stderr);
     return 2;
 }

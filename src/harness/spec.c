@@ -6,6 +6,7 @@
 #include "aimsweep/harness/spec.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,10 +14,17 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "aimsweep/base/expr.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/base/text.h"
 
 /* Largest seed count `seeds: N` accepts. */
 #define SPEC_MAX_SEEDS 1000000
+/* Significant digits of generated range values (linspace, logspace, range). */
+#define SPEC_RANGE_DIGITS 15
+
+static const char *const top_keys[] = {"name", "grid", "fixed", "seeds", "solvers", NULL};
+static const char *const range_kinds[] = {"linspace", "logspace", "range", NULL};
 
 struct walk {
     const char *path;
@@ -25,6 +33,7 @@ struct walk {
     char *err;
     size_t errlen;
     int seeds_line, solvers_line;
+    int nzip;
 };
 
 static int fail(struct walk *w, int line, const char *key, const char *fmt, ...)
@@ -87,6 +96,7 @@ static void axis_free(struct spec_axis *a)
         free(a->values[i]);
     free(a->values);
     free(a->lines);
+    free(a->is_expr);
 }
 
 static struct spec_axis *axis_new(struct walk *w, struct spec_axis **arr, size_t *n, const char *key,
@@ -105,7 +115,7 @@ static struct spec_axis *axis_new(struct walk *w, struct spec_axis **arr, size_t
     return a;
 }
 
-static int axis_push(struct walk *w, struct spec_axis *a, const char *value, int line)
+static int axis_push_x(struct walk *w, struct spec_axis *a, const char *value, int line, int is_expr)
 {
     char **nv = realloc(a->values, (a->n + 1) * sizeof *nv);
     if (nv)
@@ -113,39 +123,224 @@ static int axis_push(struct walk *w, struct spec_axis *a, const char *value, int
     int *nl = realloc(a->lines, (a->n + 1) * sizeof *nl);
     if (nl)
         a->lines = nl;
+    unsigned char *ne = realloc(a->is_expr, a->n + 1);
+    if (ne)
+        a->is_expr = ne;
     char *v = strdup(value);
-    if (!nv || !nl || !v) {
+    if (!nv || !nl || !ne || !v) {
         free(v);
         return fail(w, line, a->key, "out of memory");
     }
     a->values[a->n] = v;
     a->lines[a->n] = line;
+    a->is_expr[a->n] = (unsigned char)is_expr;
     a->n++;
     return 0;
 }
 
+static int axis_push(struct walk *w, struct spec_axis *a, const char *value, int line)
+{
+    return axis_push_x(w, a, value, line, 0);
+}
+
+/* An expression as the value of a numeric key: compiles it and checks its names. Returns 0, or
+ * -1 after fail(). */
+static int check_expr(struct walk *w, const char *key, const char *text, int line)
+{
+    char msg[256];
+    struct expr *e = expr_compile(text, msg, sizeof msg);
+    if (!e)
+        return fail(w, line, key, "%s", msg);
+    const char *names[16];
+    int nn = expr_names(e, names, 16), rc = 0;
+    for (int i = 0; i < nn && i < 16 && !rc; i++) {
+        char canon[64];
+        canonical_key(names[i], canon, sizeof canon);
+        if (!strcmp(names[i], "pi"))
+            continue;
+        if (!params_is_numeric(names[i])) {
+            char keys[512] = "", hint[96];
+            size_t off = 0;
+            for (int k = 0; params_keys[k] && off < sizeof keys; k++)
+                if (params_is_numeric(params_keys[k]))
+                    off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", off ? ", " : "", params_keys[k]);
+            rc = fail(w, line, key, "expression '%s': unknown name '%s'%s; an expression may name the numeric keys %s, and pi",
+                      text, names[i], params_suggest_key(names[i], hint, sizeof hint), keys);
+        } else if (!strcmp(canon, key))
+            rc = fail(w, line, key, "expression '%s' names its own key", text);
+    }
+    expr_destroy(&e);
+    return rc;
+}
+
 /* Checks one value of a parameter with params_set; returns its canonical text in canon. */
-static int check_value(struct walk *w, const char *key, const char *value, int line, char *canon,
-                       size_t n)
+static int check_value_x(struct walk *w, const char *key, const char *value, int line, char *canon,
+                         size_t n, int *is_expr)
 {
     struct params p;
     char msg[256] = "";
     params_default(&p);
-    if (params_set(&p, key, value, msg, sizeof msg) != 0)
+    if (is_expr)
+        *is_expr = 0;
+    if (params_set(&p, key, value, msg, sizeof msg) != 0) {
+        if (is_expr && params_is_numeric(key) && expr_looks_like(value)) {
+            if (check_expr(w, key, value, line))
+                return -1;
+            *is_expr = 1;
+            snprintf(canon, n, "=%s", value); /* the text stands for itself until evaluated */
+            return 0;
+        }
         return fail(w, line, key, "%s", msg[0] ? msg : "invalid value");
+    }
     if (params_get(&p, key, canon, n) < 0)
         return fail(w, line, key, "cannot be read back");
     return 0;
 }
 
-/* Adds key -> values to the grid (list = 1) or fixed (list = 0) section. */
-static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t *vnode, int list)
+static int check_value(struct walk *w, const char *key, const char *value, int line, char *canon, size_t n)
+{
+    return check_value_x(w, key, value, line, canon, n, NULL);
+}
+
+/* Rounds to SPEC_RANGE_DIGITS significant digits and writes the shortest text. */
+static void range_text(double x, char *buf, size_t n)
+{
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, "%.*g", SPEC_RANGE_DIGITS, x);
+    text_double(strtod(tmp, NULL), buf, n);
+}
+
+/* {linspace|logspace|range: [a, b, n|step]}: the values as texts in *out (caller frees each and
+ * the array). Returns the count, or -1 after fail(). */
+static long expand_range(struct walk *w, const char *key, const yaml_node_t *map, char ***out)
+{
+    *out = NULL;
+    int line = line_of(map);
+    if (map->data.mapping.pairs.top - map->data.mapping.pairs.start != 1)
+        return fail(w, line, key, "a range is one of {linspace: [a, b, n]}, {logspace: [a, b, n]}, {range: [a, b, step]}");
+    yaml_node_t *k = yaml_document_get_node(w->doc, map->data.mapping.pairs.start->key);
+    yaml_node_t *v = yaml_document_get_node(w->doc, map->data.mapping.pairs.start->value);
+    const char *kind = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
+    int which = -1;
+    for (int i = 0; range_kinds[i]; i++)
+        if (!strcmp(kind, range_kinds[i]))
+            which = i;
+    if (which < 0) {
+        char hint[64] = "";
+        text_suggest(hint, sizeof hint, kind, range_kinds);
+        return fail(w, line_of(k), key, "'%s' is not a range%s: write {linspace: [a, b, n]}, {logspace: [a, b, n]} or {range: [a, b, step]}",
+                    kind, hint);
+    }
+    const char *form = which == 2 ? "[a, b, step]" : "[a, b, n]";
+    if (!params_is_numeric(key))
+        return fail(w, line, key, "%s needs a numeric key; %s takes a list of values", kind, key);
+    double x[3];
+    int nx = 0;
+    if (v->type != YAML_SEQUENCE_NODE)
+        return fail(w, line_of(v), key, "%s takes three numbers %s", kind, form);
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+        yaml_node_t *s = yaml_document_get_node(w->doc, *it);
+        char *end;
+        if (nx == 3 || s->type != YAML_SCALAR_NODE)
+            return fail(w, line_of(v), key, "%s takes three numbers %s", kind, form);
+        x[nx] = strtod(scalar(s), &end);
+        if (!*scalar(s) || *end || !isfinite(x[nx]))
+            return fail(w, line_of(s), key, "%s %s: '%s' is not a number", kind, form, scalar(s));
+        nx++;
+    }
+    if (nx != 3)
+        return fail(w, line_of(v), key, "%s takes three numbers %s, got %d", kind, form, nx);
+    double a = x[0], b = x[1], c = x[2];
+    long n;
+    if (which < 2) {
+        if (c != floor(c) || c < 1 || c > SPEC_MAX_POINTS)
+            return fail(w, line_of(v), key, "%s %s: n = %g must be an integer from 1 to %d", kind, form, c, SPEC_MAX_POINTS);
+        if (which == 1 && !(a > 0 && b > 0))
+            return fail(w, line_of(v), key, "logspace [a, b, n]: a and b must be > 0 (values from a to b, evenly in log)");
+        n = (long)c;
+    } else {
+        if (c == 0 || (b - a) / c <= 0)
+            return fail(w, line_of(v), key, "range [a, b, step]: step %g never gets from %g towards %g (a, a + step, ... while below b)",
+                        c, a, b);
+        double cnt = ceil((b - a) / c - 1e-9);
+        if (cnt > SPEC_MAX_POINTS)
+            return fail(w, line_of(v), key, "range [a, b, step]: %.0f values, more than %d", cnt, SPEC_MAX_POINTS);
+        n = (long)cnt;
+    }
+    char **vals = calloc((size_t)n, sizeof *vals);
+    if (!vals)
+        return fail(w, line, key, "out of memory");
+    const struct params_key_info *info = params_key_info(key);
+    int integral = info->type != PARAMS_REAL;
+    for (long i = 0; i < n; i++) {
+        double t = n > 1 ? (double)i / (double)(n - 1) : 0, y;
+        if (which == 0)
+            y = i == n - 1 && n > 1 ? b : a + (b - a) * t;
+        else if (which == 1)
+            y = i == n - 1 && n > 1 ? b : exp(log(a) + (log(b) - log(a)) * t);
+        else
+            y = a + (double)i * c;
+        char buf[TEXT_DOUBLE_MAX];
+        if (integral) {
+            if (fabs(y - round(y)) > 1e-9 * fmax(1, fabs(y))) {
+                range_text(y, buf, sizeof buf);
+                for (long j = 0; j < i; j++)
+                    free(vals[j]);
+                free(vals);
+                return fail(w, line_of(v), key, "%s gives %s, but %s takes integers", kind, buf, key);
+            }
+            y = round(y);
+        }
+        range_text(y, buf, sizeof buf);
+        if (!(vals[i] = strdup(buf))) {
+            for (long j = 0; j < i; j++)
+                free(vals[j]);
+            free(vals);
+            return fail(w, line, key, "out of memory");
+        }
+    }
+    *out = vals;
+    return n;
+}
+
+/* Adds one grid value: checked, not a repeat of an earlier one. canons holds the canonical
+ * text of the values so far (a->n of them). */
+static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const char *value, int line)
+{
+    char canon[512];
+    int is_expr;
+    if (check_value_x(w, a->key, value, line, canon, sizeof canon, &is_expr))
+        return -1;
+    for (size_t j = 0; j < a->n; j++)
+        if (!strcmp((*canons)[j], canon))
+            return fail(w, line, a->key, "value '%s' repeats '%s' (line %d)", value, a->values[j], a->lines[j]);
+    char **nc = realloc(*canons, (a->n + 1) * sizeof *nc);
+    if (!nc)
+        return fail(w, line, a->key, "out of memory");
+    *canons = nc;
+    if (!(nc[a->n] = strdup(canon)))
+        return fail(w, line, a->key, "out of memory");
+    if (axis_push_x(w, a, value, line, is_expr)) {
+        free(nc[a->n]);
+        return -1;
+    }
+    return 0;
+}
+
+/* Adds key -> values to the grid (list = 1) or fixed (list = 0) section; zip > 0 puts a grid
+ * axis into that zip block. */
+static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t *vnode, int list, int zip)
 {
     const char *raw = scalar(knode);
     char key[64];
     int kline = line_of(knode);
-    if (strlen(raw) >= sizeof key || !params_is_key(raw))
-        return fail(w, kline, raw, "unknown parameter (the keys are those of `aimsweep single`)");
+    if (strlen(raw) >= sizeof key || !params_is_key(raw)) {
+        char hint[96];
+        if (!strcmp(raw, "seeds"))
+            return fail(w, kline, raw, "seeds goes at the top level (or write seed under grid or fixed)");
+        return fail(w, kline, raw, "unknown parameter%s (the keys are those of `aimsweep single --help`)",
+                    params_suggest_key(raw, hint, sizeof hint));
+    }
     canonical_key(raw, key, sizeof key);
     if (!strcmp(key, "seed") && w->seeds_line)
         return fail(w, kline, key, "given both here and as `seeds` (line %d)", w->seeds_line);
@@ -165,56 +360,80 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
                                : axis_new(w, &w->s->fixed, &w->s->nfixed, key, kline);
     if (!a)
         return -1;
+    a->zip = zip;
     char canon[512];
     if (!list) {
+        int is_expr;
         if (vnode->type != YAML_SCALAR_NODE)
             return fail(w, line_of(vnode), key, "fixed values are single values, got %s (lists go under grid)",
                         node_kind(vnode));
-        if (check_value(w, key, scalar(vnode), line_of(vnode), canon, sizeof canon))
+        if (check_value_x(w, key, scalar(vnode), line_of(vnode), canon, sizeof canon, &is_expr))
             return -1;
-        return axis_push(w, a, scalar(vnode), line_of(vnode));
+        return axis_push_x(w, a, scalar(vnode), line_of(vnode), is_expr);
+    }
+    char **canons = NULL;
+    int rc = 0;
+    if (vnode->type == YAML_MAPPING_NODE) {
+        char **vals;
+        long nv = expand_range(w, key, vnode, &vals);
+        if (nv < 0)
+            return -1;
+        for (long i = 0; i < nv; i++) {
+            if (!rc)
+                rc = grid_value(w, a, &canons, vals[i], line_of(vnode));
+            free(vals[i]);
+        }
+        free(vals);
+        goto out;
     }
     if (vnode->type != YAML_SEQUENCE_NODE)
-        return fail(w, line_of(vnode), key, "grid values are lists like [a, b], got %s (single values go under fixed)",
+        return fail(w, line_of(vnode), key,
+                    "grid values are lists like [a, b] or ranges like {linspace: [a, b, n]}, got %s (single values go under fixed)",
                     node_kind(vnode));
     size_t nitems = (size_t)(vnode->data.sequence.items.top - vnode->data.sequence.items.start);
     if (nitems == 0)
         return fail(w, line_of(vnode), key, "empty list: a grid axis needs at least one value");
-    char **canons = calloc(nitems, sizeof *canons);
-    if (!canons)
-        return fail(w, kline, key, "out of memory");
-    int rc = 0;
-    size_t k = 0;
-    for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top; it++, k++) {
+    for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top && !rc; it++) {
         yaml_node_t *v = yaml_document_get_node(w->doc, *it);
-        if (v->type != YAML_SCALAR_NODE) {
+        if (v->type != YAML_SCALAR_NODE)
             rc = fail(w, line_of(v), key, "list items are single values, got %s", node_kind(v));
-            break;
-        }
-        if (is_null(v)) {
+        else if (is_null(v))
             rc = fail(w, line_of(v), key, "empty list item");
-            break;
-        }
-        if ((rc = check_value(w, key, scalar(v), line_of(v), canon, sizeof canon)))
-            break;
-        for (size_t j = 0; j < k; j++)
-            if (!strcmp(canons[j], canon)) {
-                rc = fail(w, line_of(v), key, "value '%s' repeats '%s' (line %d)", scalar(v), a->values[j],
-                          a->lines[j]);
-                break;
-            }
-        if (rc)
-            break;
-        if (!(canons[k] = strdup(canon)) || (rc = axis_push(w, a, scalar(v), line_of(v)))) {
-            if (!rc)
-                rc = fail(w, line_of(v), key, "out of memory");
-            break;
-        }
+        else
+            rc = grid_value(w, a, &canons, scalar(v), line_of(v));
     }
-    for (size_t j = 0; j < nitems; j++)
+out:
+    for (size_t j = 0; canons && j < a->n; j++)
         free(canons[j]);
     free(canons);
     return rc;
+}
+
+/* zip: KEY: [values], ... under grid: axes of one length that vary together. */
+static int walk_zip(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
+{
+    const char *name = scalar(k);
+    if (v->type != YAML_MAPPING_NODE || v->data.mapping.pairs.top == v->data.mapping.pairs.start)
+        return fail(w, line_of(v), name, "a zip block is a mapping of parameter: [values] (the lists go together), got %s",
+                    node_kind(v));
+    int zip = ++w->nzip;
+    size_t first = w->s->ngrid;
+    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
+        yaml_node_t *pk = yaml_document_get_node(w->doc, p->key);
+        yaml_node_t *pv = yaml_document_get_node(w->doc, p->value);
+        if (pk->type != YAML_SCALAR_NODE)
+            return fail(w, line_of(pk), name, "keys must be parameter names, got %s", node_kind(pk));
+        if (add_param(w, pk, pv, 1, zip))
+            return -1;
+    }
+    const struct spec_axis *a0 = &w->s->grid[first];
+    for (size_t i = first + 1; i < w->s->ngrid; i++) {
+        const struct spec_axis *a = &w->s->grid[i];
+        if (a->n != a0->n)
+            return fail(w, a->line, name, "lists of unequal length: %s has %zu values (line %d), %s has %zu; the values of a zip go together, one from each list",
+                        a0->key, a0->n, a0->line, a->key, a->n);
+    }
+    return 0;
 }
 
 static int walk_section(struct walk *w, const yaml_node_t *sec, const char *name, int list)
@@ -230,7 +449,14 @@ static int walk_section(struct walk *w, const yaml_node_t *sec, const char *name
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
             return fail(w, line_of(k), name, "keys must be parameter names, got %s", node_kind(k));
-        if (add_param(w, k, v, list))
+        if (!strncmp(scalar(k), "zip", 3) && !params_is_key(scalar(k))) {
+            if (!list)
+                return fail(w, line_of(k), scalar(k), "zip blocks go under grid");
+            if (walk_zip(w, k, v))
+                return -1;
+            continue;
+        }
+        if (add_param(w, k, v, list, 0))
             return -1;
     }
     return 0;
@@ -364,8 +590,11 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
             continue;
         } else if (params_is_key(key))
             return fail(w, line_of(k), key, "parameters go under grid (a list) or fixed (one value)");
-        else
-            return fail(w, line_of(k), key, "unknown key (expected name, grid, fixed, seeds, solvers)");
+        else {
+            char hint[64] = "";
+            text_suggest(hint, sizeof hint, key, top_keys);
+            return fail(w, line_of(k), key, "unknown key%s (expected name, grid, fixed, seeds, solvers)", hint);
+        }
         if (*slot)
             return fail(w, line_of(k), key, "given twice (also on line %d)", line_of(*kslot));
         *slot = v;
@@ -394,6 +623,52 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
     return 0;
 }
 
+/* "FILE:LINE:COL: YAML syntax error: ..." in plain words. A tab on the line of the mistake (or
+ * the line before, where libyaml often notices it late) is named: YAML indents with spaces only,
+ * and libyaml's own words for it ("found character that cannot start any token") do not say so. */
+static void yaml_syntax_error(const char *path, const char *text, size_t len, const yaml_parser_t *ps, char *err,
+                              size_t errlen)
+{
+    int line = (int)ps->problem_mark.line + 1, col = (int)ps->problem_mark.column + 1;
+    const char *problem = ps->problem ? ps->problem : "unreadable";
+    const char *ctx = ps->context ? ps->context : "";
+    /* find the text of lines line-1 and line */
+    const char *p = text, *end = text + len, *prev = NULL, *cur = NULL;
+    for (int l = 1; p < end && l <= line; l++) {
+        if (l == line - 1)
+            prev = p;
+        if (l == line)
+            cur = p;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    int tab_line = 0;
+    const char *cands[2] = {cur, prev};
+    for (int i = 0; i < 2 && !tab_line; i++) {
+        if (!cands[i])
+            continue;
+        const char *nl = memchr(cands[i], '\n', (size_t)(end - cands[i]));
+        if (memchr(cands[i], '\t', (size_t)((nl ? nl : end) - cands[i])))
+            tab_line = i == 0 ? line : line - 1;
+    }
+    if (tab_line) {
+        snprintf(err, errlen, "%s:%d: YAML syntax error: a tab character; YAML indents with spaces only: replace the tab by spaces",
+                 path, tab_line);
+        return;
+    }
+    const char *hint = "";
+    if (strstr(problem, "expected ',' or ']'"))
+        hint = " (a '[' without its ']'?)";
+    else if (strstr(problem, "expected ',' or '}'"))
+        hint = " (a '{' without its '}'?)";
+    else if (strstr(problem, "mapping values are not allowed"))
+        hint = " (a missing space after ':' or a value that needs quotes?)";
+    else if (strstr(problem, "did not find expected key") || strstr(problem, "expected <block end>"))
+        hint = " (indentation: keys of one mapping start in the same column)";
+    snprintf(err, errlen, "%s:%d: YAML syntax error (column %d): %s%s%s%s", path, line, col, problem, *ctx ? " " : "",
+             ctx, hint);
+}
+
 static char *default_name(const char *path)
 {
     const char *b = strrchr(path, '/');
@@ -407,6 +682,135 @@ static char *default_name(const char *path)
     return n;
 }
 
+static const struct spec_axis *axis_of(const struct sweep_spec *s, const char *key)
+{
+    for (size_t i = 0; i < s->ngrid; i++)
+        if (!strcmp(s->grid[i].key, key))
+            return &s->grid[i];
+    for (size_t i = 0; i < s->nfixed; i++)
+        if (!strcmp(s->fixed[i].key, key))
+            return &s->fixed[i];
+    return NULL;
+}
+
+static int has_expr(const struct spec_axis *a)
+{
+    for (size_t i = 0; a && a->is_expr && i < a->n; i++)
+        if (a->is_expr[i])
+            return 1;
+    return 0;
+}
+
+/* An expression may name only keys that hold plain values: every expression is evaluated
+ * once per point, after the plain values, so no order among expressions is needed. */
+static int check_expr_refs(const struct sweep_spec *s, char *err, size_t errlen)
+{
+    for (int sec = 0; sec < 2; sec++) {
+        const struct spec_axis *axes = sec ? s->fixed : s->grid;
+        size_t n = sec ? s->nfixed : s->ngrid;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; axes[i].is_expr && j < axes[i].n; j++) {
+                if (!axes[i].is_expr[j])
+                    continue;
+                struct expr *e = expr_compile(axes[i].values[j], NULL, 0);
+                const char *names[16];
+                int nn = e ? expr_names(e, names, 16) : 0, bad = 0;
+                for (int k = 0; k < nn && k < 16 && !bad; k++) {
+                    char key[64];
+                    canonical_key(names[k], key, sizeof key);
+                    const struct spec_axis *o = axis_of(s, key);
+                    if (has_expr(o)) {
+                        snprintf(err, errlen,
+                                 "%s:%d: key '%s': expression '%s' names %s, which is itself an expression (line %d); "
+                                 "expressions may name only keys with plain values",
+                                 s->path, axes[i].lines[j], axes[i].key, axes[i].values[j], key, o->line);
+                        bad = 1;
+                    }
+                }
+                expr_destroy(&e);
+                if (bad)
+                    return -1;
+            }
+    }
+    return 0;
+}
+
+int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_t errlen)
+{
+    const char *eq = strchr(assignment, '=');
+    char key[64], hint[96];
+    if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof key) {
+        snprintf(err, errlen, "--set '%s': write --set KEY=VALUE (e.g. --set tau_end=2)", assignment);
+        return -1;
+    }
+    snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
+    canonical_key(key, key, sizeof key);
+    const char *value = eq + 1;
+    if (!params_is_key(key)) {
+        snprintf(err, errlen, "--set %s: unknown parameter '%s'%s (the keys of aimsweep single --help)", assignment,
+                 key, params_suggest_key(key, hint, sizeof hint));
+        return -1;
+    }
+    char msg[1024] = "", canon[512];
+    int is_expr = 0;
+    struct walk w = {"--set", NULL, s, msg, sizeof msg, 0, 0, 0};
+    if (!*value) {
+        snprintf(err, errlen, "--set %s: empty value", assignment);
+        return -1;
+    }
+    if (check_value_x(&w, key, value, 0, canon, sizeof canon, &is_expr)) {
+        const char *m = strstr(msg, "': ");
+        snprintf(err, errlen, "--set %s: %s", assignment, m ? m + 3 : msg);
+        return -1;
+    }
+    struct spec_axis *g = find_axis(s->grid, s->ngrid, key);
+    if (g && g->zip) {
+        snprintf(err, errlen, "--set %s: %s is part of a zip block (%s line %d); edit the sweep file instead", assignment,
+                 key, s->path, g->line);
+        return -1;
+    }
+    /* the new text first, so that a failure leaves the spec as it was */
+    size_t tl = strlen(s->text);
+    char *nt = malloc(tl + strlen(assignment) + 32);
+    if (!nt) {
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return -1;
+    }
+    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text, tl && s->text[tl - 1] != '\n' ? "\n" : "",
+             assignment);
+    struct spec_axis *f = find_axis(s->fixed, s->nfixed, key);
+    if (!f) {
+        f = axis_new(&w, &s->fixed, &s->nfixed, key, 0);
+        if (!f) {
+            free(nt);
+            snprintf(err, errlen, "--set %s: out of memory", assignment);
+            return -1;
+        }
+    } else {
+        axis_free(f);
+        struct spec_axis keep = *f;
+        memset(f, 0, sizeof *f);
+        snprintf(f->key, sizeof f->key, "%s", keep.key);
+    }
+    f->line = 0;
+    if (axis_push_x(&w, f, value, 0, is_expr)) {
+        free(nt);
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return -1;
+    }
+    if (g) {
+        size_t k = (size_t)(g - s->grid);
+        axis_free(g);
+        memmove(g, g + 1, (s->ngrid - k - 1) * sizeof *g);
+        s->ngrid--;
+    }
+    free(s->text);
+    s->text = nt;
+    if (check_expr_refs(s, err, errlen))
+        return -1;
+    return 0;
+}
+
 int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec **out, char *err,
                size_t errlen)
 {
@@ -414,7 +818,7 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     yaml_document_t doc;
     int have_doc = 0, rc = -1;
     struct sweep_spec *s = calloc(1, sizeof *s);
-    struct walk w = {path, &doc, s, err, errlen, 0, 0};
+    struct walk w = {path, &doc, s, err, errlen, 0, 0, 0};
     *out = NULL;
     if (!s || !(s->path = strdup(path)) || !(s->text = malloc(len + 1))) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -432,9 +836,7 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     yaml_parser_initialize(&parser);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        const char *ctx = parser.context ? parser.context : "";
-        snprintf(err, errlen, "%s:%d: YAML syntax error: %s%s%s", path, (int)parser.problem_mark.line + 1,
-                 parser.problem ? parser.problem : "unreadable", *ctx ? " " : "", ctx);
+        yaml_syntax_error(path, text, len, &parser, err, errlen);
         goto out;
     }
     have_doc = 1;
@@ -459,6 +861,8 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
         }
     }
     if (walk_root(&w, root))
+        goto out;
+    if (check_expr_refs(s, err, errlen))
         goto out;
     if (!s->name && !(s->name = default_name(path))) {
         snprintf(err, errlen, "%s: out of memory", path);

@@ -4,15 +4,14 @@
  * Opening is careful not to damage what is there: a file that is not SQLite, an SQLite file
  * of something else, or a newer schema are refused before anything is written; WAL is turned
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
- * own locks are fcntl locks, which flock does not touch on Linux).
- *
- * Migrations. A database of an older schema version is brought up to STORE_SCHEMA_VERSION in
- * one transaction when a run opens it (read-only commands read any known version as it is):
- *   1 -> 2  the general index and options of MODEL.md §10-11: tasks gains token_corr,
+ * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
+ * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3), so a
+ * failed migration leaves the file at the last version it reached.
+ *   2 -> 3  the general index and options of MODEL.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
- *           and the results view names the new task columns.
+ *           and the results view names the new columns.
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
@@ -24,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +36,22 @@
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
 
-/* The results view of the current schema (created with it, and again by the 1 -> 2 migration). */
+/* Weak recovery for any threshold, from the stored trajectory (schema version 2). One row per
+ * record k of each solver with the record before it (tau_prev, m_prev = |m_{k-1}|,
+ * samples_prev; NULL at k = 0) and m_max_before, the largest |m| of the records before k (-1 at
+ * k = 0). For a threshold th exactly one row of a run has m >= th AND m_max_before < th: the
+ * first record at or above th. Its tau_wr is linear in tau on |m| between the two records,
+ * tau_prev + (th - m_prev) / (m - m_prev) (tau - tau_prev), or tau at k = 0 -- what obs.c
+ * stores in summary for the point's own recovery_threshold. */
+#define STORE_RECOVERY_SEGMENTS_BODY                                                              \
+    "recovery_segments AS SELECT task_id, solver, k,"                                              \
+    " lag(tau) OVER w AS tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"    \
+    " lag(samples) OVER w AS samples_prev, samples,"                                               \
+    " coalesce(max(abs(overlap)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1)"   \
+    " AS m_max_before"                                                                             \
+    " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
+
+/* The results view (created with the schema, and again by the 2 -> 3 migration). */
 #define RESULTS_VIEW_SQL                                                                           \
     "CREATE VIEW results AS SELECT"                                                                \
     " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale," \
@@ -72,22 +87,24 @@ static const char *const schema_fmt =
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, k INTEGER NOT NULL,"
-    " tau REAL, samples REAL, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL,"
+    " tau REAL, samples INTEGER, omega11 REAL, psi11 REAL, omega12 REAL, trace REAL, overlap REAL, loss REAL,"
     " mu REAL);"
     "CREATE TABLE summary("
-    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr REAL,"
+    " task_id TEXT NOT NULL REFERENCES tasks(task_id), solver TEXT NOT NULL, tau_wr REAL, samples_wr INTEGER,"
     " final_overlap REAL, final_loss REAL, max_gap_to_sgd REAL, status TEXT NOT NULL, wall_s REAL,"
-    " diverged_at_samples REAL, error TEXT, mu_star REAL);"
+    " diverged_at_samples INTEGER, error TEXT, mu_star REAL);"
     "CREATE UNIQUE INDEX trajectory_row ON trajectory(task_id, solver, k);"
     "CREATE UNIQUE INDEX summary_row ON summary(task_id, solver);"
     "CREATE INDEX tasks_status ON tasks(status);"
     "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
     "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
-    RESULTS_VIEW_SQL;
+    RESULTS_VIEW_SQL
+    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY;
 
-/* 1 -> 2 (see the top of the file). */
-static const char *const migrate_1_2_sql =
+/* 2 -> 3 (see the top of the file). */
+static const char *const migrate_2_3_sql =
+    "BEGIN IMMEDIATE;"
     "ALTER TABLE tasks ADD COLUMN token_corr REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE tasks ADD COLUMN index_kind TEXT NOT NULL DEFAULT 'centred';"
     "ALTER TABLE tasks ADD COLUMN outputs TEXT NOT NULL DEFAULT 'offdiag';"
@@ -98,7 +115,13 @@ static const char *const migrate_1_2_sql =
     "ALTER TABLE trajectory ADD COLUMN mu REAL;"
     "UPDATE trajectory SET mu = trace * sqrt((SELECT d FROM tasks WHERE tasks.task_id = trajectory.task_id));"
     "ALTER TABLE summary ADD COLUMN mu_star REAL;"
-    "DROP VIEW results;" RESULTS_VIEW_SQL;
+    "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL
+    "PRAGMA user_version = 3; COMMIT;";
+
+/* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
+ * 28000.000000000004 computed as tau d^2 / eta). */
+static const char *const integer_columns[][2] = {
+    {"trajectory", "samples"}, {"summary", "samples_wr"}, {"summary", "diverged_at_samples"}, {NULL, NULL}};
 
 enum {
     ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
@@ -236,6 +259,248 @@ static int exec(struct store *s, const char *sql, char *err, size_t errlen, cons
     return 0;
 }
 
+static int step_done(struct store *s, sqlite3_stmt *q);
+
+/* What each column means and its unit: the header of `aimsweep export` and the column list of
+ * docs/model.md. Rows with table NULL apply to a column of that name in any table or view; the
+ * parameter columns of tasks take their meaning from the parameter table (params.h). */
+static const struct store_column_doc column_docs[] = {
+    {"sweeps", "sweep_id", "", "one aimsweep run (1, 2, ...)"},
+    {"sweeps", "name", "", "the sweep's name (its file's name: key, or the file name)"},
+    {"sweeps", "spec", "", "the sweep file's text, with any --set overrides appended as comments"},
+    {"sweeps", "created_at", "UTC", "when the run started (ISO 8601)"},
+    {"sweeps", "version", "", "aimsweep version of the run"},
+    {"sweeps", "git_commit", "", "source commit of the binary"},
+    {"sweeps", "host", "", "host of rank 0"},
+    {"sweeps", "compiler", "", "compiler of the binary"},
+    {"sweeps", "blas", "", "OpenBLAS configuration"},
+    {"sweeps", "mpi", "", "MPI library"},
+    {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
+    {NULL, "task_id", "", "16 hex digits: hash of the point's canonical parameters (same point, same id)"},
+    {"tasks", "sweep_id", "", "the run that computed the task (the one that registered it until then)"},
+    {"sweep_tasks", "sweep_id", "", "a run that asked for the task"},
+    {"results", "sweep_id", "", "the run that computed the task"},
+    {"tasks", "status", "", "pending, running, done, diverged, ode_diverged, error, interrupted"},
+    {NULL, "task_status", "", "the point's status (tasks.status)"},
+    {NULL, "attempts", "", "times the task was handed to a rank"},
+    {NULL, "rank", "", "MPI rank that ran it last"},
+    {NULL, "host", "", "host of that rank"},
+    {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},
+    {NULL, "finished_at", "UTC", "when its result was stored (ISO 8601)"},
+    {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
+    {"tasks", "error", "", "why the task failed (status error)"},
+    {NULL, "info_exponent", "", "information exponent: lowest k >= 1 with c_k != 0 (Hermite activations; NULL otherwise)"},
+    {NULL, "cost", "s", "estimated core-seconds (cost model of task.c)"},
+    {NULL, "params", "", "canonical parameter text: aimsweep single accepts every key=value"},
+    {NULL, "solver", "", "sgd (online SGD), flow (population flow), ode (moment ODE)"},
+    {NULL, "k", "", "record index, 0 .. records"},
+    {NULL, "tau", "tau", "time tau = n eta / d^2 (n samples)"},
+    {NULL, "samples", "samples", "samples n at tau (SGD: counted; flow, ode: tau d^2 / eta, rounded)"},
+    {NULL, "omega11", "", "Omega11 = Tr(S S^T)/d"},
+    {NULL, "psi11", "", "Psi11 = Tr(S^2)/d"},
+    {NULL, "omega12", "", "Omega12 = Tr(S S*)/d"},
+    {NULL, "trace", "", "t1 = Tr(S)/d"},
+    {NULL, "overlap", "", "centred overlap m of S and S*, in [-1, 1]"},
+    {NULL, "loss", "", "population loss Phi(Omega11, Psi11, Omega12) (and of mu under the general index)"},
+    {NULL, "mu", "", "mean of the index: mu = Tr(S)/sqrt(d) = sqrt(d) trace"},
+    {NULL, "mu_star", "", "the teacher's mean Tr(S*)/sqrt(d); NULL for rows stored before schema 3"},
+    {NULL, "index_kind", "", "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
+    {NULL, "tau_wr", "tau", "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
+    {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
+    {NULL, "final_overlap", "", "m at the last record"},
+    {NULL, "final_loss", "", "Phi at the last record"},
+    {NULL, "max_gap_to_sgd", "", "largest |Omega12 - Omega12 of sgd| over the records (NULL for sgd)"},
+    {"summary", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {"results", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {NULL, "wall_s", "s", "wall-clock seconds of this solver"},
+    {NULL, "diverged_at_samples", "samples", "samples at which the solver stopped on exploding values; NULL: it did not"},
+    {NULL, "error", "", "the solver's error message"},
+    {NULL, "tau_prev", "tau", "tau of record k - 1 (NULL at k = 0)"},
+    {NULL, "m", "", "|m| at record k"},
+    {NULL, "m_prev", "", "|m| at record k - 1 (NULL at k = 0)"},
+    {NULL, "samples_prev", "samples", "samples at record k - 1 (NULL at k = 0)"},
+    {NULL, "m_max_before", "", "largest |m| of the records before k (-1 at k = 0)"},
+    {NULL, NULL, NULL, NULL}};
+
+const struct store_column_doc *store_column_doc(const char *table, const char *column)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; column_docs[i].column; i++)
+            if (!strcmp(column_docs[i].column, column) &&
+                (pass ? column_docs[i].table == NULL : column_docs[i].table && !strcmp(column_docs[i].table, table)))
+                return &column_docs[i];
+    const struct params_key_info *k = params_key_info(column);
+    if (k) {
+        static struct store_column_doc pd;
+        pd.table = NULL;
+        pd.column = k->key;
+        pd.unit = !strcmp(k->key, "tau_end") ? "tau" : "";
+        pd.meaning = k->help;
+        return &pd;
+    }
+    return NULL;
+}
+
+/* crossing(th, x_prev, x, m_prev, m): x where |m| reaches th, linear between (m_prev, x_prev)
+ * and (m, x); x when there is no record before (m_prev NULL) or no change of m. With a row of
+ * recovery_segments it gives tau_wr (x = tau) and n_wr (x = samples) for any threshold. */
+static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+    (void)argc;
+    for (int i = 0; i < 5; i++)
+        if (i != 1 && i != 3 && sqlite3_value_type(v[i]) == SQLITE_NULL) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+    double th = sqlite3_value_double(v[0]), x = sqlite3_value_double(v[2]), m = sqlite3_value_double(v[4]);
+    if (sqlite3_value_type(v[1]) == SQLITE_NULL || sqlite3_value_type(v[3]) == SQLITE_NULL) {
+        sqlite3_result_double(ctx, x);
+        return;
+    }
+    double x0 = sqlite3_value_double(v[1]), m0 = sqlite3_value_double(v[3]);
+    sqlite3_result_double(ctx, m == m0 ? x : x0 + (th - m0) / (m - m0) * (x - x0));
+}
+
+int store_register_functions(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "crossing", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_crossing, NULL,
+                                   NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* Schema 1 -> 2, in one transaction:
+ *   - the count columns become INTEGER (integer_columns): each table is rebuilt from its own
+ *     CREATE text with the column's type changed, the values rounded, every column copied, its
+ *     indexes remade; the views are dropped first and made again after;
+ *   - summary.tau_wr and samples_wr are recomputed from the trajectory, interpolated (obs.h);
+ *   - tasks.params is rewritten in shortest numbers, for the rows whose text parses and hashes to
+ *     the row's task_id (every row, unless the file was edited by hand): the id is unchanged;
+ *   - the view recovery_segments. */
+static int migrate_1_2(struct store *s, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL, *up = NULL;
+    char **views = NULL;
+    int nviews = 0, rc = -1;
+    char sql[16384];
+    if (exec(s, "BEGIN IMMEDIATE", err, errlen, path))
+        return -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        char **nv = realloc(views, (size_t)(nviews + 1) * sizeof *nv);
+        if (!nv)
+            goto oom;
+        views = nv;
+        if (!(views[nviews] = strdup((const char *)sqlite3_column_text(q, 1))))
+            goto oom;
+        nviews++;
+        snprintf(sql, sizeof sql, "DROP VIEW \"%s\"", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        q = NULL;
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+        if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+            goto dberr;
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    for (int t = 0; integer_columns[t][0]; t++) {
+        const char *table = integer_columns[t][0];
+        if (t > 0 && !strcmp(table, integer_columns[t - 1][0]))
+            continue;
+        /* its CREATE text with every listed column of this table retyped */
+        if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &q, NULL))
+            goto dberr;
+        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_ROW)
+            goto dberr;
+        char create[8192], rounding[1024] = "";
+        snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        q = NULL;
+        for (int c = t; integer_columns[c][0] && !strcmp(integer_columns[c][0], table); c++) {
+            char from[96], retyped[8192];
+            snprintf(from, sizeof from, " %s REAL", integer_columns[c][1]);
+            char *at = strstr(create, from);
+            if (!at) {
+                snprintf(err, errlen, "%s: migration to schema 2: %s.%s is not REAL as expected", path, table,
+                         integer_columns[c][1]);
+                goto out;
+            }
+            snprintf(retyped, sizeof retyped, "%.*s %s INTEGER%s", (int)(at - create), create, integer_columns[c][1],
+                     at + strlen(from));
+            snprintf(create, sizeof create, "%s", retyped);
+            size_t used = strlen(rounding);
+            snprintf(rounding + used, sizeof rounding - used, "%s%s = round(%s)", used ? ", " : "",
+                     integer_columns[c][1], integer_columns[c][1]);
+        }
+        char *paren = strchr(create, '(');
+        snprintf(sql, sizeof sql,
+                 "UPDATE %s SET %s;"
+                 "CREATE TABLE %s_v2 %s;"
+                 "INSERT INTO %s_v2 SELECT * FROM %s;"
+                 "DROP TABLE %s;"
+                 "ALTER TABLE %s_v2 RENAME TO %s;"
+                 "CREATE UNIQUE INDEX %s_row ON %s(task_id, solver%s);",
+                 table, rounding, table, paren ? paren : "()", table, table, table, table, table, table, table,
+                 !strcmp(table, "trajectory") ? ", k" : "");
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+    }
+    /* the canonical text in shortest numbers, for rows whose text gives back their id */
+    if (sqlite3_prepare_v2(s->db, "SELECT task_id, params FROM tasks", -1, &q, NULL) ||
+        sqlite3_prepare_v2(s->db, "UPDATE tasks SET params = ?2 WHERE task_id = ?1", -1, &up, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        struct params p;
+        char perr[256], hex[17], canon[8192];
+        const char *id = (const char *)sqlite3_column_text(q, 0);
+        if (task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
+            continue;
+        task_id_hex(params_task_id(&p), hex);
+        if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
+            continue;
+        sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT);
+        if (step_done(s, up))
+            goto dberr;
+    }
+    for (int i = 0; i < nviews; i++) {
+        snprintf(sql, sizeof sql, "%s;", views[i]);
+        if (exec(s, sql, err, errlen, path))
+            goto out;
+    }
+    /* tau_wr and samples_wr as version 2 computes them: interpolated between records */
+    if (exec(s,
+             "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY
+             "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
+             " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
+             " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
+             " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
+             " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
+             " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
+             " PRAGMA user_version = 2; COMMIT;",
+             err, errlen, path))
+        goto out;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+    goto out;
+dberr:
+    snprintf(err, errlen, "%s: migration to schema 2: %s", path, sqlite3_errmsg(s->db));
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    for (int i = 0; i < nviews; i++)
+        free(views[i]);
+    free(views);
+    if (rc)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 /* A closed store for path (no connection, no lock), or NULL with err. */
 static struct store *store_alloc(const char *path, int readonly, char *err, size_t errlen)
 {
@@ -319,14 +584,15 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     }
     if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
         goto fail;
-    if (version == 1) {
-        char sql[8192];
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=2; COMMIT;", migrate_1_2_sql);
-        if (exec(s, sql, err, errlen, path)) {
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            goto fail;
-        }
-        version = 2;
+    if (store_register_functions(s->db)) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    if (version == 1 && migrate_1_2(s, path, err, errlen))
+        goto fail;
+    if ((version == 1 || version == 2) && exec(s, migrate_2_3_sql, err, errlen, path)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
     }
     if (version == 0) {
         char states[256], schema[8192], sql[10240];
@@ -407,6 +673,11 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
         goto fail;
     }
+    /* an older database read as it is: the view of version 2 as a temporary one */
+    if (version < 2 && exec(s, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY, err, errlen, path))
+        goto fail;
+    if (store_register_functions(s->db))
+        goto fail;
     if (exec(s, "PRAGMA query_only=ON;", err, errlen, path))
         goto fail;
     return s;
@@ -642,6 +913,17 @@ int store_mark_interrupted(struct store *s, uint64_t id)
     return -1;
 }
 
+/* A sample count as an INTEGER, NULL when negative (none) or not finite. Returns 0, or -1
+ * recorded. */
+static int bind_count(struct store *s, sqlite3_stmt *q, int i, double v)
+{
+    STORE_CALL(s, !(v >= 0) || !isfinite(v) ? sqlite3_bind_null(q, i)
+                                             : sqlite3_bind_int64(q, i, (sqlite3_int64)llround(v)));
+    return 0;
+fail:
+    return -1;
+}
+
 /* Binds v, or NULL for the "none" value -1 (any negative). Returns 0, or -1 recorded. */
 static int bind_opt(struct store *s, sqlite3_stmt *q, int i, double v)
 {
@@ -696,7 +978,10 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
             STORE_CALL(s, sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC));
             STORE_CALL(s, sqlite3_bind_int(q, 3, k));
             for (int j = 0; j < 9; j++)
-                STORE_CALL(s, sqlite3_bind_double(q, 4 + j, v[j])); /* NaN binds as NULL */
+                if (j == 1 && isfinite(v[j])) /* a count: an integer */
+                    STORE_CALL(s, sqlite3_bind_int64(q, 4 + j, (sqlite3_int64)llround(v[j])));
+                else
+                    STORE_CALL(s, sqlite3_bind_double(q, 4 + j, v[j])); /* NaN binds as NULL */
             if (step_done(s, q))
                 goto fail;
         }
@@ -705,7 +990,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
         STORE_CALL(s, sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC));
         if (bind_opt(s, q, 3, su->tau_wr))
             goto fail;
-        if (bind_opt(s, q, 4, su->samples_wr))
+        if (bind_count(s, q, 4, su->samples_wr))
             goto fail;
         STORE_CALL(s, sqlite3_bind_double(q, 5, su->final_overlap));
         STORE_CALL(s, sqlite3_bind_double(q, 6, su->final_loss));
@@ -713,7 +998,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r, 
             goto fail;
         STORE_CALL(s, sqlite3_bind_text(q, 8, run_status_name(t->status), -1, SQLITE_STATIC));
         STORE_CALL(s, sqlite3_bind_double(q, 9, t->wall_s));
-        if (bind_opt(s, q, 10, t->diverged_at_samples))
+        if (bind_count(s, q, 10, t->diverged_at_samples))
             goto fail;
         if (t->error[0])
             STORE_CALL(s, sqlite3_bind_text(q, 11, t->error, -1, SQLITE_TRANSIENT));

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Log grids start three decades below tau_end. */
+/* Log grids start three decades below tau_end unless log_grid names the start. */
 #define OBS_LOG_DECADES 3.0
 
 enum task_status run_status_task(enum run_status s)
@@ -39,7 +39,9 @@ void obs_tau_grid(const struct params *p, double *taus)
     int R = p->records;
     taus[0] = 0;
     for (int k = 1; k <= R; k++) {
-        if (p->log_grid && R > 1)
+        if (p->log_grid && R > 1 && p->log_start > 0) /* from the start given, geometric */
+            taus[k] = p->log_start * pow(p->tau_end / p->log_start, (double)(k - 1) / (R - 1));
+        else if (p->log_grid && R > 1)
             taus[k] = p->tau_end * pow(10.0, -OBS_LOG_DECADES * (double)(R - k) / (R - 1));
         else
             taus[k] = p->tau_end * (double)k / R;
@@ -87,10 +89,30 @@ double obs_overlap(double omega11, double omega12, double t1, double t2)
     return num / sqrt(den);
 }
 
+int obs_recovery(const struct traj *t, double threshold, double *tau, double *samples)
+{
+    for (int i = 0; i < t->n; i++) {
+        const struct obs_row *r = &t->rows[i];
+        double m = fabs(r->overlap);
+        if (!(m >= threshold))
+            continue;
+        if (i == 0) {
+            *tau = r->tau;
+            *samples = round(r->samples);
+            return 0;
+        }
+        /* |m| crosses the threshold between records i - 1 (below) and i (at or above) */
+        const struct obs_row *q = &t->rows[i - 1];
+        double m0 = fabs(q->overlap), f = (threshold - m0) / (m - m0);
+        *tau = q->tau + f * (r->tau - q->tau);
+        *samples = round(q->samples + f * (r->samples - q->samples));
+        return 0;
+    }
+    return -1;
+}
+
 double obs_tau_wr(const struct traj *t, double threshold)
 {
-    for (int i = 0; i < t->n; i++)
-        if (fabs(t->rows[i].overlap) >= threshold)
-            return t->rows[i].tau;
-    return -1;
+    double tau, n;
+    return obs_recovery(t, threshold, &tau, &n) ? -1 : tau;
 }

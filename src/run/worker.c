@@ -19,16 +19,8 @@ static void summarise(const struct params *p, double mu_t2, const struct traj *t
 {
     s->solver = t->solver;
     s->status = t->status;
-    s->tau_wr = obs_tau_wr(t, p->recovery_threshold);
-    s->samples_wr = s->tau_wr < 0 ? -1 : params_samples(p, s->tau_wr);
-    /* With a two_phase rate: the samples of the record that recovered, as the solver counted
-     * them (SGD's whole steps; n(tau) of the schedule for flow and ODE). */
-    if (p->lr_schedule.kind != LR_CONSTANT)
-        for (int i = 0; i < t->n && s->tau_wr >= 0; i++)
-            if (t->rows[i].tau == s->tau_wr) {
-                s->samples_wr = t->rows[i].samples;
-                break;
-            }
+    if (obs_recovery(t, p->recovery_threshold, &s->tau_wr, &s->samples_wr))
+        s->tau_wr = s->samples_wr = -1;
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;
     s->max_gap_to_sgd = -1;
@@ -85,6 +77,30 @@ fail:
     model_destroy(&m);
     worker_result_free(res);
     return -1;
+}
+
+int worker_check(const struct params *p, char *err, size_t errlen)
+{
+    if (params_validate(p, err, errlen))
+        return -1;
+    if ((p->solvers & SOLVER_ODE) && ode_check(p, err, errlen))
+        return -1;
+    return 0;
+}
+
+int worker_ignored(const struct params *p, char *buf, size_t n)
+{
+    if (p->decomposition == DECOMP_DIRECT && p->closure != CLOSURE_AUTO) {
+        snprintf(buf, n, "closure %s has no effect on direct (its moment ODE is closed and exact)",
+                 params_closure_name(p->closure));
+        return 1;
+    }
+    if (!(p->solvers & SOLVER_ODE) && (p->closure != CLOSURE_AUTO || p->ode_noise)) {
+        snprintf(buf, n, "%s has no effect without the ode solver (solvers %s)",
+                 p->ode_noise ? "ode_noise" : "closure", p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
+        return 1;
+    }
+    return 0;
 }
 
 void worker_result_free(struct task_result *res)

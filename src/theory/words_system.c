@@ -458,33 +458,38 @@ const int *words_system_classes(const struct mom_sys *sys)
     return ((const struct words_ctx *)sys->ctx)->trk;
 }
 
-int words_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
+/* The order and closure a word system uses: auto resolved. */
+static void resolve(const struct params *p, enum closure *closure, int *M)
 {
-    const struct params *p = &m->p;
-    struct words_ctx *cx = NULL;
-    int M = p->order_m, nl;
-    enum closure closure = p->closure;
-    memset(sys, 0, sizeof *sys);
+    *closure = p->closure;
+    *M = p->order_m;
     /* auto: the positive `flat` closure at the largest odd order <= M (flat needs odd orders;
      * measured to run through strong recovery at order 3 where the cumulant closures stop,
      * docs/closures.md), or free_cumulant when M < 3. */
-    if (closure == CLOSURE_AUTO) {
-        if (M >= 3) {
-            closure = CLOSURE_FLAT;
-            M -= M % 2 == 0;
+    if (*closure == CLOSURE_AUTO) {
+        if (*M >= 3) {
+            *closure = CLOSURE_FLAT;
+            *M -= *M % 2 == 0;
         } else {
-            closure = CLOSURE_FREE_CUMULANT;
+            *closure = CLOSURE_FREE_CUMULANT;
         }
     }
+}
+
+int words_check(const struct params *p, char *err, size_t errlen)
+{
+    enum closure closure;
+    int M, nl;
+    resolve(p, &closure, &M);
     if (p->decomposition != DECOMP_TIED && p->decomposition != DECOMP_UNTIED) {
         snprintf(err, errlen, "words: the word hierarchy is for tied and untied only");
         return -1;
     }
     nl = p->decomposition == DECOMP_TIED ? 2 : 5;
     if (M < 2 || M + 1 > (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN)) {
-        snprintf(err, errlen, "words: order %d out of range [2, %d] for %s", M,
-                 (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1,
-                 params_decomp_name(p->decomposition));
+        snprintf(err, errlen, "order_m = %d: the word hierarchy of %s with closure %s needs an order from %d to %d",
+                 p->order_m, params_decomp_name(p->decomposition), params_closure_name(p->closure),
+                 p->closure == CLOSURE_AUTO ? 3 : 2, (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1);
         return -1;
     }
     if (closure == CLOSURE_SPECTRAL || closure == CLOSURE_SPECTRAL_MP) {
@@ -492,14 +497,30 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
         return -1;
     }
     if (closure == CLOSURE_FLAT && M % 2 == 0) {
-        snprintf(err, errlen, "words: closure flat needs an odd order (got %d; even orders measured unstable)", M);
+        snprintf(err, errlen,
+                 "closure flat needs an odd order_m (got %d; even orders measured unstable): use order_m %d or %d, "
+                 "or closure auto", M, M - 1, M + 1);
         return -1;
     }
     if (closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
-        snprintf(err, errlen, "words: closure free_residual supports order <= %d for %s", nl == 2 ? 9 : 5,
-                 params_decomp_name(p->decomposition));
+        snprintf(err, errlen, "closure free_residual supports order_m <= %d for %s (got %d)", nl == 2 ? 9 : 5,
+                 params_decomp_name(p->decomposition), M);
         return -1;
     }
+    return 0;
+}
+
+int words_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
+{
+    const struct params *p = &m->p;
+    struct words_ctx *cx = NULL;
+    int M, nl;
+    enum closure closure;
+    memset(sys, 0, sizeof *sys);
+    if (words_check(p, err, errlen))
+        return -1;
+    resolve(p, &closure, &M);
+    nl = p->decomposition == DECOMP_TIED ? 2 : 5;
     cx = calloc(1, sizeof *cx);
     if (!cx)
         goto oom;

@@ -9,6 +9,13 @@
  *
  * Keys are snake_case (`init_scale`); `params_set` also accepts the dashed spelling of the
  * command line (`init-scale`).
+ *
+ * Every key has one row in the parameter table (`params_info`): its type, its allowed values or
+ * range, how a value is written and a one-line meaning. The help of `aimsweep single`, the
+ * "did you mean" of every message and every range check read that table, so a new key gets all
+ * of them by adding its row. Numbers in the canonical text are written in their shortest
+ * round-trip form ("0.05"); the task id hashes the form of earlier versions ("%.17g"), so the
+ * id of a point never changed when the text did.
  */
 #ifndef AIMSWEEP_PARAMS_H
 #define AIMSWEEP_PARAMS_H
@@ -90,6 +97,7 @@ struct params {
     double tau_end;
     int records;
     int log_grid; /* records log-spaced in tau (1) or linear (0) */
+    double log_start; /* log_grid: the first tau > 0 recorded; 0 = tau_end / 1000 */
     uint64_t seed;
     unsigned solvers;
     double recovery_threshold;
@@ -106,6 +114,49 @@ struct params {
     double init_trace; /* direct: t I added to the initial S */
     enum ode_mean_kind ode_mean;
 };
+
+/* The parameter table. */
+enum params_type {
+    PARAMS_ENUM, /* one word of `choices`, stored as an int (the enum's value = its index) */
+    PARAMS_INT,  /* an integer in [lo, hi], stored as an int */
+    PARAMS_SEED, /* an integer in [lo, hi], stored as a uint64_t */
+    PARAMS_REAL, /* a finite number in the range of lo, hi and `bounds`, stored as a double */
+    PARAMS_BOOL, /* on/off (also 1/0, true/false, yes/no), stored as an int */
+    PARAMS_TEXT  /* a syntax of its own (activation, teacher, solvers, log_grid) */
+};
+/* bounds of a PARAMS_REAL: lo excluded, hi excluded, no upper bound */
+enum { PARAMS_LO_OPEN = 1u, PARAMS_HI_OPEN = 2u, PARAMS_NO_HI = 4u };
+
+struct params_key_info {
+    const char *key;
+    enum params_type type;
+    size_t offset;              /* of the field in struct params (not PARAMS_TEXT) */
+    const char *const *choices; /* PARAMS_ENUM: the words in enum order, NULL-terminated */
+    double lo, hi;              /* PARAMS_INT, PARAMS_SEED, PARAMS_REAL */
+    unsigned bounds;            /* PARAMS_REAL: PARAMS_LO_OPEN | PARAMS_HI_OPEN | PARAMS_NO_HI */
+    const char *syntax;         /* how a value is written (help and messages) */
+    const char *help;           /* what it means, in one line */
+};
+
+/* The rows, in params_keys order, ending with a row whose key is NULL. */
+extern const struct params_key_info params_info[];
+
+/* The row of a key (snake_case or dashed), or NULL. */
+const struct params_key_info *params_key_info(const char *key);
+
+/* What values a key takes, e.g. "an integer from 2 to 100000", "a number > 0",
+ * "direct | tied | untied". Returns buf. */
+const char *params_allowed(const struct params_key_info *k, char *buf, size_t n);
+
+/* For a word that is not a key: " (did you mean 'X'?)" or "". Returns buf. */
+const char *params_suggest_key(const char *word, char *buf, size_t n);
+
+/* 1 for keys whose value is a number (PARAMS_INT, PARAMS_SEED, PARAMS_REAL): the keys an
+ * expression may name and compute. */
+int params_is_numeric(const char *key);
+
+/* The number held by a numeric key at p; -1 for other keys. */
+int params_number(const struct params *p, const char *key, double *value);
 
 /* Defaults: a small point that runs in seconds. */
 void params_default(struct params *p);
@@ -132,7 +183,8 @@ int params_get(const struct params *p, const char *key, char *buf, size_t n);
  * length (as snprintf). */
 int params_canonical(const struct params *p, char *buf, size_t n);
 
-/* 64-bit FNV-1a hash of the canonical text: the task id. The seed is part of the text. */
+/* 64-bit FNV-1a hash of the canonical text as earlier versions wrote it (numbers with "%.17g"),
+ * so that a point keeps its id: the task id. The seed is part of the text. */
 uint64_t params_task_id(const struct params *p);
 
 /* Text names. */

@@ -1,6 +1,7 @@
 /*
  * cli.h: the subcommands. Each takes its own argv (argv[0] is the command name) and returns
- * the process exit code: 0 success, 1 failure while running, 2 bad usage or input.
+ * the process exit code: 0 success, 1 failure while running, 2 bad usage or input; `run` also 3
+ * when every task finished and some ended in error (cli_run.h).
  */
 #ifndef AIMSWEEP_CLI_H
 #define AIMSWEEP_CLI_H

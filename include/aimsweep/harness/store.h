@@ -14,6 +14,13 @@
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
  *           status, wall_s, diverged_at_samples, error, mu_star)
  *   view results = tasks JOIN summary (one row per task and solver)
+ *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
+ *        (with the SQL function crossing(), store_register_functions)
+ * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
+ * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
+ * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
+ * view as a temporary one, by store_open_readonly. What every column means: store_column_doc,
+ * and docs/model.md §10.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
@@ -38,7 +45,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 struct store;
 
@@ -100,6 +107,19 @@ int store_mark_pending(struct store *s, uint64_t id);
 /* In the open batch: the task never came back (its rank stopped answering); it is rerun by
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
+
+/* Registers the SQL function crossing(th, x_prev, x, m_prev, m) on a connection (every
+ * connection store.c opens has it): with a row of the view recovery_segments, tau_wr and n_wr
+ * for any threshold th. Returns 0 or -1. */
+int store_register_functions(sqlite3 *db);
+
+/* The meaning and unit of a column of a table or view ("" when it has no unit), or NULL. A
+ * parameter column's meaning is its line of the parameter table. The pointer is valid until the
+ * next call. */
+struct store_column_doc {
+    const char *table, *column, *unit, *meaning;
+};
+const struct store_column_doc *store_column_doc(const char *table, const char *column);
 
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);

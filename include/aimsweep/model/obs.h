@@ -54,7 +54,7 @@ struct traj {
 };
 
 /* The record times: records + 1 values from 0 to tau_end inclusive, linear, or log-spaced
- * from tau_end * 1e-3 (with 0 first) when log_grid. Writes into taus (records + 1 values). */
+ * from log_start (tau_end * 1e-3 when log_start is 0; with 0 first) when log_grid. Writes into taus (records + 1 values). */
 void obs_tau_grid(const struct params *p, double *taus);
 
 int traj_init(struct traj *t, int solver, int cap);
@@ -66,8 +66,17 @@ void traj_free(struct traj *t);
  * Tr(S~*^2)/d = 1 - t2^2. */
 double obs_overlap(double omega11, double omega12, double t1, double t2);
 
-/* First tau with |m| >= threshold (linear interpolation between records is not used: the
- * first recorded tau). Returns -1 when never reached. */
+/* Weak recovery: the tau at which |m| first reaches threshold, linear in tau on |m| between
+ * the last record below it (k - 1) and the first at or above it (k):
+ *     tau_wr = tau_{k-1} + (threshold - |m_{k-1}|) / (|m_k| - |m_{k-1}|) (tau_k - tau_{k-1}),
+ * and the sample count the same way between n_{k-1} and n_k, rounded to an integer (n is
+ * counted, not computed from tau, so this holds for any learning-rate schedule). When record 0
+ * is already at or above threshold, tau_wr = 0. A non-finite overlap never counts. The
+ * database's view recovery_segments recomputes this for any threshold (store.h).
+ * Returns 0 with *tau and *samples, or -1 when |m| never reaches threshold. */
+int obs_recovery(const struct traj *t, double threshold, double *tau, double *samples);
+
+/* The tau of obs_recovery, or -1 when never reached. */
 double obs_tau_wr(const struct traj *t, double threshold);
 
 /* name of a solver bit */

@@ -13,7 +13,7 @@
 struct solver_summary {
     int solver;
     double tau_wr;      /* -1 when never reached (NULL in the database) */
-    double samples_wr;  /* tau_wr d^2 / eta, -1 when never reached */
+    double samples_wr;  /* samples at tau_wr (interpolated, an integer), -1 when never reached */
     double final_overlap;
     double final_loss;
     double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
@@ -32,5 +32,14 @@ struct task_result {
  * failure is a status in the result), or -1 on allocation failure. */
 int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx);
 void worker_result_free(struct task_result *res);
+
+/* Every rule a point must meet to run: params_validate, and for the moment ODE the closure's
+ * own (ode_check). 0, or -1 with the message. `single` and `plan` call it on every point, so a
+ * point that cannot run is refused before anything starts. */
+int worker_check(const struct params *p, char *err, size_t errlen);
+
+/* A setting that has no effect on p (a closure for direct, whose ODE is exact; ODE settings
+ * without the ode solver): 1 with a sentence in buf, or 0. */
+int worker_ignored(const struct params *p, char *buf, size_t n);
 
 #endif

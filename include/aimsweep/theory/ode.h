@@ -20,6 +20,10 @@
  * -1 with a message in err. Release it with mom_sys_destroy. */
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen);
 
+/* Whether ode_system_create would accept p (decomposition, closure, order, noise), without
+ * building anything: 0, or -1 with a message. Planning runs it on every grid point. */
+int ode_check(const struct params *p, char *err, size_t errlen);
+
 /* Runs the ode solver of a model into out (traj_init done by the caller). */
 int ode_run(const struct model *m, struct traj *out);
 

@@ -81,4 +81,8 @@ int words_free_cumulants(const struct words_basis *b, const double *mom, double 
  * Returns 0, or -1 with a message in err. */
 int words_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen);
 
+/* The checks words_system_create makes before it builds anything (order range, closure and
+ * order): 0, or -1 with a message that says what to use instead. */
+int words_check(const struct params *p, char *err, size_t errlen);
+
 #endif
