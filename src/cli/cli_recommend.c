@@ -11,7 +11,8 @@
  *     (a diverged run that had not recovered counts as +inf too: it never got there). The
  *     median handles the +inf values: it is finite as long as more than half the seeds
  *     recovered.
- *   - median over seeds (the mean of the two middle order statistics for an even count);
+ *   - median over seeds (the mean of the two middle order statistics for an even count, in
+ *     real arithmetic: samples_wr is an INTEGER column);
  *   - its distribution-free interval [X_(l), X_(N+1-l)] from the order statistics of N runs:
  *     the number B of runs below the true median is Binomial(N, 1/2), so the interval covers
  *     the median with probability 1 - 2 P(B <= l - 1). l is the largest index with
@@ -186,7 +187,7 @@ static char *build_sql(const struct rec_opts *o)
             RECOMMEND_LEVEL, (1 - RECOMMEND_LEVEL) / 2);
     put_by(f, o, "");
     fprintf(f, ", decomposition, solver, r.cnt AS runs, sum(nwr < 1e999) AS recovered,\n"
-               "         (max(CASE WHEN i = (r.cnt + 1) / 2 THEN nwr END) + max(CASE WHEN i = r.cnt / 2 + 1 THEN nwr END)) / 2\n"
+               "         (max(CASE WHEN i = (r.cnt + 1) / 2 THEN nwr END) + max(CASE WHEN i = r.cnt / 2 + 1 THEN nwr END)) / 2.0\n"
                "           AS median,\n"
                "         max(CASE WHEN i = v.l THEN nwr END) AS lo, max(CASE WHEN i = r.cnt + 1 - v.l THEN nwr END) AS hi,\n"
                "         v.level\n"
