@@ -185,8 +185,7 @@ case_ token_corr_one "2: key 'token_corr'" <<'Y'
 grid:
   token_corr: [0, 0.5, 1]
 Y
-case_ softmax_outputs_all "4: key 'grid': 2 of 2 points cannot run:
-  outputs all with softmax" <<'Y'
+case_ softmax_outputs_all "4: key 'grid': 2 of 2 points cannot run" <<'Y'
 fixed:
   activation: softmax(1)
   outputs: all
