@@ -30,6 +30,9 @@ inner() { awk -v n="$N" '/not started;/ { s = $NF; sub(/ s$/, "", s); t = $(NF-1
 printf "%-36s %-30s %s\n" "" "wall clock, start to end" "dispatch + commit only"
 t0=$(now); "$A" run "$W/bench.yaml" --db "$W/serial.db" 2>"$W/e1"; t1=$(now)
 printf "%-36s %-30s %s\n" "aimsweep run, 1 rank (serial)" "$(rate "$t0" "$t1")" "$(inner "$W/e1")"
+# the same with synchronous=NORMAL (commits not fsynced; what the default FULL costs)
+t0=$(now); AIMSWEEP_SYNC=normal "$A" run "$W/bench.yaml" --db "$W/normal.db" 2>"$W/e0"; t1=$(now)
+printf "%-36s %-30s %s\n" "  the same, AIMSWEEP_SYNC=normal" "$(rate "$t0" "$t1")" "$(inner "$W/e0")"
 t0=$(now); $MPIRUN -n 2 "$A" run "$W/bench.yaml" --db "$W/mpi2.db" 2>"$W/e2"; t1=$(now)
 printf "%-36s %-30s %s\n" "aimsweep run, mpirun -n 2" "$(rate "$t0" "$t1")" "$(inner "$W/e2")"
 t0=$(now); $MPIRUN -n 3 "$A" run "$W/bench.yaml" --db "$W/mpi3.db" 2>"$W/e3"; t1=$(now)

@@ -35,7 +35,7 @@ case_ enum_closure "is not one of auto | free_cumulant | freeze | zero | spectra
 case_ solver_typo "solvers: 'flw' is not a solver (sgd, flow, ode) (did you mean 'flow'?)" $S --solvers sgd,flw
 case_ solver_twice "solvers: 'sgd' is named twice" $S --solvers sgd,sgd
 case_ solver_empty_item "has an empty item" $S --solvers sgd,,flow
-case_ seed_range "seed = -1: must be an integer from 0 to 9007199254740992" $S --seed -1
+case_ seed_range "seed = -1: must be an integer from 0 to 9007199254740991" $S --seed -1
 case_ d_range "d = 1: must be an integer from 2 to 100000" $S --d 1
 case_ d_integer "d = 12.5: not an integer (an integer from 2 to 100000)" $S --d 12.5
 case_ lr_range "lr = -0.5: must be a number in (0, 1000]" $S --lr=-0.5
@@ -60,7 +60,7 @@ case_ flat_even_order "closure flat needs an odd order_m (got 4; even orders mea
     $S --decomposition untied --closure flat --order-m 4 --solvers ode
 case_ spectral_untied "closure spectral exists for tied only, not untied" $S --decomposition untied --closure spectral
 case_ spectral_noise "has no O(eta) noise term: use ode_noise off" $S --closure spectral --ode-noise on --solvers ode
-case_ untied_order "the word hierarchy of untied with closure free_cumulant needs an order from 2 to 7" \
+case_ untied_order "order_m = 9: the untied moment ODE supports order_m up to 6" \
     $S --decomposition untied --closure free_cumulant --order-m 9 --solvers ode
 
 case_ run_flag_typo "unknown flag '--retry-error' (did you mean --retry-errors?)" $A run "$W/s.yaml" --db "$W/x.db" --retry-error

@@ -60,6 +60,24 @@ target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
 aimsweep_warnings(test_store_migrate)
 add_test(NAME test_store_migrate COMMAND test_store_migrate ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_store_migrate PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+# Storage failures (issue 13): a file system turning read-only mid-run (loop-mounted ext4,
+# root only) and a full disk (small tmpfs, root only); both skip with a message elsewhere.
+add_test(NAME store_fsfail COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_fsfail.sh ${CMAKE_CURRENT_BINARY_DIR}/store_fsfail)
+set_tests_properties(store_fsfail PROPERTIES LABELS fault TIMEOUT 180 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
+add_test(NAME store_diskfull COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/store_diskfull.sh ${CMAKE_CURRENT_BINARY_DIR}/store_diskfull)
+set_tests_properties(store_diskfull PROPERTIES LABELS fault TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT "${HARNESS_ENV}")
+# The campaign's input cases against `single` and `query` (issue 13): refusals with ranges,
+# exact seeds, query time limit, streaming table, statements that would write refused.
+add_test(NAME robust_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/robust_cli.sh ${CMAKE_CURRENT_BINARY_DIR}/robust_cli)
+set_tests_properties(robust_cli PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+# 20 random whole-job SIGKILLs (issue 13): 0 lost, 0 duplicate, no healthy task marked error.
+add_test(NAME sweep_kill20 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_kill.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_kill20)
+set_tests_properties(sweep_kill20 PROPERTIES LABELS "fault;mpi;slow" PROCESSORS 2 TIMEOUT 600
+                     ENVIRONMENT "${HARNESS_ENV};KILL_ROUNDS=20")
+# Deterministic fuzz of sweep files and `single` flag sets (issue 13): >= 500 cases, each
+# exits 0 or 2 in time, with no sanitizer report, and names FILE:LINE or the flag.
+add_test(NAME fuzz_inputs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz.py ${CMAKE_CURRENT_BINARY_DIR}/fuzz_inputs 600)
+set_tests_properties(fuzz_inputs PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")
 
 add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
 set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

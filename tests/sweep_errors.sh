@@ -185,7 +185,7 @@ case_ token_corr_one "2: key 'token_corr'" <<'Y'
 grid:
   token_corr: [0, 0.5, 1]
 Y
-case_ softmax_outputs_all "4: key 'grid': 2 of 2 points cannot run" <<'Y'
+case_ softmax_outputs_all "4: key 'grid': 2 of 2 points cannot run:" <<'Y'
 fixed:
   activation: softmax(1)
   outputs: all
@@ -260,6 +260,81 @@ Y
 vals=$(awk 'BEGIN { for (i = 1; i <= 101; i++) printf "%s%d", (i > 1 ? ", " : ""), i }')
 printf 'grid:\n  seed: [%s]\n  weight_decay: [%s]\n  records: [%s]\n' "$vals" "$vals" "$vals" > "$W/many.txt"
 case_ too_many_points "1: key 'grid': 1030301 grid points, more than the limit" < "$W/many.txt"
+
+# Issue 13: byte-level errors name the line of the byte, not line 1 (a planted "line 1" fails
+# each of these three); values out of range carry their range; combinations name the point.
+printf 'grid:\n  d: [10]\n\n  lr: [0.1\377]\n' > "$W/utf8.txt"
+case_ bad_utf8 "4: not readable text: invalid leading UTF-8 octet" < "$W/utf8.txt"
+printf 'grid:\n  d: [10]\n  lr: [0.1\001]\n' > "$W/ctl.txt"
+case_ control_char "3: not readable text: control characters are not allowed" < "$W/ctl.txt"
+printf 'grid:\n  d: [10]\n  lr: [0.1]\n\000\n' > "$W/nul.txt"
+case_ nul_byte "4: not a text file (contains NUL bytes)" < "$W/nul.txt"
+/usr/bin/python3 -c "print('grid:\\n  d: ' + '[' * 100000 + ']' * 100000)" > "$W/deep.txt"
+case_ deep_nesting "2: lists and mappings nested more than 16 deep" < "$W/deep.txt"
+case_ rho_range "2: key 'teacher': teacher 'wishart(1e8)': wishart rho = 100000000: must be in (0, 16]" <<'Y'
+fixed:
+  teacher: wishart(1e8)
+  d: 12
+Y
+case_ beta_range "2: key 'activation': activation 'softmax(1e300)': softmax beta = 1e+300: must be in (0, 20]" <<'Y'
+fixed:
+  activation: softmax(1e300)
+Y
+case_ width_range "3: key 'width': width = 1e20: must be a number in (0, 4]" <<'Y'
+grid:
+  d: [12]
+  width: [1, 1e20]
+Y
+case_ threshold_range "2: key 'recovery_threshold': recovery_threshold = 1.0000001: must be a number in (0, 1]" <<'Y'
+fixed:
+  recovery_threshold: 1.0000001
+Y
+case_ seed_inexact "1: key 'seed': seed = 9007199254740993.0: must be an integer from 0 to 9007199254740991" <<'Y'
+seeds: [9007199254740993.0]
+Y
+case_ seed_too_big "1: key 'seed': seed = 9223372036854775808: must be an integer from 0 to 9007199254740991" <<'Y'
+seeds: [9223372036854775808]
+Y
+case_ lr_samples "2: key 'lr': lr = 1e-30, tau_end = 0.5: SGD would take" <<'Y'
+grid:
+  lr: [1e-30]
+fixed: {d: 12, solvers: sgd}
+Y
+case_ untied_order "1: key 'grid': 1 of 1 points cannot run" <<'Y'
+grid:
+  order_m: [7]
+fixed: {decomposition: untied, solvers: ode}
+Y
+case_ memory "2: key 'd': d = 60000, width and teacher as given: the task needs about" <<'Y'
+grid:
+  d: [60000]
+fixed: {decomposition: direct}
+Y
+case_ unclosed_paren "2: key 'activation': 'hermite(0,1': a '(' without its ')'" <<'Y'
+grid:
+  activation: [hermite(0,1]
+Y
+# The two large files measure time more than memory safety: a sanitizer build (10-50 times
+# slower) skips them; the fuzz test covers its inputs there.
+if ldd "$AIMSWEEP" 2>/dev/null | grep -q libasan; then
+    echo "skipped under AddressSanitizer: the 200000-seed list and the 16 MiB files"
+else
+# a list of 200000 seeds with one repeat at its end: found, and in n log n time (the quadratic
+# check took minutes); the test's own timeout bounds it
+/usr/bin/python3 -c "print('seeds: [' + ', '.join(str(i) for i in range(1, 200001)) + ', 77]')" > "$W/seeds.txt"
+case_ seeds_million "1: key 'seeds': seed 77 appears twice" < "$W/seeds.txt"
+
+# accepted: a file of exactly 16 MiB; [hermite(0,1)] is one value, not two
+/usr/bin/python3 -c "
+s = 'fixed:\\n  d: 10\\n'
+open('$W/exact.yaml', 'w').write(s + '#' * (16 * 1024 * 1024 - len(s) - 1) + '\\n')"
+out=$("$AIMSWEEP" plan "$W/exact.yaml" 2>&1) || { echo "FAIL exact 16 MiB refused: $out"; fails=$((fails + 1)); }
+echo '#' >> "$W/exact.yaml"
+case_ over_16mib " sweep file larger than 16 MiB" < "$W/exact.yaml"
+fi
+printf 'grid:\n  activation: [hermite(0,1), hermite(0, 0, 1)]\n  d: [10]\n' > "$W/herm.yaml"
+out=$("$AIMSWEEP" plan "$W/herm.yaml" 2>&1)
+case "$out" in *"2 of 2 tasks"*) ;; *) echo "FAIL [hermite(0,1)] split: $out"; fails=$((fails + 1)) ;; esac
 
 echo "$n malformed files, $fails failed"
 [ ! -e "$W/missing.yaml" ] || exit 1

@@ -26,6 +26,7 @@ descendants() {
 
 seed=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 i=0
+cycles=0
 while [ $i -lt "$ROUNDS" ]; do
     i=$((i + 1))
     np=2
@@ -60,12 +61,25 @@ while [ $i -lt "$ROUNDS" ]; do
     if [ -e "$W/k.db" ]; then
         [ "$(q "$W/k.db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after round $i"
     fi
+    # a sweep finished between kills: check it whole and start a new one, so that every kill
+    # hits a run with work left
+    if [ "$done_now" = "$NTASK" ]; then
+        rows "$W/ref.db" > "$W/ref.rows"
+        rows "$W/k.db" > "$W/k.rows"
+        cmp -s "$W/ref.rows" "$W/k.rows" || fail "round $i: rows differ from the uninterrupted run"
+        [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'error'")" = 0 ] ||
+            fail "round $i: a healthy task marked error"
+        cycles=$((cycles + 1))
+        rm -f "$W/k.db" "$W/k.db-wal" "$W/k.db-shm"
+    fi
 done
+echo "sweeps completed between kills and checked: $cycles"
 
 launch 2 run "$SWEEP" --db "$W/k.db" --quiet --max-attempts 1000 || fail "the final run"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks")" = $NTASK ] || fail "task count"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
     fail "not every task finished"
+[ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'error'")" = 0 ] || fail "a healthy task marked error"
 [ "$(q "$W/k.db" "SELECT count(*) FROM summary")" = $((2 * NTASK)) ] || fail "summary rows"
 nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
 [ "$(q "$W/k.db" "SELECT count(*) FROM trajectory")" = "$nrows" ] || fail "trajectory rows"
@@ -95,5 +109,6 @@ if command -v sqlite3 >/dev/null; then
 fi
 
 echo "attempts: $(q "$W/k.db" "SELECT attempts || 'x' || count(*) FROM tasks GROUP BY attempts" | tr '\n' ' ')"
+echo "$ROUNDS kills: $NTASK of $NTASK tasks finished, $(($(q "$W/k.db" "SELECT count(*) FROM trajectory") - $(q "$W/k.db" "SELECT count(*) FROM (SELECT DISTINCT task_id, solver, k FROM trajectory)"))) duplicate rows"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -103,9 +103,18 @@ static void test_spec_grid(void)
     spec_destroy(&s1);
     spec_destroy(&s2);
 
-    /* an error names file, line and key */
+    /* an error names file, line and key: a value out of range when the file is read, a
+     * combination out of range when the grid is expanded */
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
-    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL);
+    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL && strstr(err, "(0, 1000]") != NULL);
+    s = parse("grid:\n  d: [10, 20]\n  teacher: [goe,\n    wishart(0.03)]\n", err, sizeof err);
+    CHECK_TRUE(s != NULL);
+    if (s) {
+        struct params *bad = NULL;
+        CHECK_TRUE(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
+        CHECK_TRUE(strstr(err, "x.yaml:1: key 'grid'") != NULL && strstr(err, "(d=10, teacher=wishart(0.03))") != NULL);
+        spec_destroy(&s);
+    }
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
     CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'd'") != NULL);
 }

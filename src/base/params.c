@@ -41,7 +41,9 @@
 #define PARAMS_MAX_D 100000
 #define PARAMS_MAX_RECORDS 1000000
 #define PARAMS_MAX_ORDER 16
-#define PARAMS_MAX_SEED 9007199254740992.0 /* 2^53: every seed is exact as a double */
+/* 2^53 - 1: every seed up to it is exact as a double. Not 2^53 itself: 2^53 + 1, read as a
+ * double, rounds to 2^53, and would silently become another seed. */
+#define PARAMS_MAX_SEED 9007199254740991.0
 /* What the solvers can do (the same bounds as the storage-reliability work): lr and
  * weight_decay beyond 1e3 make the explicit flow's step vanish; tied/untied order parameters
  * grow like s0^4, so init_scale 100 reaches the divergence limits before the first step; tau_end
@@ -53,6 +55,27 @@
 #define PARAMS_MAX_TAU_END 1e6
 /* The student's rank r = round(width d) is at most this many times d. */
 #define PARAMS_MAX_RANK_PER_D 4
+/* The arguments of the parenthesised values, bounded by what the solvers can do:
+ *   wishart rho <= 16: r* = round(rho d) is a matrix dimension (the teacher's d x r* factor);
+ *     wishart(1e8) at d = 12 asked for 115 GB and crashed.
+ *   softmax beta <= 20: the flow and the ODE grow stiff with beta (d = 12, T = 2, the flow:
+ *     0.5 s at beta = 5, 1.1 s at 10, 3.3 s at 20, over a minute at 40; at 1e300 the population
+ *     loss is not even computable and SGD stored NaN as done).
+ *   Hermite coefficients and goe_shift m within +-1e6: beyond, the loss overflows. */
+#define PARAMS_MAX_RHO 16.0
+#define PARAMS_MAX_BETA 20.0
+#define PARAMS_MAX_COEF 1e6
+/* Most SGD samples one run may ask for (tau_end d^2 / lr): the count is kept exactly in a
+ * double and in a long (2^53 steps are centuries of computing anyway). */
+#define PARAMS_MAX_SAMPLES 9007199254740992.0
+/* The flow is integrated explicitly: with weight decay lambda its step is at most ~1/lambda,
+ * so it takes at least lambda tau_end steps of d^3 work each (lambda tau_end = 1e5 takes 0.8 s
+ * at d = 20, 8000 times that at d = 400). Above this the flow is refused. */
+#define PARAMS_MAX_FLOW_STIFFNESS 1e6
+/* Untied moment ODE: the highest order whose word system builds in seconds. Order 7 tracks
+ * 7673 word classes and spends ~30 s and ~330 MB building its terms before the first step
+ * (measured at d = 20; the build does not depend on tau_end). */
+#define PARAMS_MAX_ORDER_UNTIED 6
 
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
@@ -186,6 +209,21 @@ static void seterr(char *err, size_t n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
+}
+
+/* An argument of a parenthesised value against [lo, hi] (lo excluded when lo_open): 0, or -1
+ * with "WHAT 'TEXT': NAME = V: must be in RANGE". */
+static int arg_range(const char *what, const char *text, const char *name, double v, double lo, double hi,
+                     int lo_open, char *err, size_t n)
+{
+    if ((lo_open ? v > lo : v >= lo) && v <= hi)
+        return 0;
+    char a[TEXT_DOUBLE_MAX], l[TEXT_DOUBLE_MAX], h[TEXT_DOUBLE_MAX];
+    text_double(v, a, sizeof a);
+    text_double(lo, l, sizeof l);
+    text_double(hi, h, sizeof h);
+    seterr(err, n, "%s '%.40s': %s = %s: must be in %s%s, %s]", what, text, name, a, lo_open ? "(" : "[", l, h);
+    return -1;
 }
 
 /* key with '-' mapped to '_' into buf; returns buf */
@@ -381,6 +419,10 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
         r.kind = ACT_HERMITE;
         r.degree = -1;
         for (int k = 0; k < na; k++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "c%d", k);
+            if (arg_range("activation", s, nm, args[k], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+                return -1;
             r.c[k] = args[k];
             if (args[k] != 0.0)
                 r.degree = k;
@@ -400,10 +442,8 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     } else if (!strcmp(name, "softmax") && na <= 1) {
         r.kind = ACT_SOFTMAX;
         r.beta = na == 1 ? args[0] : PARAMS_DEFAULT_BETA;
-        if (!(r.beta > 0)) {
-            seterr(err, errlen, "activation '%s': softmax(beta) needs beta > 0", s);
+        if (arg_range("activation", s, "softmax beta", r.beta, 0, PARAMS_MAX_BETA, 1, err, errlen))
             return -1;
-        }
     } else {
         goto bad;
     }
@@ -429,12 +469,11 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
     double args[2];
     int na = split_call(s, name, sizeof name, args, 2);
     if (na >= 0 && !strcmp(name, "wishart") && na <= 1) {
-        t->kind = TEACHER_WISHART;
-        t->arg = na == 1 ? args[0] : 0.5;
-        if (!(t->arg > 0)) {
-            seterr(err, errlen, "teacher '%s': wishart(rho) needs rho > 0", s);
+        double rho = na == 1 ? args[0] : 0.5;
+        if (arg_range("teacher", s, "wishart rho", rho, 0, PARAMS_MAX_RHO, 1, err, errlen))
             return -1;
-        }
+        t->kind = TEACHER_WISHART;
+        t->arg = rho;
         return 0;
     }
     if (na == 0 && !strcmp(name, "goe") && !strchr(s, '(')) {
@@ -443,6 +482,8 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         return 0;
     }
     if (na == 1 && !strcmp(name, "goe_shift")) {
+        if (arg_range("teacher", s, "goe_shift m", args[0], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+            return -1;
         t->kind = TEACHER_GOE_SHIFT;
         t->arg = args[0];
         return 0;
@@ -663,6 +704,51 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s", val,
              lround(p->teacher.arg * p->d), p->d, v2);
     }
+    if (p->activation.kind == ACT_SOFTMAX && !(p->activation.beta > 0 && p->activation.beta <= PARAMS_MAX_BETA)) {
+        text_double(p->activation.beta, val, sizeof val);
+        FAIL("activation softmax(%s): beta must be in (0, %g]", val, PARAMS_MAX_BETA);
+    }
+    if (p->teacher.kind == TEACHER_WISHART && !(p->teacher.arg <= PARAMS_MAX_RHO)) {
+        text_double(p->teacher.arg, val, sizeof val);
+        FAIL("teacher wishart(%s): rho must be in (0, %g]", val, PARAMS_MAX_RHO);
+    }
+    /* before the sample count below, which counts the first phase's steps */
+    if (p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0 &&
+        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
+        text_double(p->lr_schedule.eta1, val, sizeof val);
+        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
+        FAIL("lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
+             "1e15); raise eta1 or lower t_switch", val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+    }
+    if (p->solvers & SOLVER_SGD) {
+        /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
+        double n = params_samples(p, p->tau_end);
+        text_double(p->lr, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        if (!(n >= 1))
+            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples (at least 1 needed); "
+                 "raise tau_end or lower lr", val, v2, n);
+        if (!(n <= PARAMS_MAX_SAMPLES))
+            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples, more than the limit "
+                 "2^53 = %.3g; lower tau_end or raise lr", val, v2, n, PARAMS_MAX_SAMPLES);
+        /* weight decay multiplies the parameters by 1 - lambda lr / d^2 each step */
+        if (!(p->weight_decay * p->lr < (double)p->d * p->d)) {
+            text_double(p->weight_decay, v2, sizeof v2);
+            FAIL("weight_decay = %s, lr = %s: an SGD step multiplies the parameters by 1 - weight_decay lr / d^2 "
+                 "= %.3g, which must stay > 0 (weight_decay lr < d^2 = %d)", v2, val,
+                 1 - p->weight_decay * p->lr / ((double)p->d * p->d), p->d * p->d);
+        }
+    }
+    if ((p->solvers & SOLVER_FLOW) && p->weight_decay * p->tau_end > PARAMS_MAX_FLOW_STIFFNESS) {
+        text_double(p->weight_decay, val, sizeof val);
+        text_double(p->tau_end, v2, sizeof v2);
+        FAIL("weight_decay = %s, tau_end = %s: the flow would need at least weight_decay tau_end = %.3g steps "
+             "(at most %.0e); lower either, or drop flow from solvers", val, v2, p->weight_decay * p->tau_end,
+             PARAMS_MAX_FLOW_STIFFNESS);
+    }
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED && p->order_m > PARAMS_MAX_ORDER_UNTIED)
+        FAIL("order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
+             "~330 MB to build its word system)", p->order_m, PARAMS_MAX_ORDER_UNTIED);
     if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
         text_double(p->log_start, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
@@ -711,13 +797,6 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
              "offdiag only; use ode_noise off");
-    if (p->lr_schedule.kind == LR_TWO_PHASE &&
-        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
-        text_double(p->lr_schedule.eta1, val, sizeof val);
-        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
-        FAIL("lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
-             "1e15); raise eta1 or lower t_switch", val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
-    }
     if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
         FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
              "Gaussian start; use closure spectral (the run's own spectrum)");
@@ -727,8 +806,12 @@ int params_validate(const struct params *p, char *err, size_t errlen)
 
 int params_rank(const struct params *p)
 {
-    long r = lround(p->width * p->d);
-    return r < 1 ? 1 : (int)r;
+    double w = p->width * p->d;
+    if (!(w >= 1))
+        return 1;
+    if (w > (double)PARAMS_MAX_RANK_PER_D * p->d)
+        w = (double)PARAMS_MAX_RANK_PER_D * p->d; /* params_validate refuses this; never overflow */
+    return (int)lround(w);
 }
 
 /* The learning-rate schedule (MODEL.md §4, §11). two_phase(eta1, t_switch): step i (from 0)
@@ -744,9 +827,10 @@ double params_samples_per_tau(const struct params *p) { return (double)p->d * p-
 
 long params_switch_steps(const struct params *p)
 {
-    if (p->lr_schedule.kind != LR_TWO_PHASE)
-        return 0;
-    return (long)ceil(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+    double x = p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1;
+    if (p->lr_schedule.kind != LR_TWO_PHASE || !(x >= 0 && x <= PARAMS_MAX_SWITCH_STEPS))
+        return 0; /* constant, or a schedule params_validate refuses */
+    return (long)ceil(x);
 }
 
 double params_switch_tau(const struct params *p)

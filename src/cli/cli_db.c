@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "aimsweep/base/clock.h"
 
 #include "aimsweep/base/task_status.h"
 #include "aimsweep/base/text.h"
@@ -16,6 +19,15 @@
 
 /* The widest a column of the table output gets before it is cut with "...". */
 #define DB_MAX_COL_WIDTH 60
+/* The table output sizes its columns on this many first rows and streams the rest, so that a
+ * query of any length prints in bounded memory (a longer cell further down shifts its line). */
+#define DB_TABLE_SAMPLE_ROWS 1000
+/* `aimsweep query` stops a statement after this many seconds unless --timeout says otherwise
+ * (0 = no limit): an endless recursive CTE ends instead of running until killed. */
+#define DB_QUERY_TIMEOUT_S 60.0
+/* SQLite calls the progress handler every this many virtual-machine steps (well under a
+ * millisecond). */
+#define DB_PROGRESS_STEPS 10000
 
 enum out_format { OUT_TABLE, OUT_CSV };
 
@@ -81,12 +93,56 @@ static struct store *open_readonly(const char *file)
     return s;
 }
 
-/* Runs one statement and prints its rows. Returns 0, or -1 with the SQLite message printed. */
+/* The query time limit: the progress handler interrupts the statement once past it. */
+static double query_deadline, query_timeout_s;
+static int timed_out, refused;
+
+static int progress(void *unused)
+{
+    (void)unused;
+    if (query_deadline > 0 && clock_now_s() > query_deadline) {
+        timed_out = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* What a query may do: read this database. Anything that could create or change a file
+ * (ATTACH, VACUUM INTO, writes) is refused when the statement is prepared, before it runs, so
+ * that a refused statement leaves nothing behind. */
+static int authorize(void *unused, int action, const char *a, const char *b, const char *dbname,
+                     const char *trigger)
+{
+    (void)unused, (void)a, (void)b, (void)dbname, (void)trigger;
+    switch (action) {
+    case SQLITE_ATTACH:
+    case SQLITE_DETACH: refused = 1; return SQLITE_DENY;
+    default: return SQLITE_OK;
+    }
+}
+
+/* Sets the time limit (seconds, 0 = none) and the authorizer on a read-only connection. */
+static void guard(sqlite3 *db, double timeout_s)
+{
+    query_timeout_s = timeout_s;
+    query_deadline = timeout_s > 0 ? clock_now_s() + timeout_s : 0;
+    timed_out = 0;
+    sqlite3_progress_handler(db, DB_PROGRESS_STEPS, progress, NULL);
+    sqlite3_set_authorizer(db, authorize, NULL);
+}
+
+/* Runs one statement and prints its rows. Returns 0, -1 with the SQLite message printed, or
+ * -2 for a statement refused before it ran (it would write, attach or detach). */
 static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int header, FILE *f)
 {
     sqlite3_stmt *q = NULL;
     const char *tail = NULL;
+    refused = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &q, &tail) != SQLITE_OK) {
+        if (refused) {
+            fprintf(stderr, "aimsweep: a query reads this database only (ATTACH and DETACH are refused)\n");
+            return -2;
+        }
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
         return -1;
     }
@@ -98,6 +154,12 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
         fprintf(stderr, "aimsweep: one SQL statement at a time (extra text: '%.40s')\n", tail);
         sqlite3_finalize(q);
         return -1;
+    }
+    if (!sqlite3_stmt_readonly(q) || !strncasecmp(sql + strspn(sql, " \t\n;"), "vacuum", 6)) {
+        fprintf(stderr, "aimsweep: a query only reads the database (this statement would write: '%.40s')\n",
+                sql + strspn(sql, " \t\n;"));
+        sqlite3_finalize(q);
+        return -2;
     }
     int nc = sqlite3_column_count(q), rc;
     if (fmt == OUT_CSV) {
@@ -114,28 +176,22 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
             fputc('\n', f);
         }
     } else {
-        size_t nrow = 0, cap = 0;
-        char **cells = NULL;
-        int *w = calloc((size_t)nc + 1, sizeof *w);
-        for (int c = 0; c < nc; c++)
+        size_t nrow = 0, cap = (size_t)DB_TABLE_SAMPLE_ROWS * (size_t)(nc ? nc : 1);
+        char **cells = calloc(cap, sizeof *cells);
+        int *w = calloc((size_t)nc + 1, sizeof *w), oom = !cells || !w;
+        for (int c = 0; !oom && c < nc; c++)
             w[c] = (int)strlen(sqlite3_column_name(q, c));
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            if ((nrow + 1) * (size_t)nc > cap) {
-                cap = cap ? 2 * cap : 64 * (size_t)nc;
-                char **nb = realloc(cells, cap * sizeof *cells);
-                if (!nb)
-                    break;
-                cells = nb;
-            }
+        /* the first rows fix the widths */
+        while (!oom && nrow < DB_TABLE_SAMPLE_ROWS && (rc = sqlite3_step(q)) == SQLITE_ROW) {
             for (int c = 0; c < nc; c++) {
-                char *s = cell_text(q, c);
-                cells[nrow * (size_t)nc + (size_t)c] = s;
-                if (s && (int)strlen(s) > w[c])
-                    w[c] = (int)strlen(s);
+                char *cs = cell_text(q, c);
+                cells[nrow * (size_t)nc + (size_t)c] = cs;
+                if (cs && (int)strlen(cs) > w[c])
+                    w[c] = (int)strlen(cs);
             }
             nrow++;
         }
-        if (header && nc) {
+        if (!oom && header && nc) {
             for (int c = 0; c < nc; c++)
                 fprintf(f, "%s%-*s", c ? "  " : "", w[c], sqlite3_column_name(q, c));
             fputc('\n', f);
@@ -146,16 +202,37 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
             }
             fputc('\n', f);
         }
-        for (size_t r = 0; r < nrow; r++) {
+        for (size_t r = 0; !oom && r < nrow; r++) {
             for (int c = 0; c < nc; c++) {
-                char *s = cells[r * (size_t)nc + (size_t)c];
-                fprintf(f, "%s%-*s", c ? "  " : "", w[c], s ? s : "");
-                free(s);
+                char *cs = cells[r * (size_t)nc + (size_t)c];
+                fprintf(f, "%s%-*s", c ? "  " : "", w[c], cs ? cs : "");
             }
             fputc('\n', f);
         }
+        for (size_t i = 0; cells && i < nrow * (size_t)nc; i++)
+            free(cells[i]);
         free(cells);
+        /* the rest, row by row */
+        while (!oom && nrow == DB_TABLE_SAMPLE_ROWS && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            for (int c = 0; c < nc; c++) {
+                char *cs = cell_text(q, c);
+                fprintf(f, "%s%-*s", c ? "  " : "", w[c], cs ? cs : "");
+                free(cs);
+            }
+            fputc('\n', f);
+        }
         free(w);
+        if (oom) {
+            fprintf(stderr, "aimsweep: out of memory for the table\n");
+            sqlite3_finalize(q);
+            return -1;
+        }
+    }
+    if (rc == SQLITE_INTERRUPT && timed_out) {
+        fprintf(stderr, "aimsweep: query stopped after %.3g s (--timeout S sets the limit, 0 for none)\n",
+                query_timeout_s);
+        sqlite3_finalize(q);
+        return -1;
     }
     if (rc != SQLITE_DONE) {
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
@@ -176,22 +253,25 @@ int cli_query(int argc, char **argv)
     const char *file = NULL, *sql = NULL;
     enum out_format fmt = OUT_TABLE;
     int header = 1;
-    static const char *const flags[] = {"csv", "format", "no-header", "help", NULL};
+    double timeout = DB_QUERY_TIMEOUT_S;
+    static const char *const flags[] = {"csv", "format", "no-header", "timeout", "help", NULL};
     struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n"
+            printf("usage: aimsweep query FILE \"SQL\" [--csv] [--no-header] [--timeout S]\n"
                    "  runs one read-only SQL statement (tables sweeps, tasks, sweep_tasks, trajectory, summary;\n"
                    "  views results, recovery_segments) and prints an aligned table, or csv with --csv.\n"
                    "  crossing(th, x_prev, x, m_prev, m) interpolates a row of recovery_segments: weak recovery\n"
-                   "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n");
+                   "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n"
+                   "  A statement that runs longer than --timeout S seconds is stopped [%g; 0 = no limit].\n",
+                   DB_QUERY_TIMEOUT_S);
             return 0;
         }
         if (cli_nonempty("query", "argument", argv[i]))
             return 2;
         if (!strncmp(argv[i], "--", 2) && argv[i][2] != '-' && argv[i][2] != ' ') {
             const char *a = argv[i];
-            if (strcmp(a, "--csv") && strcmp(a, "--format") && strcmp(a, "--no-header"))
+            if (strcmp(a, "--csv") && strcmp(a, "--format") && strcmp(a, "--no-header") && strcmp(a, "--timeout"))
                 return cli_unknown("query", a, flags);
             if (cli_once(&seen, "query", a + 2))
                 return 2;
@@ -200,7 +280,17 @@ int cli_query(int argc, char **argv)
                 return 2;
             }
         }
-        if (!strcmp(argv[i], "--csv"))
+        if (!strcmp(argv[i], "--timeout")) {
+            char *end = NULL;
+            double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
+            if (i + 1 >= argc || end == argv[i + 1] || *end || !(v >= 0 && v <= 1e9)) {
+                fprintf(stderr, "aimsweep query: --timeout needs seconds in [0, 1e9] (0 = no limit), got '%s'\n",
+                        i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            timeout = v;
+            i++;
+        } else if (!strcmp(argv[i], "--csv"))
             fmt = OUT_CSV;
         else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
             const char *v = argv[++i];
@@ -224,15 +314,16 @@ int cli_query(int argc, char **argv)
         }
     }
     if (!file || !sql) {
-        fprintf(stderr, "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header]\n");
+        fprintf(stderr, "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header] [--timeout S]\n");
         return 2;
     }
     struct store *s = open_readonly(file);
     if (!s)
         return 2;
+    guard(store_db(s), timeout);
     int rc = print_query(store_db(s), sql, fmt, header, stdout);
     store_close(&s);
-    return rc ? 1 : 0;
+    return rc == -2 ? 2 : rc ? 1 : 0;
 }
 
 static void json_string(FILE *f, const char *v)
@@ -463,6 +554,7 @@ int cli_export(int argc, char **argv)
         store_close(&s);
         return 2;
     }
+    guard(store_db(s), 0);
     int rc = export_table(store_db(s), file, table, json, plain, f);
     if (f != stdout && fclose(f) != 0)
         rc = -1;
@@ -493,6 +585,7 @@ int cli_status(int argc, char **argv)
     if (!s)
         return 2;
     sqlite3 *db = store_db(s);
+    guard(db, 0);
     int rc = 0;
     /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */
     char finished[128], to_run[128], diverged[128], sql[1024];

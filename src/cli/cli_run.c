@@ -46,6 +46,8 @@ static void run_usage(FILE *f)
 static int parse_double(const char *s, double *x)
 {
     char *end;
+    if (!s)
+        return -1;
     errno = 0;
     *x = strtod(s, &end);
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
@@ -244,7 +246,7 @@ int cli_run(int argc, char **argv)
                     o.db, c.err);
             code = 1;
         } else if (mpi_failed) {
-            fprintf(stderr, "aimsweep: %s: the sweep stopped on the MPI failure above; what finished is committed,"
+            fprintf(stderr, "aimsweep: %s: the sweep stopped on the failure reported above; what finished is committed,"
                     " rerun to resume\n", o.db);
             code = 1;
         } else {

@@ -9,6 +9,7 @@
  * worker_run (run_task); rank 0 stores results in batches (RUN_BATCH_RESULTS or
  * RUN_BATCH_S), so a killed job loses at most the open batch.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,16 +52,30 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
 
 /* ---- rank 0: the database side ---- */
 
+/* Records a storage failure. The first one is the cause: what follows it (a commit with no
+ * transaction left, a statement on a read-only file) is its consequence, so it never
+ * overwrites the first message. Returns -1. */
+static int run_fail(struct run_ctx *c, const char *fmt, ...)
+{
+    if (!c->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->err, sizeof c->err, fmt, ap);
+        va_end(ap);
+    }
+    c->failed = 1;
+    return -1;
+}
+
 static int maybe_commit(struct run_ctx *c, int force)
 {
     double t = clock_now_s();
+    if (c->failed)
+        return -1;
     if (!force && c->batch < RUN_BATCH_RESULTS && t - c->last_commit < c->commit_s)
         return 0;
-    if (store_commit(c->store)) {
-        snprintf(c->err, sizeof c->err, "commit failed: %s", store_errmsg(c->store));
-        c->failed = 1;
-        return -1;
-    }
+    if (store_commit(c->store))
+        return run_fail(c, "commit failed: %s", store_errmsg(c->store));
     c->batch = 0;
     c->last_commit = t;
     return 0;
@@ -69,11 +84,10 @@ static int maybe_commit(struct run_ctx *c, int force)
 static int on_started(void *ctx, size_t i, int rank, const char *host)
 {
     struct run_ctx *c = ctx;
-    if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
-        snprintf(c->err, sizeof c->err, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
-                 store_errmsg(c->store));
-        c->failed = 1;
+    if (c->failed)
         return -1;
+    if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
+        return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING), store_errmsg(c->store));
     }
     return maybe_commit(c, 0);
 }
@@ -83,23 +97,21 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
     struct run_ctx *c = ctx;
     (void)rank;
     enum task_status status = TASK_INTERRUPTED;
+    if (c->failed)
+        return -1;
     if (!bytes) {
-        if (store_mark_interrupted(c->store, c->tasks[i].id)) {
-            snprintf(c->err, sizeof c->err, "cannot store a result: %s", store_errmsg(c->store));
-            c->failed = 1;
-            return -1;
-        }
+        if (store_mark_interrupted(c->store, c->tasks[i].id))
+            return run_fail(c, "cannot store a result: %s", store_errmsg(c->store));
     } else {
         struct task_result res;
-        char terr[512];
+        char terr[512], serr[512];
         int bad = result_unpack(bytes, len, &res, terr, sizeof terr);
         if (bad)
             snprintf(terr, sizeof terr, "malformed result bytes from rank %d", rank);
-        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, c->err, sizeof c->err)) {
+        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, serr, sizeof serr)) {
             if (!bad)
                 worker_result_free(&res);
-            c->failed = 1;
-            return -1;
+            return run_fail(c, "%s", serr);
         }
         if (!bad)
             worker_result_free(&res);
@@ -112,11 +124,11 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
 static int on_returned(void *ctx, size_t i)
 {
     struct run_ctx *c = ctx;
-    if (store_mark_pending(c->store, c->tasks[i].id)) {
-        snprintf(c->err, sizeof c->err, "cannot return a task to %s: %s", task_status_name(TASK_PENDING),
-                 store_errmsg(c->store));
-        c->failed = 1;
+    if (c->failed)
         return -1;
+    if (store_mark_pending(c->store, c->tasks[i].id)) {
+        return run_fail(c, "cannot return a task to %s: %s", task_status_name(TASK_PENDING),
+                        store_errmsg(c->store));
     }
     return 0;
 }

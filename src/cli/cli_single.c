@@ -86,7 +86,7 @@ int cli_single(int argc, char **argv)
     struct params p;
     params_default(&p);
     int csv = 0;
-    char err[256];
+    char err[512];
     struct cli_seen seen = {0};
     const char *known[64];
     int nk = 0;

@@ -113,7 +113,7 @@ static void describe(const struct sweep_spec *s, const size_t *digit, const size
 static int alone_invalid(const char *key, const char *value)
 {
     struct params p;
-    char msg[256];
+    char msg[512];
     params_default(&p);
     return params_set(&p, key, value, msg, sizeof msg) == 0 && worker_check(&p, msg, sizeof msg) != 0;
 }
@@ -148,7 +148,7 @@ static int set_expr(struct params *p, const char *key, const char *text, char *m
 }
 
 struct failure {
-    char msg[256];
+    char msg[512];
     char where[200]; /* the line it is blamed on, when one value alone is at fault */
     size_t count;
     char points[GRID_SHOW_POINTS][256];
@@ -160,7 +160,7 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
     struct params base, *pts = NULL;
     size_t *digit = NULL, *dim = NULL, *len = NULL;
     struct failure *fails = NULL;
-    char msg[256], loc[200];
+    char msg[512], loc[200];
     *out = NULL;
     *n = 0;
     params_default(&base);

@@ -20,6 +20,12 @@
 
 /* Largest seed count `seeds: N` accepts. */
 #define SPEC_MAX_SEEDS 1000000
+/* Deepest nesting of lists and mappings a sweep file may have (it needs 3 or 4: the file's
+ * mapping, grid's mapping, a zip block, a list). Checked on the event stream before the tree is
+ * built, so that a file nested 10^5 deep is refused at once instead of loaded. */
+#define SPEC_MAX_DEPTH 16
+/* Largest sweep file read. */
+#define SPEC_MAX_BYTES ((size_t)16 << 20)
 /* Significant digits of generated range values (linspace, logspace, range). */
 #define SPEC_RANGE_DIGITS 15
 
@@ -41,8 +47,7 @@ static int fail(struct walk *w, int line, const char *key, const char *fmt, ...)
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    /* clang 14's analyzer takes ap for uninitialised here, after va_start */
-    vsnprintf(msg, sizeof msg, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (key)
         snprintf(w->err, w->errlen, "%s:%d: key '%s': %s", w->path, line, key, msg);
@@ -303,6 +308,65 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
     return n;
 }
 
+/* The line (1-based) of byte offset off in text. */
+static int line_at(const char *text, size_t len, size_t off)
+{
+    int line = 1;
+    for (size_t i = 0; i < off && i < len; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+struct keyed {
+    const char *key;
+    size_t index;
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The first item (in list order) whose text equals an earlier one's: sets *later and
+ * *earlier and returns 1, or returns 0 when all differ (-1 when out of memory). Sorting makes
+ * it O(n log n): a list of 10^6 seeds is checked in a fraction of a second (the pairwise check
+ * took minutes). */
+static int find_repeat(char *const *texts, size_t n, size_t *later, size_t *earlier)
+{
+    struct keyed *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (struct keyed){texts[i], i};
+    qsort(k, n, sizeof *k, keyed_cmp);
+    int found = 0;
+    for (size_t i = 1; i < n; i++)
+        if (!strcmp(k[i].key, k[i - 1].key)) {
+            /* within a run of equal texts the first is the earliest: k[i] repeats it */
+            size_t j = i;
+            while (j > 0 && !strcmp(k[j - 1].key, k[i].key))
+                j--;
+            if (!found || k[i].index < *later) {
+                *later = k[i].index;
+                *earlier = k[j].index;
+                found = 1;
+            }
+        }
+    free(k);
+    return found;
+}
+
+/* Parentheses opened and not closed in s (negative when more close than open). */
+static int paren_balance(const char *s)
+{
+    int b = 0;
+    for (; *s; s++)
+        b += (*s == '(') - (*s == ')');
+    return b;
+}
+
 /* Adds one grid value: checked, not a repeat of an earlier one. canons holds the canonical
  * text of the values so far (a->n of them). */
 static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const char *value, int line)
@@ -311,9 +375,7 @@ static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const
     int is_expr;
     if (check_value_x(w, a->key, value, line, canon, sizeof canon, &is_expr))
         return -1;
-    for (size_t j = 0; j < a->n; j++)
-        if (!strcmp((*canons)[j], canon))
-            return fail(w, line, a->key, "value '%s' repeats '%s' (line %d)", value, a->values[j], a->lines[j]);
+    /* repeats are found once the list is complete (repeat_check) */
     char **nc = realloc(*canons, (a->n + 1) * sizeof *nc);
     if (!nc)
         return fail(w, line, a->key, "out of memory");
@@ -324,6 +386,20 @@ static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const
         free(nc[a->n]);
         return -1;
     }
+    return 0;
+}
+
+/* After a grid axis is read: the first value that repeats an earlier one, by canonical text.
+ * Returns 0, or -1 after fail(). */
+static int repeat_check(struct walk *w, struct spec_axis *a, char **canons)
+{
+    size_t later, earlier;
+    int r = find_repeat(canons, a->n, &later, &earlier);
+    if (r < 0)
+        return fail(w, a->line, a->key, "out of memory");
+    if (r > 0)
+        return fail(w, a->lines[later], a->key, "value '%s' repeats '%s' (line %d)", a->values[later],
+                    a->values[earlier], a->lines[earlier]);
     return 0;
 }
 
@@ -393,16 +469,55 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
     size_t nitems = (size_t)(vnode->data.sequence.items.top - vnode->data.sequence.items.start);
     if (nitems == 0)
         return fail(w, line_of(vnode), key, "empty list: a grid axis needs at least one value");
+    char *joined = NULL;
     for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top && !rc; it++) {
         yaml_node_t *v = yaml_document_get_node(w->doc, *it);
-        if (v->type != YAML_SCALAR_NODE)
+        if (v->type != YAML_SCALAR_NODE) {
             rc = fail(w, line_of(v), key, "list items are single values, got %s", node_kind(v));
-        else if (is_null(v))
+            break;
+        }
+        if (is_null(v)) {
             rc = fail(w, line_of(v), key, "empty list item");
-        else
-            rc = grid_value(w, a, &canons, scalar(v), line_of(v));
+            break;
+        }
+        const char *text = scalar(v);
+        /* [hermite(0,1)] reads in YAML as the two items "hermite(0" and "1)": a plain item with
+         * an open parenthesis takes the following items up to the closing one */
+        if (vnode->data.sequence.style == YAML_FLOW_SEQUENCE_STYLE &&
+            v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && paren_balance(text) > 0) {
+            size_t cap = strlen(text) + 1;
+            free(joined);
+            if (!(joined = strdup(text))) {
+                rc = fail(w, line_of(v), key, "out of memory");
+                break;
+            }
+            while (paren_balance(joined) > 0 && it + 1 < vnode->data.sequence.items.top) {
+                yaml_node_t *nx = yaml_document_get_node(w->doc, *(it + 1));
+                if (nx->type != YAML_SCALAR_NODE || nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+                    break;
+                it++;
+                cap += strlen(scalar(nx)) + 1;
+                char *nj = realloc(joined, cap);
+                if (!nj) {
+                    rc = fail(w, line_of(v), key, "out of memory");
+                    break;
+                }
+                joined = nj;
+                strcat(joined, ",");
+                strcat(joined, scalar(nx));
+            }
+            if (!rc && paren_balance(joined) != 0)
+                rc = fail(w, line_of(v), key, "'%.100s': a '(' without its ')'", joined);
+            if (rc)
+                break;
+            text = joined;
+        }
+        rc = grid_value(w, a, &canons, text, line_of(v));
     }
+    free(joined);
 out:
+    if (!rc)
+        rc = repeat_check(w, a, canons);
     for (size_t j = 0; canons && j < a->n; j++)
         free(canons[j]);
     free(canons);
@@ -501,21 +616,40 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
         return fail(w, line_of(v), "seeds", "must be a count or a list of seeds, got %s", node_kind(v));
     if (v->data.sequence.items.top == v->data.sequence.items.start)
         return fail(w, line_of(v), "seeds", "empty list");
+    size_t nitems = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start), got = 0;
+    char **canons = calloc(nitems, sizeof *canons);
+    if (!canons)
+        return fail(w, kline, "seeds", "out of memory");
+    int rc = 0;
     for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
         yaml_node_t *s = yaml_document_get_node(w->doc, *it);
-        if (s->type != YAML_SCALAR_NODE || is_null(s))
-            return fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s", node_kind(s));
-        if (check_value(w, "seed", scalar(s), line_of(s), canon, sizeof canon))
-            return -1;
-        for (size_t j = 0; j < a->n; j++) {
-            char c2[64];
-            if (!check_value(w, "seed", a->values[j], a->lines[j], c2, sizeof c2) && !strcmp(c2, canon))
-                return fail(w, line_of(s), "seeds", "seed %s appears twice", scalar(s));
+        if (s->type != YAML_SCALAR_NODE || is_null(s)) {
+            rc = fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s", node_kind(s));
+            break;
         }
-        if (axis_push(w, a, scalar(s), line_of(s)))
-            return -1;
+        if ((rc = check_value(w, "seed", scalar(s), line_of(s), canon, sizeof canon)))
+            break;
+        if (!(canons[got] = strdup(canon))) {
+            rc = fail(w, line_of(s), "seeds", "out of memory");
+            break;
+        }
+        got++;
+        if ((rc = axis_push(w, a, scalar(s), line_of(s))))
+            break;
     }
-    return 0;
+    if (!rc) {
+        size_t later, earlier;
+        int r = find_repeat(canons, got, &later, &earlier);
+        if (r < 0)
+            rc = fail(w, kline, "seeds", "out of memory");
+        else if (r > 0)
+            rc = fail(w, a->lines[later], "seeds", "seed %s appears twice (also on line %d)", a->values[later],
+                      a->lines[earlier]);
+    }
+    for (size_t j = 0; j < nitems; j++)
+        free(canons[j]);
+    free(canons);
+    return rc;
 }
 
 static int walk_solvers(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
@@ -631,6 +765,13 @@ static void yaml_syntax_error(const char *path, const char *text, size_t len, co
 {
     int line = (int)ps->problem_mark.line + 1, col = (int)ps->problem_mark.column + 1;
     const char *problem = ps->problem ? ps->problem : "unreadable";
+    if (ps->error == YAML_READER_ERROR) {
+        /* invalid UTF-8, a control character: libyaml gives a byte offset, not a mark */
+        snprintf(err, errlen, "%s:%d: not readable text: %s (byte 0x%02x at offset %zu)", path,
+                 line_at(text, len, ps->problem_offset), problem, (unsigned)ps->problem_value & 0xff,
+                 ps->problem_offset);
+        return;
+    }
     const char *ctx = ps->context ? ps->context : "";
     /* find the text of lines line-1 and line */
     const char *p = text, *end = text + len, *prev = NULL, *cur = NULL;
@@ -667,6 +808,35 @@ static void yaml_syntax_error(const char *path, const char *text, size_t len, co
         hint = " (indentation: keys of one mapping start in the same column)";
     snprintf(err, errlen, "%s:%d: YAML syntax error (column %d): %s%s%s%s", path, line, col, problem, *ctx ? " " : "",
              ctx, hint);
+}
+
+/* Refuses a file nested deeper than SPEC_MAX_DEPTH, reading events only up to that depth.
+ * Syntax errors are left to the loader, which reports them the same way. */
+static int check_depth(const char *path, const char *text, size_t len, char *err, size_t errlen)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, rc = 0;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    for (;;) {
+        if (!yaml_parser_parse(&parser, &ev))
+            break;
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
+            if (++depth > SPEC_MAX_DEPTH) {
+                snprintf(err, errlen, "%s:%d: lists and mappings nested more than %d deep (a sweep file needs 3 or 4)",
+                         path, (int)ev.start_mark.line + 1, SPEC_MAX_DEPTH);
+                rc = -1;
+            }
+        } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        yaml_event_delete(&ev);
+        if (rc || t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&parser);
+    return rc;
 }
 
 static char *default_name(const char *path)
@@ -828,8 +998,14 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     memcpy(s->text, text, len);
     s->text[len] = 0;
     s->grid_line = 1;
-    if (memchr(text, 0, len)) {
-        snprintf(err, errlen, "%s:1: not a text file (contains NUL bytes)", path);
+    const char *nul = memchr(text, 0, len);
+    if (nul) {
+        snprintf(err, errlen, "%s:%d: not a text file (contains NUL bytes)", path,
+                 line_at(text, len, (size_t)(nul - text)));
+        spec_destroy(&s);
+        return -1;
+    }
+    if (check_depth(path, text, len, err, errlen)) {
         spec_destroy(&s);
         return -1;
     }
@@ -848,8 +1024,7 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     {
         yaml_document_t doc2;
         if (!yaml_parser_load(&parser, &doc2)) {
-            snprintf(err, errlen, "%s:%d: YAML syntax error: %s", path, (int)parser.problem_mark.line + 1,
-                     parser.problem ? parser.problem : "unreadable");
+            yaml_syntax_error(path, text, len, &parser, err, errlen);
             goto out;
         }
         yaml_node_t *r2 = yaml_document_get_root_node(&doc2);
@@ -899,20 +1074,22 @@ int spec_load(const char *path, struct sweep_spec **out, char *err, size_t errle
         snprintf(err, errlen, "%s: cannot open sweep file: %s", path, strerror(errno));
         return -1;
     }
+    /* read up to one byte past the limit: a file of exactly SPEC_MAX_BYTES is accepted */
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (len < cap)
-            break;
-        if (cap >= (size_t)16 << 20) {
+        if (len > SPEC_MAX_BYTES) {
             free(buf);
             fclose(f);
-            snprintf(err, errlen, "%s: sweep file larger than 16 MiB", path);
+            snprintf(err, errlen, "%s: sweep file larger than %zu MiB", path, SPEC_MAX_BYTES >> 20);
             return -1;
         }
-        char *nb = realloc(buf, cap *= 2);
+        if (len < cap)
+            break;
+        size_t ncap = cap * 2 > SPEC_MAX_BYTES + 1 ? SPEC_MAX_BYTES + 1 : cap * 2;
+        char *nb = realloc(buf, cap = ncap);
         if (!nb) {
             free(buf);
             buf = NULL;

@@ -61,7 +61,8 @@
     " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                  \
     " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
 
-/* A format: its one %s is the list of the statuses the database may hold (task_status.h). */
+/* A format: its two %s are the status of a new task and the list of the statuses the database
+ * may hold (task_status.h). */
 static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
@@ -72,7 +73,7 @@ static const char *const schema_fmt =
     " init_scale REAL NOT NULL, tokens INTEGER NOT NULL, teacher TEXT NOT NULL, width REAL NOT NULL,"
     " weight_decay REAL NOT NULL, order_m INTEGER NOT NULL, closure TEXT NOT NULL, tau_end REAL NOT NULL,"
     " seed INTEGER NOT NULL,"
-    " status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN"
+    " status TEXT NOT NULL DEFAULT '%s' CHECK (status IN"
     "  (%s)),"
     " attempts INTEGER NOT NULL DEFAULT 0, rank INTEGER, host TEXT, started_at TEXT, finished_at TEXT,"
     " wall_s REAL, error TEXT,"
@@ -412,8 +413,7 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         /* its CREATE text with every listed column of this table retyped */
         if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &q, NULL))
             goto dberr;
-        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) != SQLITE_ROW)
+        if (sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW)
             goto dberr;
         char create[8192], rounding[1024] = "";
         snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -461,9 +461,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         task_id_hex(params_task_id(&p), hex);
         if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
             continue;
-        sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT);
-        if (step_done(s, up))
+        if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+            sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_done(s, up))
             goto dberr;
     }
     for (int i = 0; i < nviews; i++) {
@@ -582,7 +581,19 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
-    if (exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err, errlen, path))
+    /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.
+     * With NORMAL, commits between checkpoints lived in the page cache only, and a file system
+     * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
+     * scratch database may trade that for speed with AIMSWEEP_SYNC=normal. */
+    const char *sync = getenv("AIMSWEEP_SYNC");
+    if (sync && strcmp(sync, "full") && strcmp(sync, "normal")) {
+        snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
+        goto fail;
+    }
+    if (exec(s, sync && !strcmp(sync, "normal")
+                    ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+             err, errlen, path))
         goto fail;
     if (store_register_functions(s->db)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
@@ -595,14 +606,15 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         goto fail;
     }
     if (version == 0) {
-        char states[256], schema[8192], sql[10240];
-        if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states)) {
-            snprintf(err, errlen, "%s: the status list does not fit the schema", path);
+        char states[256], schema[16384], sql[16384 + 64];
+        if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states) ||
+            snprintf(schema, sizeof schema, schema_fmt, task_status_name(TASK_PENDING), states) >=
+                (int)sizeof schema ||
+            snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
+                     STORE_SCHEMA_VERSION) >= (int)sizeof sql) {
+            snprintf(err, errlen, "%s: the schema does not fit its buffer", path);
             goto fail;
         }
-        snprintf(schema, sizeof schema, schema_fmt, states);
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version=%d; COMMIT;", schema,
-                 STORE_SCHEMA_VERSION);
         if (exec(s, sql, err, errlen, path)) {
             sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -695,6 +707,10 @@ static int batch(struct store *s, int open)
     s->in_txn = open;
     return 0;
 fail:
+    /* a commit that failed on a full disk or an I/O error may have rolled the transaction
+     * back itself: then there is none left to commit or roll back */
+    if (!open && sqlite3_get_autocommit(s->db))
+        s->in_txn = 0;
     return -1;
 }
 

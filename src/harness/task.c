@@ -57,7 +57,7 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen)
             break;
         }
         *eq = 0;
-        char msg[256] = "";
+        char msg[512] = "";
         if (params_set(p, kv, eq + 1, msg, sizeof msg)) {
             snprintf(err, errlen, "task text: key '%s': %s", kv, msg);
             rc = -1;

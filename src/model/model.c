@@ -44,29 +44,48 @@ extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, doubl
 extern void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau,
                     double *work, const int *lwork, int *info);
 
-static double *dalloc(size_t n) { return malloc(sizeof(double) * (n ? n : 1)); }
+/* n doubles, or NULL (also when the byte count would overflow). Freed with free. */
+static double *dalloc(size_t n)
+{
+    if (n > SIZE_MAX / sizeof(double))
+        return NULL;
+    return malloc(sizeof(double) * (n ? n : 1));
+}
 
-/* A symmetric GOE matrix (A + A^T)/sqrt(2d), A with N(0,1) entries, into S (d x d). */
-static void sample_goe(struct rng *g, int d, double *S)
+/* A symmetric GOE matrix (A + A^T)/sqrt(2d), A with N(0,1) entries, into S (d x d). Returns 0,
+ * or -1 when out of memory. */
+static int sample_goe(struct rng *g, int d, double *S)
 {
     double *A = dalloc((size_t)d * d);
+    if (!A)
+        return -1;
     rng_normals(g, A, (size_t)d * d);
     double f = 1.0 / sqrt(2.0 * d);
     for (int i = 0; i < d; i++)
         for (int j = 0; j < d; j++)
             S[(size_t)i * d + j] = f * (A[(size_t)i * d + j] + A[(size_t)j * d + i]);
     free(A);
+    return 0;
 }
 
 /* Eigendecomposition S = Q diag(lam) Q^T into the signed factor F = Q |lam|^{1/2}. */
 static int factor_symmetric(int d, const double *S, double *F, double *sign)
 {
-    double *a = dalloc((size_t)d * d), *w = dalloc((size_t)d), q;
-    int info, lwork = -1;
+    double *a = dalloc((size_t)d * d), *w = dalloc((size_t)d), q, *work = NULL;
+    int info = -1, lwork = -1;
+    if (!a || !w)
+        goto out;
     memcpy(a, S, sizeof(double) * (size_t)d * d);
     dsyev_("V", "U", &d, a, &d, w, &q, &lwork, &info);
+    if (info != 0 || !(q >= 1 && q < 2147483647.0)) {
+        info = -1;
+        goto out;
+    }
     lwork = (int)q;
-    double *work = dalloc((size_t)lwork);
+    if (!(work = dalloc((size_t)lwork))) {
+        info = -1;
+        goto out;
+    }
     dsyev_("V", "U", &d, a, &d, w, work, &lwork, &info);
     /* column-major eigenvectors: eigenvector j is a[j*d .. j*d+d-1] */
     for (int j = 0; j < d; j++) {
@@ -75,12 +94,14 @@ static int factor_symmetric(int d, const double *S, double *F, double *sign)
         for (int i = 0; i < d; i++)
             F[(size_t)i * d + j] = a[(size_t)j * d + i] * s;
     }
+out:
     free(work);
     free(a);
     free(w);
     return info == 0 ? 0 : -1;
 }
 
+/* Returns 0, or -1 when out of memory or the eigensolver fails. */
 static int make_teacher(struct model *m)
 {
     const struct params *p = &m->p;
@@ -89,8 +110,11 @@ static int make_teacher(struct model *m)
     rng_init(&g, p->seed, STREAM_TEACHER, (uint32_t)d);
     double *S = m->teacher;
     if (p->teacher.kind == TEACHER_WISHART) {
+        /* params_validate keeps rho in (0, 16], so r* = round(rho d) fits an int */
         int rs = (int)lround(p->teacher.arg * d);
-        double *W = dalloc((size_t)d * rs);
+        double *W = rs >= 1 ? dalloc((size_t)d * rs) : NULL;
+        if (!W)
+            return -1;
         rng_normals(&g, W, (size_t)d * rs);
         cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, d, rs, 1.0, W, rs, 0.0, S, d);
         for (int i = 0; i < d; i++)
@@ -102,6 +126,8 @@ static int make_teacher(struct model *m)
         m->tk = rs;
         m->tF = W;
         m->tsign = dalloc((size_t)rs);
+        if (!m->tsign)
+            return -1;
         cblas_dscal(d * rs, sqrt(c), W, 1);
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
@@ -124,7 +150,8 @@ static int make_teacher(struct model *m)
         if (factor_symmetric(d, S, m->tF, m->tsign))
             return -1;
     } else {
-        sample_goe(&g, d, S);
+        if (sample_goe(&g, d, S))
+            return -1;
         if (p->teacher.kind == TEACHER_GOE_SHIFT)
             for (int i = 0; i < d; i++)
                 S[(size_t)i * d + i] += p->teacher.arg;
@@ -133,7 +160,7 @@ static int make_teacher(struct model *m)
         m->tk = d;
         m->tF = dalloc((size_t)d * d);
         m->tsign = dalloc((size_t)d);
-        if (factor_symmetric(d, S, m->tF, m->tsign))
+        if (!m->tF || !m->tsign || factor_symmetric(d, S, m->tF, m->tsign))
             return -1;
     }
     double tr = 0;
@@ -192,6 +219,7 @@ double model_orthogonal_scale(enum decomp decomposition, int d, int r, double s0
     return sqrt(c2);
 }
 
+/* Returns 0, or -1 when out of memory. */
 static int make_student(struct model *m)
 {
     const struct params *p = &m->p;
@@ -199,7 +227,8 @@ static int make_student(struct model *m)
     rng_init(&g, p->seed, STREAM_INIT, (uint32_t)m->d);
     size_t dr = (size_t)m->d * m->r;
     if (p->decomposition == DECOMP_DIRECT) {
-        sample_goe(&g, m->d, m->S0);
+        if (sample_goe(&g, m->d, m->S0))
+            return -1;
         cblas_dscal(m->d * m->d, p->init_scale, m->S0, 1);
         if (p->init_trace != 0)
             for (int i = 0; i < m->d; i++)
@@ -298,7 +327,7 @@ void student_free(struct student *s)
     s->A = s->B = NULL;
 }
 
-void model_order_params(const struct model *m, const struct student *s, struct order_params *o)
+int model_order_params(const struct model *m, const struct student *s, struct order_params *o)
 {
     int d = s->d, r = s->r;
     double k = s->kappa;
@@ -319,12 +348,19 @@ void model_order_params(const struct model *m, const struct student *s, struct o
         o->psi11 = ps / d;
         o->omega12 = o12 / d;
         o->t1 = tr / d;
-        return;
+        return 0;
     }
+    int rc = 0;
     double *PA = dalloc((size_t)d * r);
-    if (s->decomposition == DECOMP_TIED) {
+    if (!PA) {
+        rc = -1;
+    } else if (s->decomposition == DECOMP_TIED) {
         const double *W = s->A;
         double *B = dalloc((size_t)r * r);
+        if (!B) {
+            free(PA);
+            goto oom;
+        }
         cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, r, d, 1.0, W, r, 0.0, B, r);
         double fro = 0, tr = 0;
         for (int i = 0; i < r; i++) {
@@ -341,6 +377,13 @@ void model_order_params(const struct model *m, const struct student *s, struct o
     } else {
         const double *U = s->A, *V = s->B;
         double *UU = dalloc((size_t)r * r), *VV = dalloc((size_t)r * r), *VU = dalloc((size_t)r * r);
+        if (!UU || !VV || !VU) {
+            free(UU);
+            free(VV);
+            free(VU);
+            free(PA);
+            goto oom;
+        }
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, U, r, U, r, 0.0, UU, r);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, V, r, 0.0, VV, r);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, V, r, U, r, 0.0, VU, r);
@@ -360,22 +403,28 @@ void model_order_params(const struct model *m, const struct student *s, struct o
         free(VU);
     }
     free(PA);
+    if (!rc)
+        return 0;
+oom:
+    o->omega11 = o->psi11 = o->omega12 = o->t1 = NAN;
+    return -1;
 }
 
-void model_observe(const struct model *m, const struct student *s, struct obs_row *row)
+int model_observe(const struct model *m, const struct student *s, struct obs_row *row)
 {
     struct order_params o;
     struct phi_val pv;
-    model_order_params(m, s, &o);
+    int rc = model_order_params(m, s, &o);
     row->omega11 = o.omega11;
     row->psi11 = o.psi11;
     row->omega12 = o.omega12;
     row->trace = o.t1;
     row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11, o.psi11,
-                             o.omega12, &pv)
+    row->loss = rc || phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11,
+                                   o.psi11, o.omega12, &pv)
                     ? NAN
                     : pv.phi;
+    return rc;
 }
 
 void model_form_S(const struct student *s, double *out)
@@ -392,6 +441,11 @@ void model_index(int d, int T, const double *S, const double *x, double *h)
 {
     double tr = 0;
     double *Sx = dalloc((size_t)d);
+    if (!Sx) {
+        for (int i = 0; i < T * T; i++)
+            h[i] = NAN;
+        return;
+    }
     for (int i = 0; i < d; i++)
         tr += S[(size_t)i * d + i];
     for (int b = 0; b < T; b++) {

@@ -36,6 +36,64 @@ static void summarise(const struct params *p, double mu_t2, const struct traj *t
     }
 }
 
+/* Doubles in the flow's state per Runge-Kutta-Prince-Dormand 8(9) stage and its error
+ * control: 13 stages plus the state, its copy, the error and the driver's scratch. */
+#define WORKER_RK_COPIES 18.0
+/* d x d workspaces of the moment ODE's exact initial traces (words.c: one per letter pair and
+ * per word length) and the spectral closure's dense eigenproblem, bounded above. */
+#define WORKER_ODE_DD 40.0
+/* Doubles per record and solver (struct obs_row). */
+#define WORKER_ROW_DOUBLES 8.0
+
+double worker_estimate_bytes(const struct params *p)
+{
+    double d = p->d, dd = d * d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
+    double rs = p->teacher.kind == TEACHER_WISHART ? nearbyint(p->teacher.arg * d) : d;
+    double student = p->decomposition == DECOMP_DIRECT ? dd : p->decomposition == DECOMP_TIED ? d * r : 2 * d * r;
+    double model = dd + d * rs + rs + student;
+    double rows = p->decomposition == DECOMP_DIRECT ? d : r;
+    double sgd = 0, flow = 0, ode = 0;
+    if (p->solvers & SOLVER_SGD) /* stored parameters, the teacher's factor transposed, a copy */
+        sgd = 2 * rows * d * (p->decomposition == DECOMP_UNTIED ? 2 : 1) + rs * d + student;
+    if (p->solvers & SOLVER_FLOW)
+        flow = WORKER_RK_COPIES * student + 3 * r * r + 2 * d * r;
+    if (p->solvers & SOLVER_ODE)
+        ode = p->decomposition == DECOMP_DIRECT ? 0 : WORKER_ODE_DD * dd;
+    double solver = sgd > flow ? sgd : flow;
+    solver = solver > ode ? solver : ode;
+    double records = WORKER_ROW_DOUBLES * SOLVER_COUNT * (p->records + 1.0);
+    return 8.0 * (model + solver + records);
+}
+
+/* A solver that says done must have done what was asked: every record, all finite, and (SGD)
+ * samples counted up to the end. Otherwise it becomes an error with the reason. */
+static void check_complete(const struct params *p, struct traj *t)
+{
+    if (t->status != RUN_OK)
+        return;
+    const char *name = obs_solver_name(t->solver);
+    if (t->n != p->records + 1) {
+        t->status = RUN_ERROR;
+        snprintf(t->error, sizeof t->error, "%s: %d of %d records", name, t->n, p->records + 1);
+        return;
+    }
+    for (int k = 0; k < t->n; k++) {
+        const struct obs_row *o = &t->rows[k];
+        double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+        for (int j = 0; j < 8; j++)
+            if (!isfinite(v[j])) {
+                t->status = RUN_ERROR;
+                snprintf(t->error, sizeof t->error, "%s: record %d (tau = %g) holds a value that is not finite",
+                         name, k, o->tau);
+                return;
+            }
+    }
+    if (t->solver == SOLVER_SGD && !(t->rows[t->n - 1].samples > 0)) {
+        t->status = RUN_ERROR;
+        snprintf(t->error, sizeof t->error, "sgd: no sample taken by tau = %g", t->rows[t->n - 1].tau);
+    }
+}
+
 int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx)
 {
     memset(res, 0, sizeof *res);
@@ -63,6 +121,7 @@ int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop
         /* the mean of MODEL.md §10, mu = Tr S/sqrt(d), for every solver from its t1 */
         for (int k = 0; k < t->n; k++)
             t->rows[k].mu = sqrt((double)p->d) * t->rows[k].trace;
+        check_complete(p, t);
         if (sv == SOLVER_SGD)
             isgd = res->nsolvers - 1;
         if (t->status == RUN_INTERRUPTED)
@@ -85,6 +144,13 @@ int worker_check(const struct params *p, char *err, size_t errlen)
         return -1;
     if ((p->solvers & SOLVER_ODE) && ode_check(p, err, errlen))
         return -1;
+    double b = worker_estimate_bytes(p);
+    if (b > WORKER_MAX_TASK_BYTES) {
+        snprintf(err, errlen, "d = %d, width and teacher as given: the task needs about %.3g GB of memory, more "
+                 "than the limit %.3g GB per task; lower d (or width, or the wishart rho)", p->d, b / 1e9,
+                 WORKER_MAX_TASK_BYTES / 1e9);
+        return -1;
+    }
     return 0;
 }
 

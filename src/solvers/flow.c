@@ -211,10 +211,19 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
         }
         struct student s = view(m, y);
         struct obs_row row = {.tau = taus[k], .samples = params_samples(p, taus[k])};
-        model_observe(m, &s, &row);
-        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
+        if (model_observe(m, &s, &row))
+            goto done;
+        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12) || !isfinite(row.psi11) ||
+            !isfinite(row.trace) || !isfinite(row.overlap)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = params_samples(p, t);
+            break;
+        }
+        if (!isfinite(row.loss)) {
+            out->status = RUN_ERROR;
+            snprintf(out->error, sizeof out->error,
+                     "flow: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)", taus[k],
+                     row.omega11, row.omega12);
             break;
         }
         if (traj_push(out, &row))

@@ -38,6 +38,7 @@
 #include "aimsweep/solvers/sgd.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -556,7 +557,15 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
     if (n1 > 0)
         sgd_set_lr(st, p->lr_schedule.eta1);
     for (int k = 0; k <= p->records; k++) {
-        long target = (long)llround(params_samples(p, taus[k]));
+        /* params_validate keeps tau_end d^2 / lr <= 2^53, so the count fits a long exactly */
+        double want = nearbyint(params_samples(p, taus[k]));
+        if (!(want >= 0 && want <= 9007199254740992.0)) {
+            out->status = RUN_ERROR;
+            snprintf(out->error, sizeof out->error, "sgd: %.3g samples at tau = %g is not a countable number",
+                     want, taus[k]);
+            break;
+        }
+        long target = (long)want;
         int diverged = 0;
         while (target > st->n && !diverged) {
             long upto = st->n < n1 && target > n1 ? n1 : target;
@@ -570,10 +579,22 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
             break;
         }
         struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
-        model_observe(m, sgd_student(st), &row);
-        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12)) {
+        if (model_observe(m, sgd_student(st), &row)) {
+            sgd_state_destroy(&st);
+            free(taus);
+            return -1;
+        }
+        if (!(row.omega11 <= LIMIT_OMEGA_MAX) || !isfinite(row.omega12) || !isfinite(row.psi11) ||
+            !isfinite(row.trace) || !isfinite(row.overlap)) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
+            break;
+        }
+        if (!isfinite(row.loss)) {
+            out->status = RUN_ERROR;
+            snprintf(out->error, sizeof out->error,
+                     "sgd: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)", taus[k],
+                     row.omega11, row.omega12);
             break;
         }
         if (traj_push(out, &row)) {

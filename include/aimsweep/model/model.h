@@ -71,11 +71,12 @@ void student_free(struct student *s);
 struct order_params {
     double omega11, psi11, omega12, t1;
 };
-void model_order_params(const struct model *m, const struct student *s, struct order_params *o);
+/* Returns 0, or -1 when out of memory (then every field is NAN). */
+int model_order_params(const struct model *m, const struct student *s, struct order_params *o);
 
 /* The recorded observables of a student state (MODEL.md §8): everything in row but tau and
- * samples. The loss is NAN where Phi cannot be evaluated. */
-void model_observe(const struct model *m, const struct student *s, struct obs_row *row);
+ * samples. The loss is NAN where Phi cannot be evaluated. Returns 0, or -1 when out of memory. */
+int model_observe(const struct model *m, const struct student *s, struct obs_row *row);
 
 /* Forms S = W W^T/kappa (tied), U V^T/kappa (untied) or copies S (direct) into out (d x d). */
 void model_form_S(const struct student *s, double *out);

@@ -28,13 +28,24 @@ struct task_result {
     double wall_s;
 };
 
+/* Most memory one task may need, by worker_estimate_bytes: larger points are refused before
+ * they run (a larger node would still have to hold several ranks' tasks). */
+#define WORKER_MAX_TASK_BYTES (16.0 * 1024 * 1024 * 1024)
+
+/* The peak memory a task takes, in bytes, from its parameters alone: the model (teacher, its
+ * factor, the initial student) plus the largest solver (SGD's stored matrices, the flow's
+ * state and Runge-Kutta stages, the moment ODE's d x d trace workspaces), plus the records. */
+double worker_estimate_bytes(const struct params *p);
+
 /* Runs every solver in p->solvers, in the order sgd, flow, ode. Returns 0 (each solver's own
- * failure is a status in the result), or -1 on allocation failure. */
+ * failure is a status in the result), or -1 on allocation failure. A solver is left `done'
+ * (RUN_OK) only with every record present and finite (SGD: a positive sample count at the
+ * end); otherwise it becomes RUN_ERROR with the reason. */
 int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx);
 void worker_result_free(struct task_result *res);
 
-/* Every rule a point must meet to run: params_validate, and for the moment ODE the closure's
- * own (ode_check). 0, or -1 with the message. `single` and `plan` call it on every point, so a
+/* Every rule a point must meet to run: params_validate, for the moment ODE the closure's own
+ * (ode_check), and its memory estimate within WORKER_MAX_TASK_BYTES. 0, or -1 with the message. `single` and `plan` call it on every point, so a
  * point that cannot run is refused before anything starts. */
 int worker_check(const struct params *p, char *err, size_t errlen);
 
