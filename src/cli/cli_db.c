@@ -243,6 +243,11 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     return 0;
 }
 
+int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f)
+{
+    return print_query(db, sql, csv ? OUT_CSV : OUT_TABLE, header, f);
+}
+
 int cli_query(int argc, char **argv)
 {
     const char *file = NULL, *sql = NULL;

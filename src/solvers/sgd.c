@@ -360,6 +360,13 @@ void sgd_state_destroy(struct sgd_state **pst)
     *pst = NULL;
 }
 
+void sgd_set_lr(struct sgd_state *st, double lr)
+{
+    const struct params *p = &st->m->p;
+    st->mu = lr / st->m->d;
+    st->alpha = 1.0 - p->weight_decay * lr / ((double)st->m->d * st->m->d);
+}
+
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
  * entry is not finite or exceeds LIMIT_INDEX_MAX. */
 static int indices(const struct sgd_state *st, double *h, double *hs)
@@ -634,10 +641,12 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         return -1;
     }
     obs_tau_grid(p, taus);
-    double per_tau = params_samples_per_tau(p);
+    long n1 = params_switch_steps(p); /* two_phase: the first n1 steps at eta1, then lr */
+    if (n1 > 0)
+        sgd_set_lr(st, p->lr_schedule.eta1);
     for (int k = 0; k <= p->records; k++) {
         /* params_validate keeps tau_end d^2 / lr <= 2^53, so the count fits a long exactly */
-        double want = nearbyint(taus[k] * per_tau);
+        double want = nearbyint(params_samples(p, taus[k]));
         if (!(want >= 0 && want <= 9007199254740992.0)) {
             out->status = RUN_ERROR;
             snprintf(out->error, sizeof out->error, "sgd: %.3g samples at tau = %g is not a countable number",
@@ -645,7 +654,14 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
             break;
         }
         long target = (long)want;
-        if (target > st->n && sgd_steps(st, target - st->n)) {
+        int diverged = 0;
+        while (target > st->n && !diverged) {
+            long upto = st->n < n1 && target > n1 ? n1 : target;
+            diverged = sgd_steps(st, upto - st->n);
+            if (n1 > 0 && st->n == n1)
+                sgd_set_lr(st, p->lr);
+        }
+        if (diverged) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
             break;

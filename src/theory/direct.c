@@ -40,13 +40,13 @@
 struct direct_ctx {
     struct act act;
     int T;
-    double lambda, t2, eta;
+    double lambda, t2;
+    struct params p; /* for the rate in force (params_rate) in the noise term */
     int noise;
 };
 
 static int direct_rhs(void *p, double tau, const double *y, double *dy)
 {
-    (void)tau;
     const struct direct_ctx *x = p;
     double o11 = y[0], p11 = y[1], o12 = y[2], t1 = y[3];
     struct phi_val v;
@@ -62,7 +62,7 @@ static int direct_rhs(void *p, double tau, const double *y, double *dy)
         double dr[4];
         if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
             return -1;
-        noise_direct_drift(x->eta, &nv, dr);
+        noise_direct_drift(params_rate(&x->p, tau), &nv, dr);
         for (int i = 0; i < 4; i++)
             dy[i] += dr[i];
     }
@@ -214,7 +214,7 @@ int direct_system_create(const struct model *m, struct mom_sys *sys, char *err, 
     x->T = m->T;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
-    x->eta = m->p.lr;
+    x->p = m->p;
     x->noise = m->p.ode_noise;
     /* matched initial values: exact traces of the run's own S0 */
     const double *S = m->S0, *P = m->teacher;

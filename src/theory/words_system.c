@@ -127,7 +127,8 @@ struct words_ctx {
     struct words_basis *b;
     int M, dec, noise, T;
     struct act act;
-    double lambda, eta, t2;
+    double lambda, t2;
+    struct params p; /* for the rate in force (params_rate) in the noise term */
     /* the general index (untied): the law, sqrt(d), and for the slaved mean the last mu*(q) */
     struct phi_law law;
     int general, slaved;
@@ -336,7 +337,6 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
 {
     struct words_ctx *cx = ctx;
     struct phi_val pv;
-    (void)tau;
     for (int i = 0; i < cx->ntr; i++)
         if (!isfinite(y[i]) || fabs(y[i]) > LIMIT_MOMENT_MAX)
             return -1;
@@ -380,9 +380,10 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
         double q[Q_N];
         if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
-        q[Q_N1] = cx->eta * nv.n1;
-        q[Q_N2] = cx->eta * nv.n2;
-        q[Q_TIED] = cx->eta * 2 * (nv.n1 + nv.n2);
+        double eta = params_rate(&cx->p, tau);
+        q[Q_N1] = eta * nv.n1;
+        q[Q_N2] = eta * nv.n2;
+        q[Q_TIED] = eta * 2 * (nv.n1 + nv.n2);
         for (int i = 0; i < cx->nquad; i++) {
             const struct quad_term *t = &cx->quad[i];
             dy[t->row] += q[t->kind] * t->coef * cx->mom[t->a] * cx->mom[t->b];
@@ -529,7 +530,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->T = m->T;
     cx->act = p->activation;
     cx->lambda = p->weight_decay;
-    cx->eta = p->lr;
+    cx->p = *p;
     cx->t2 = m->t2;
     cx->law = m->law;
     cx->general = !phi_law_special(&m->law);

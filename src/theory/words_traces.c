@@ -168,6 +168,10 @@ int words_initial_values(const struct model *m, const struct words_basis *b, int
     double *lm[5] = {0}, *pk = NULL, *tmp = NULL, *fr = NULL;
     long np = words_traces_products(b);
     *exact = !force_free && np >= 0 && 2.0 * np * d * d * (double)d <= WORDS_EXACT_FLOPS;
+    /* The free-probability values are those of the Gaussian start: an orthogonal one always
+     * takes the exact traces, whatever they cost. */
+    if (m->p.init == INIT_ORTHOGONAL && !force_free && np >= 0)
+        *exact = 1;
     for (int i = 0; i < nl; i++)
         if (!(lm[i] = malloc(sizeof(double) * dd)))
             goto done;

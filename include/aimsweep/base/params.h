@@ -218,10 +218,19 @@ int params_info_exponent(const struct act *a);
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);
 
-/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta.
- * params_samples_per_tau is d^2/eta; params_samples(p, tau) is tau times it (rounded in that
- * order, so every caller gets the same double for the same tau). */
+/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta, and
+ * the learning-rate schedule (MODEL.md §11; derivation in params.c). params_samples_per_tau is
+ * d^2/lr. params_samples(p, tau) is the samples after time tau: tau d^2/lr (rounded in that
+ * order, so every caller gets the same double for the same tau) for constant, and for
+ * two_phase tau d^2/eta1 up to the switch, then tau d^2/lr + n1 (1 - eta1/lr), equal to the
+ * constant form bit for bit when eta1 = lr. SGD takes llround of it as its step target.
+ * params_switch_steps is n1, the SGD steps taken at eta1 (0 for constant); params_switch_tau
+ * the time the rate changes, n1 eta1/d^2 (+inf for constant); params_rate the rate in force at
+ * tau (eta1 before the switch, lr from it on). */
 double params_samples_per_tau(const struct params *p);
 double params_samples(const struct params *p, double tau);
+long params_switch_steps(const struct params *p);
+double params_switch_tau(const struct params *p);
+double params_rate(const struct params *p, double tau);
 
 #endif

@@ -45,9 +45,15 @@ struct model {
 /* Streams of the counter-based generator, per task. */
 enum { STREAM_TEACHER = 1, STREAM_INIT = 2, STREAM_SGD = 3, STREAM_TEST = 100 };
 
-/* Builds the model of a validated parameter set. Returns NULL on allocation failure. */
+/* Builds the model of a validated parameter set. Returns NULL on allocation (or LAPACK)
+ * failure. */
 struct model *model_create(const struct params *p);
 void model_destroy(struct model **m);
+
+/* The scale c of the orthogonal initialisation (init orthogonal): W = c Q with Q^T Q = I_r,
+ * chosen so that Omega11(0) is the Gaussian's expectation at init scale s0 (derived in model.c):
+ * c^2 = s0^2 sqrt(d (d + r + 1)) for tied, s0^2 d for untied (each of U and V). */
+double model_orthogonal_scale(enum decomp decomposition, int d, int r, double s0);
 
 /* Student state in parameter form, for solvers that evolve it. */
 struct student {

@@ -12,7 +12,8 @@
 #include "aimsweep/model/obs.h"
 
 /* Runs SGD from the model's initial state to tau_end, recording on the tau grid into out
- * (traj_init done by the caller). Divergence is a status in out, never an error return.
+ * (traj_init done by the caller). The steps follow the learning-rate schedule (params.h): the
+ * record at tau is taken after llround(n(tau)) steps, and its `samples` is that count. Divergence is a status in out, never an error return.
  * Returns 0, or -1 on allocation failure. */
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
 
@@ -28,6 +29,9 @@ int sgd_steps(struct sgd_state *st, long nsteps);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
+/* The rate of the steps that follow (the state starts at the grid's lr); sgd_run sets it from
+ * the schedule (params_switch_steps). */
+void sgd_set_lr(struct sgd_state *st, double lr);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the
  * tests. x is T x d tokens. Updates s in place. */
