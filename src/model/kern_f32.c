@@ -169,8 +169,8 @@ static inline double hsum_pd(__m256d v)
         __m256 v_ = _mm256_fnmadd_ps(A, X0, _mm256_loadu_ps(r));                                 \
         v_ = _mm256_fnmadd_ps(B, X1, v_);                                                        \
         _mm256_storeu_ps(r, v_);                                                                 \
-        s0 = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y0p), s0);                                      \
-        s1 = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), s1);                                      \
+        (s0) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y0p), (s0));                                  \
+        (s1) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), (s1));                                  \
     } while (0)
 
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
