@@ -13,7 +13,7 @@ set(HARNESS_ENV "AIMSWEEP=$<TARGET_FILE:aimsweep>" "MPIEXEC=${MPIEXEC_EXECUTABLE
     "ASAN_OPTIONS=detect_leaks=0")
 
 add_test(NAME sweep_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_errors)
-set_tests_properties(sweep_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+set_tests_properties(sweep_errors PROPERTIES LABELS unit TIMEOUT 240 ENVIRONMENT "${HARNESS_ENV}")
 
 add_test(NAME sweep_baddb COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_baddb.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_baddb)
 set_tests_properties(sweep_baddb PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")

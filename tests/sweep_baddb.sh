@@ -49,7 +49,8 @@ expect directory 2 "not a regular file" "$AIMSWEEP" run "$SWEEP" --db "$W" --qui
 expect query_missing 2 "No such file" "$AIMSWEEP" query "$W/none.db" "SELECT 1"
 [ -e "$W/none.db" ] && { echo "FAIL query_missing: file created"; fails=$((fails + 1)); }
 
-# a good database, then a bad query: a clear SQL error, exit 1, nothing changed
+# a good database, then a bad query: a clear message, nothing changed (a statement that would
+# write is refused before it runs, exit 2; an SQL error exits 1)
 "$AIMSWEEP" run "$SWEEP" --db "$W/good.db" --quiet || { echo "FAIL good run"; fails=$((fails + 1)); }
 expect query_write 2 "a query only reads the database" "$AIMSWEEP" query "$W/good.db" "DELETE FROM tasks"
 expect query_syntax 1 "SQL error" "$AIMSWEEP" query "$W/good.db" "SELEKT 1"

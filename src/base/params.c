@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,16 +196,13 @@ void params_default(struct params *p)
     p->ode_mean = ODE_MEAN_STIFF;
 }
 
-static void seterr(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t n, const char *fmt, ...)
-{
-    if (!err || !n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-}
+/* A message into err (of size n) when there is room for one; a macro, so that the compiler
+ * checks every format against its arguments. */
+#define seterr(err, n, ...)                                                                      \
+    do {                                                                                         \
+        if ((err) && (n))                                                                        \
+            (void)snprintf((err), (n), __VA_ARGS__);                                             \
+    } while (0)
 
 /* An argument of a parenthesised value against [lo, hi] (lo excluded when lo_open): 0, or -1
  * with "WHAT 'TEXT': NAME = V: must be in RANGE". */

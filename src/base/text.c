@@ -89,7 +89,7 @@ const char *text_closest(const char *w, const char *const *words)
         }
     }
     int limit = lw <= 4 ? 1 : (int)(lw / 3);
-    if (best && bestd <= limit && strcmp(best, w)) /* distance 0: differs only in case or '-' */
+    if (best && bestd <= limit && strcmp(best, w) != 0) /* distance 0: differs only in case or '-' */
         return best;
     if (nprefix == 1)
         return prefix;

@@ -266,7 +266,8 @@ int cli_query(int argc, char **argv)
             return 2;
         if (!strncmp(argv[i], "--", 2) && argv[i][2] != '-' && argv[i][2] != ' ') {
             const char *a = argv[i];
-            if (strcmp(a, "--csv") && strcmp(a, "--format") && strcmp(a, "--no-header") && strcmp(a, "--timeout"))
+            if (strcmp(a, "--csv") != 0 && strcmp(a, "--format") != 0 && strcmp(a, "--no-header") != 0 &&
+                strcmp(a, "--timeout") != 0)
                 return cli_unknown("query", a, flags);
             if (cli_once(&seen, "query", a + 2))
                 return 2;
@@ -494,7 +495,8 @@ int cli_export(int argc, char **argv)
             file = a;
             continue;
         }
-        if (strcmp(a, "--format") && strcmp(a, "--table") && strcmp(a, "--out") && strcmp(a, "--plain"))
+        if (strcmp(a, "--format") != 0 && strcmp(a, "--table") != 0 && strcmp(a, "--out") != 0 &&
+            strcmp(a, "--plain") != 0)
             return cli_unknown("export", a, flags);
         if (cli_once(&seen, "export", a + 2))
             return 2;
@@ -510,7 +512,7 @@ int cli_export(int argc, char **argv)
             return 2;
         i++;
         if (!strcmp(a, "--format")) {
-            if (strcmp(v, "csv") && strcmp(v, "json")) {
+            if (strcmp(v, "csv") != 0 && strcmp(v, "json") != 0) {
                 char hint[64] = "";
                 text_suggest(hint, sizeof hint, v, formats);
                 fprintf(stderr, "aimsweep export: --format '%s' is not csv or json%s\n", v, hint);

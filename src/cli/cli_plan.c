@@ -48,9 +48,9 @@ int cli_plan(int argc, char **argv)
             sweep = a;
             continue;
         }
-        if (strcmp(a, "--db") && strcmp(a, "--ranks") && strcmp(a, "--set"))
+        if (strcmp(a, "--db") != 0 && strcmp(a, "--ranks") != 0 && strcmp(a, "--set") != 0)
             return cli_unknown("plan", a, flags);
-        if (strcmp(a, "--set") && cli_once(&seen, "plan", a + 2))
+        if (strcmp(a, "--set") != 0 && cli_once(&seen, "plan", a + 2))
             return 2;
         if (!v || !strncmp(v, "--", 2)) {
             fprintf(stderr, "aimsweep plan: %s needs a value\n", a);
@@ -116,7 +116,7 @@ int cli_plan(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (worker_ignored(&pts[i], note, sizeof note)) {
             nnote++;
-            if (strcmp(note, last)) {
+            if (strcmp(note, last) != 0) {
                 printf("note        %s\n", note);
                 snprintf(last, sizeof last, "%s", note);
             }

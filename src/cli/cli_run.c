@@ -88,11 +88,11 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         const char *name = a + 2;
         int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") || !strcmp(a, "--time-limit") ||
                     !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts");
-        if (!takes && strcmp(a, "--retry-errors") && strcmp(a, "--quiet")) {
+        if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
         }
-        if (strcmp(a, "--set") && cli_once(&seen, "run", name)) {
+        if (strcmp(a, "--set") != 0 && cli_once(&seen, "run", name)) {
             rc = 2;
             break;
         }

@@ -57,12 +57,11 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
  * overwrites the first message. Returns -1. */
 static int run_fail(struct run_ctx *c, const char *fmt, ...)
 {
-    if (!c->failed) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err, sizeof c->err, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (!c->failed)
+        vsnprintf(c->err, sizeof c->err, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+    va_end(ap);
     c->failed = 1;
     return -1;
 }

@@ -114,11 +114,11 @@ int cli_single(int argc, char **argv)
         }
         memcpy(key, a + 2, kl);
         key[kl] = 0;
-        if (strcmp(key, "format") && !params_is_key(key))
+        if (strcmp(key, "format") != 0 && !params_is_key(key))
             return cli_unknown("single", a, known);
         if (eq)
             val = eq + 1;
-        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+        else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
             val = argv[++i];
         else {
             const struct params_key_info *k = params_key_info(key);

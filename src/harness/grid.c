@@ -225,7 +225,7 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
         if (bad) {
             nbad++;
             size_t f = 0;
-            while (f < nfail && (strcmp(fails[f].msg, msg) || strcmp(fails[f].where, loc)))
+            while (f < nfail && (strcmp(fails[f].msg, msg) != 0 || strcmp(fails[f].where, loc) != 0))
                 f++;
             if (f == nfail && nfail < GRID_SHOW_MESSAGES) {
                 snprintf(fails[f].msg, sizeof fails[f].msg, "%s", msg);

@@ -188,7 +188,13 @@ static int check_value_x(struct walk *w, const char *key, const char *value, int
     if (is_expr)
         *is_expr = 0;
     if (params_set(&p, key, value, msg, sizeof msg) != 0) {
-        if (is_expr && params_is_numeric(key) && expr_looks_like(value)) {
+        /* an expression has an operator or names a numeric key; a lone word ("fast") is a
+         * mistyped number and keeps the number's message */
+        char word[64];
+        const char *w0 = value + strspn(value, " ");
+        snprintf(word, sizeof word, "%.*s", (int)strcspn(w0, " "), w0);
+        if (is_expr && params_is_numeric(key) && expr_looks_like(value) &&
+            (strpbrk(value, "+-*/^(") || params_is_numeric(word) || !strcmp(word, "pi"))) {
             if (check_expr(w, key, value, line))
                 return -1;
             *is_expr = 1;
@@ -485,7 +491,7 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
          * an open parenthesis takes the following items up to the closing one */
         if (vnode->data.sequence.style == YAML_FLOW_SEQUENCE_STYLE &&
             v->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && paren_balance(text) > 0) {
-            size_t cap = strlen(text) + 1;
+            size_t used = strlen(text), cap = used + 1;
             free(joined);
             if (!(joined = strdup(text))) {
                 rc = fail(w, line_of(v), key, "out of memory");
@@ -496,15 +502,17 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
                 if (nx->type != YAML_SCALAR_NODE || nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
                     break;
                 it++;
-                cap += strlen(scalar(nx)) + 1;
+                size_t more = strlen(scalar(nx));
+                cap += more + 1;
                 char *nj = realloc(joined, cap);
                 if (!nj) {
                     rc = fail(w, line_of(v), key, "out of memory");
                     break;
                 }
                 joined = nj;
-                strcat(joined, ",");
-                strcat(joined, scalar(nx));
+                joined[used++] = ',';
+                memcpy(joined + used, scalar(nx), more + 1);
+                used += more;
             }
             if (!rc && paren_balance(joined) != 0)
                 rc = fail(w, line_of(v), key, "'%.100s': a '(' without its ')'", joined);

@@ -558,7 +558,7 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         if (task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
             continue;
         task_id_hex(params_task_id(&p), hex);
-        if (!id || strcmp(hex, id) || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
+        if (!id || strcmp(hex, id) != 0 || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
             continue;
         if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
             sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_done(s, up))
@@ -685,7 +685,7 @@ struct store *store_open(const char *path, char *err, size_t errlen)
      * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
      * scratch database may trade that for speed with AIMSWEEP_SYNC=normal. */
     const char *sync = getenv("AIMSWEEP_SYNC");
-    if (sync && strcmp(sync, "full") && strcmp(sync, "normal")) {
+    if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "normal") != 0) {
         snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
         goto fail;
     }

@@ -4,7 +4,8 @@
  * Cost model (floating-point operations, turned into seconds with TASK_FLOPS_PER_S):
  *   sgd:  n = tau_end d^2 / lr steps, each O(d r T) for tied/untied (projections W^T x_a and
  *         the rank-T update) and O(d^2 T) for direct: cost ~ 4 n d r T.
- *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau:
+ *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau, and
+ *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):
  *         cost ~ 8 d^3 steps.
  *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3.
  * It only needs to order tasks (largest first) and to bound a task's wall time roughly.
@@ -79,7 +80,7 @@ double task_cost(const struct params *p)
         flops += 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     }
     if (p->solvers & SOLVER_FLOW)
-        flops += 8.0 * d * d * d * (TASK_FLOW_STEPS_PER_TAU * p->tau_end + 10);
+        flops += 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
     if (p->solvers & SOLVER_ODE)
         flops += TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
     return flops / TASK_FLOPS_PER_S;

@@ -24,7 +24,7 @@ int cli_unknown(const char *cmd, const char *arg, const char *const *known);
 /* With on = 1 the functions here print nothing (MPI ranks other than 0 parse the same command
  * line silently); cli_say prints like fprintf(stderr, ...) unless silenced. */
 void cli_args_silence(int on);
-void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_say(const char *fmt, ...);
 
 /* Refuses an empty argument (argv[i] == ""): prints and returns 2, else 0. */
 int cli_nonempty(const char *cmd, const char *what, const char *arg);
