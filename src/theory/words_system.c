@@ -115,7 +115,7 @@ struct repl_rule {
     const struct repl *r;
     int n;
 };
-#define REPL_RULE(t) {t, (int)(sizeof t / sizeof t[0])}
+#define REPL_RULE(t) {(t), (int)(sizeof(t) / sizeof((t)[0]))}
 static const struct repl_rule repl_rule_tied[2] = {[WORDS_S] = REPL_RULE(repl_tied)};
 static const struct repl_rule repl_rule_untied[5] = {
     [WORDS_S] = REPL_RULE(repl_s),         [WORDS_ST] = REPL_RULE(repl_st),
@@ -212,9 +212,7 @@ static int units_to_letters(int nl, const int *u, int n, int *w)
         if (i + 1 >= n)
             return -1;
         int x = u[i], y = u[++i];
-        if (nl == 2 && x == F_U && y == F_UT)
-            w[L++] = WORDS_S;
-        else if (nl == 5 && x == F_U && y == F_VT)
+        if ((nl == 2 && x == F_U && y == F_UT) || (nl == 5 && x == F_U && y == F_VT))
             w[L++] = WORDS_S;
         else if (nl == 5 && x == F_V && y == F_UT)
             w[L++] = WORDS_ST;
