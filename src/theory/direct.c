@@ -146,6 +146,28 @@ static int mean_observe(void *p, const double *y, struct obs_row *row)
     return 0;
 }
 
+/* Matched initial values: the exact traces of the run's own S0, y[0..2] = Tr(S S^T)/d, Tr(S^2)/d,
+ * Tr(S S*)/d, and Tr S in y[3] (the caller divides it by d for t1 or by sqrt(d) for mu). */
+static void initial_traces(const struct model *m, double *y)
+{
+    int d = m->d;
+    const double *S = m->S0, *P = m->teacher;
+    double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
+    for (int i = 0; i < d; i++) {
+        for (int j = 0; j < d; j++) {
+            double s = S[(size_t)i * d + j];
+            o11 += s * s;
+            p11 += s * S[(size_t)j * d + i];
+            o12 += s * P[(size_t)i * d + j];
+        }
+        tr += S[(size_t)i * d + i];
+    }
+    y[0] = o11 / d;
+    y[1] = p11 / d;
+    y[2] = o12 / d;
+    y[3] = tr;
+}
+
 static int mean_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
     int d = m->d;
@@ -165,21 +187,8 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->mu_star = m->mu_star;
-    const double *S = m->S0, *P = m->teacher;
-    double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
-    for (int i = 0; i < d; i++) {
-        for (int j = 0; j < d; j++) {
-            double s = S[(size_t)i * d + j];
-            o11 += s * s;
-            p11 += s * S[(size_t)j * d + i];
-            o12 += s * P[(size_t)i * d + j];
-        }
-        tr += S[(size_t)i * d + i];
-    }
-    y0[0] = o11 / d;
-    y0[1] = p11 / d;
-    y0[2] = o12 / d;
-    y0[3] = tr / sqrt((double)d);
+    initial_traces(m, y0);
+    y0[3] /= sqrt((double)d);
     x->mu_guess = y0[3];
     if (x->slaved && slave_mu(x, y0[0], y0[1], y0[2], &x->mu_guess)) {
         free(x);
@@ -216,22 +225,8 @@ int direct_system_create(const struct model *m, struct mom_sys *sys, char *err, 
     x->t2 = m->t2;
     x->p = m->p;
     x->noise = m->p.ode_noise;
-    /* matched initial values: exact traces of the run's own S0 */
-    const double *S = m->S0, *P = m->teacher;
-    double o11 = 0.0, p11 = 0.0, o12 = 0.0, t1 = 0.0;
-    for (int i = 0; i < d; i++) {
-        for (int j = 0; j < d; j++) {
-            double s = S[(size_t)i * d + j];
-            o11 += s * s;
-            p11 += s * S[(size_t)j * d + i];
-            o12 += s * P[(size_t)i * d + j];
-        }
-        t1 += S[(size_t)i * d + i];
-    }
-    y0[0] = o11 / d;
-    y0[1] = p11 / d;
-    y0[2] = o12 / d;
-    y0[3] = t1 / d;
+    initial_traces(m, y0);
+    y0[3] /= d;
     sys->dim = 4;
     sys->y0 = y0;
     sys->rhs = direct_rhs;
