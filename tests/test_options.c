@@ -1,5 +1,5 @@
 /*
- * test_options.c: the options of MODEL.md §11 that change the numerics: the two_phase learning
+ * test_options.c: the options of docs/model.md §11 that change the numerics: the two_phase learning
  * rate, the orthogonal initialisation and direct's init_trace.
  *
  * two_phase: the sample counts SGD records against ones computed here by hand from eta1,

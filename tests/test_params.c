@@ -123,7 +123,7 @@ int main(void)
     set(&c, "closure", "spectral");
     CHECK(params_validate(&c, err, sizeof err) != 0, "spectral for untied accepted");
 
-    /* MODEL.md §10-11: at their defaults the new keys are absent from the canonical text, so
+    /* docs/model.md §10-11: at their defaults the new keys are absent from the canonical text, so
      * the id of a point from before them is unchanged (this literal is the canonical text of
      * the defaults as every earlier build wrote it); set, they appear and round-trip. */
     params_default(&c);
@@ -168,7 +168,7 @@ int main(void)
         CHECK(params_set(&c, bad2[i][0], bad2[i][1], err, sizeof err) != 0 && err[0], "%s=%s accepted", bad2[i][0],
               bad2[i][1]);
     }
-    /* combinations that cannot hold (MODEL.md §10-11) */
+    /* combinations that cannot hold (docs/model.md §10-11) */
     const char *combos[][3][2] = {
         {{"token_corr", "1"}, {"decomposition", "direct"}, {"d", "10"}},
         {{"token_corr", "-0.1"}, {"decomposition", "direct"}, {"d", "10"}},

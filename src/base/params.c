@@ -9,7 +9,7 @@
  * ("0.050000000000000003"), so that every point keeps the id it had (tests/ids.txt holds ids of
  * that time); both forms read back to the same doubles.
  *
- * The keys of MODEL.md §10-11 (from token_corr on in params_keys) came after the first
+ * The keys of docs/model.md §10-11 (from token_corr on in params_keys) came after the first
  * databases: the canonical text names them only where they differ from their default, so that
  * every task id computed before them is still the id of the same point.
  */
@@ -80,7 +80,7 @@ const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
     "order_m", "closure", "ode_noise",
-    /* MODEL.md §10-11: written only where not at their default */
+    /* docs/model.md §10-11: written only where not at their default */
     "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision", NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 /* init_trace: a typo guard, t I with |t| <= this */
@@ -761,7 +761,7 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
-    /* MODEL.md §10-11 */
+    /* docs/model.md §10-11 */
     if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
         FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
              "the mean has no limit; use index centred, or direct or untied");
@@ -814,7 +814,7 @@ int params_rank(const struct params *p)
     return (int)lround(w);
 }
 
-/* The learning-rate schedule (MODEL.md §4, §11). two_phase(eta1, t_switch): step i (from 0)
+/* The learning-rate schedule (docs/model.md §4, §11). two_phase(eta1, t_switch): step i (from 0)
  * starts at tau_i = i eta1/d^2 while in the first phase and runs at eta1 when
  * t_i = d tau_i < t_switch, i.e. i < t_switch d/eta1: the first n1 = ceil(t_switch d/eta1)
  * steps. The first phase ends at tau_sw = n1 eta1/d^2 (at or just after t_switch/d), and then

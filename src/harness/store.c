@@ -7,7 +7,7 @@
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
  * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3, then
  * migrate_3_4), so a failed migration leaves the file at the last version it reached.
- *   2 -> 3  the general index and options of MODEL.md §10-11: tasks gains token_corr,
+ *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),

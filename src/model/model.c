@@ -2,7 +2,7 @@
  * model.c: teacher and initial student of one grid point, order parameters, the reference
  * per-sample index and loss.
  *
- * Initialisations of the student (MODEL.md §3, §11), s0 = init_scale, r = round(width d),
+ * Initialisations of the student (docs/model.md §3, §11), s0 = init_scale, r = round(width d),
  * kappa = sqrt(r d):
  *   direct:   S = s0 goe, plus init_trace t: S = s0 goe + t I. Then t1(0) = t + Tr(s0 goe)/d and
  *             Omega12(0) = s0 Tr(goe S*)/d + t t2 (t2 = Tr(S*)/d): the trace reaches the
@@ -132,7 +132,7 @@ static int make_teacher(struct model *m)
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
     } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
-        /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
+        /* S* = a G + (m/sqrt(d)) I (docs/model.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
          * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
          * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
         if (sample_goe(&g, d, S))

@@ -118,7 +118,7 @@ int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop
         t->wall_s = clock_now_s() - ts;
         if (rc)
             goto fail;
-        /* the mean of MODEL.md §10, mu = Tr S/sqrt(d), for every solver from its t1 */
+        /* the mean of docs/model.md §10, mu = Tr S/sqrt(d), for every solver from its t1 */
         for (int k = 0; k < t->n; k++)
             t->rows[k].mu = sqrt((double)p->d) * t->rows[k].trace;
         check_complete(p, t);

@@ -1,12 +1,12 @@
 /*
- * sgd.c: online SGD of the student (MODEL.md §4).
+ * sgd.c: online SGD of the student (docs/model.md §4).
  *
  * One step, with g = sum_ab D_ab (x_a x_b^T - delta_ab I)/sqrt(d), mu = eta/d and
  * alpha = 1 - lambda eta/d^2 (weight decay):
  *   direct: S <- alpha S - mu g
  *   tied:   W <- alpha W - mu (g + g^T) W
  *   untied: U <- alpha U - mu g V,  V <- alpha V - mu g^T U
- * The general index (MODEL.md §10): tokens x_a = sum_b L_ab z_b (C = L L^T), the index
+ * The general index (docs/model.md §10): tokens x_a = sum_b L_ab z_b (C = L L^T), the index
  * subtracts cidx_ab Tr S (cidx = C for centred, 0 for uncentred) and g = sum_ab D_ab (x_a x_b^T -
  * cidx_ab I)/sqrt(d). Every update below has the same form with trD = sum_ab cidx_ab D_ab in
  * place of sum_a D_aa (the coefficient of I in g, times sqrt(d)); with c = 0 and the centred

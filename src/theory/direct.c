@@ -1,7 +1,7 @@
 /*
  * direct.c: the closed moment system of the direct decomposition.
  *
- * The direct system. MODEL.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
+ * The direct system. docs/model.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
  * (P = S*, symmetric, tr P^2 = 1; tr = Tr/d). Differentiating the traces:
  *   d omega11/dtau = 2 tr(S' S^T) = -2 tr(G S^T) - 2 lambda omega11
  *                  = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12) - 2 lambda omega11
@@ -16,7 +16,7 @@
  * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
  * second-order term.
  *
- * Direct with the general index (MODEL.md §10): G gains sqrt(d) Phi_mu I and Phi depends on
+ * Direct with the general index (docs/model.md §10): G gains sqrt(d) Phi_mu I and Phi depends on
  * mu = Tr S/sqrt(d) = sqrt(d) t1 too. With tr(I S^T) = t1, sqrt(d) Phi_mu t1 = Phi_mu mu and
  * sqrt(d) Phi_mu t2 = Phi_mu mu*, the state (omega11, psi11, omega12, mu) is closed:
  *   d omega11/dtau = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12 + Phi_mu mu) - 2 lambda omega11
@@ -87,7 +87,7 @@ static void direct_destroy(void *p)
     free(p);
 }
 
-/* ---- direct with the mean (MODEL.md §10) ---- */
+/* ---- direct with the mean (docs/model.md §10) ---- */
 
 struct mean_ctx {
     struct act act;

@@ -1,5 +1,5 @@
 /*
- * spectral.c: the tied closure `spectral` (MODEL.md §7b), an (M + 2)-dimensional ODE.
+ * spectral.c: the tied closure `spectral` (docs/model.md §7b), an (M + 2)-dimensional ODE.
  *
  * Derivation (tied, no noise term). S is symmetric, so H = G + G^T = h_S S + h_P P with
  * h_S = 4 (Phi_omega + Phi_psi), h_P = 2 Phi_12, and with weight decay

@@ -27,7 +27,7 @@
  * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
  * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
  * view as a temporary one, by store_open_readonly. What every column means: store_column_doc,
- * and docs/model.md §10.
+ * and docs/model.md §12.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and

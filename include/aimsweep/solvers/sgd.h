@@ -1,5 +1,5 @@
 /*
- * sgd.h: online SGD of the student (MODEL.md §4), one fresh sample per step.
+ * sgd.h: online SGD of the student (docs/model.md §4), one fresh sample per step.
  *
  * The step never forms S for tied/untied: it works with the projections W^T x_a. Each step
  * is one fused pass over the parameters: the rank-T update and the projections of the next
