@@ -4,49 +4,67 @@
 # single-threaded. With --pair, aimsweep's step is also measured with two copies running at
 # once (each pinned to its own core where taskset exists), to show how much two ranks on one
 # node slow each other (at large d they share the memory bandwidth).
-# usage: bench/run.sh [--pair] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
-#        bench/run.sh --pair 400,1600,3200 2          (the DRAM-bound sizes and two ranks)
+# aimsweep's step is measured in double and in single precision (`precision single`), each
+# against the roofline at its own bytes; the peers run in double, at the sizes --peers names
+# (default: all; at d = 1600 and beyond a NumPy step takes seconds).
+# Every timing, ours and the peers', is the best over ~2 ms batches (the machine may be shared).
+# usage: bench/run.sh [--pair] [--peers D_LIST] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
+#        bench/run.sh --pair --peers 400 400,800,1600,3200 4      (the README's table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pair=0
-if [ "${1:-}" = "--pair" ]; then pair=1; shift; fi
+pair=0 peers=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --pair) pair=1; shift ;;
+    --peers) peers=${2:?--peers takes a list of sizes}; shift 2 ;;
+    *) break ;;
+    esac
+done
 ds=${1:-100,400,800}
 secs=${2:-1}
+peers=${peers:-$ds}
 bin=${AIMSWEEP:-build/aimsweep}
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 c=$(mktemp) n=$(mktemp) t=$(mktemp) p1=$(mktemp) p2=$(mktemp)
 trap 'rm -f "$c" "$n" "$t" "$p1" "$p2"' EXIT
-"$bin" bench --d "$ds" --seconds "$secs" --format csv >"$c"
-/usr/bin/python3 bench/sgd_numpy.py "$ds" direct,tied,untied "$secs" >"$n"
-/usr/bin/python3 bench/sgd_torch.py "$ds" direct,tied,untied "$secs" >"$t"
+"$bin" bench --d "$ds" --precision double,single --seconds "$secs" --format csv >"$c"
+/usr/bin/python3 bench/sgd_numpy.py "$peers" direct,tied,untied "$secs" >"$n"
+/usr/bin/python3 bench/sgd_torch.py "$peers" direct,tied,untied "$secs" >"$t"
 if [ "$pair" = 1 ]; then
     pin0="" pin1=""
     if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin0="taskset -c 0" pin1="taskset -c 1"; fi
-    $pin0 "$bin" bench --d "$ds" --seconds "$secs" --format csv >"$p1" &
-    $pin1 "$bin" bench --d "$ds" --seconds "$secs" --format csv >"$p2" &
+    $pin0 "$bin" bench --d "$ds" --precision double,single --seconds "$secs" --format csv >"$p1" &
+    $pin1 "$bin" bench --d "$ds" --precision double,single --seconds "$secs" --format csv >"$p2" &
     wait
 fi
 /usr/bin/python3 - "$c" "$n" "$t" "$pair" "$p1" "$p2" <<'PY'
 import csv, math, sys
 def table(path, key="steps_per_s"):
     try:
-        return {(r["decomposition"], r["d"]): float(r[key]) for r in csv.DictReader(open(path))}
+        return {(r["decomposition"], r["d"], r.get("precision", "double")): float(r[key])
+                for r in csv.DictReader(open(path))}
     except (OSError, KeyError):
         return {}
-ours = {(r["decomposition"], r["d"]): r for r in csv.DictReader(open(sys.argv[1]))}
+ours = {(r["decomposition"], r["d"], r["precision"]): r for r in csv.DictReader(open(sys.argv[1]))}
 numpy, torch = table(sys.argv[2]), table(sys.argv[3])
 pair = sys.argv[4] == "1"
 p1, p2 = (table(sys.argv[5]), table(sys.argv[6])) if pair else ({}, {})
-head = ("| decomposition | d | aimsweep steps/s | NumPy steps/s | PyTorch steps/s | vs NumPy | vs PyTorch "
-        "| bytes/step | bandwidth GB/s | step / roofline |")
+head = ("| decomposition | d | precision | aimsweep steps/s | single / double | NumPy steps/s | PyTorch steps/s "
+        "| vs NumPy | vs PyTorch | bytes/step | bandwidth GB/s | step / roofline |")
 if pair:
     head += " two at once: steps/s each | slowdown |"
 print(head)
 print("|---" * (head.count("|") - 1) + "|")
 nan = float("nan")
+def cell(v, fmt):
+    return "" if math.isnan(v) else format(v, fmt)
 for key, r in ours.items():
-    s = float(r["steps_per_s"]); npv = numpy.get(key, nan); tv = torch.get(key, nan)
-    line = (f"| {key[0]} | {key[1]} | {s:.0f} | {npv:.0f} | {tv:.0f} | {s / npv:.1f}x | {s / tv:.1f}x | "
+    s = float(r["steps_per_s"])
+    dbl = float(ours[(key[0], key[1], "double")]["steps_per_s"]) if (key[0], key[1], "double") in ours else nan
+    sd = s / dbl if key[2] == "single" else nan
+    npv, tv = numpy.get(key, nan), torch.get(key, nan)
+    line = (f"| {key[0]} | {key[1]} | {key[2]} | {s:.0f} | {cell(sd, '.2f')} | {cell(npv, '.0f')} | {cell(tv, '.0f')} | "
+            f"{cell(s / npv, '.1f')} | {cell(s / tv, '.1f')} | "
             f"{float(r['bytes_per_step']):.0f} | {float(r['bandwidth_gbs']):.1f} | {float(r['ratio_to_roofline']):.2f} |")
     if pair:
         a, b = p1.get(key, nan), p2.get(key, nan)

@@ -2,7 +2,7 @@
 """The SGD step of aimsweep written with NumPy (on OpenBLAS), for the side-by-side benchmark.
 
 Same model as `aimsweep bench`: T = 2 tokens, r = d, activation h1, a wishart(0.5) teacher held
-as its factor F (S* = F F^T), MSE loss on the off-diagonal entries, online SGD (MODEL.md §4).
+as its factor F (S* = F F^T), MSE loss on the off-diagonal entries, online SGD (docs/model.md §4).
 Prints CSV: decomposition,d,steps_per_s.
 """
 

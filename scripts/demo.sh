@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (Debian packages), builds, and runs the demo sweep (sweeps/quick.yaml: 72 small grid
 # points with sgd, flow and ode) on three MPI ranks into quick.db, then prints its status and
-# the weak-recovery table. Rerunning resumes: only what is not done runs again.
+# the weak-recovery table and the command that draws its figures. Rerunning resumes: only what
+# is not done runs again.
 # usage: scripts/demo.sh [DB]   (default quick.db)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,6 @@ build/aimsweep status "$db"
 build/aimsweep query "$db" "SELECT decomposition, info_exponent AS k, d, count(*) AS runs,
   sum(samples_wr IS NOT NULL) AS recovered, round(avg(samples_wr)) AS mean_n_wr
   FROM results WHERE solver = 'sgd' AND status = 'done' GROUP BY decomposition, k, d"
+echo
+echo "Figures of this database (PNG and PDF into figs/):"
+echo "  /usr/bin/python3 analysis/figures.py $db --out figs"

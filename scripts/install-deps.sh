@@ -12,7 +12,7 @@ PACKAGES=(
   libyaml-dev
   librandom123-dev
   parallel
-  python3 python3-numpy
+  python3 python3-numpy python3-scipy python3-matplotlib
   slurm-wlm munge bc
 )
 missing=()

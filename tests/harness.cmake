@@ -87,3 +87,6 @@ set_tests_properties(sweep_kill20 PROPERTIES LABELS "fault;mpi;slow" PROCESSORS 
 # exits 0 or 2 in time, with no sanitizer report, and names FILE:LINE or the flag.
 add_test(NAME fuzz_inputs COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz.py ${CMAKE_CURRENT_BINARY_DIR}/fuzz_inputs 600)
 set_tests_properties(fuzz_inputs PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
+set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

@@ -1,4 +1,4 @@
-/* What a correct implementation shows (MODEL.md §9):
+/* What a correct implementation shows (docs/model.md §9):
  * - tied with a wishart teacher: m grows from ~0 by deterministic drift, SGD follows the flow;
  * - direct with h2, and tied with a goe teacher: m stays near 0 over the same time;
  * - h3 at a large learning rate is recorded as diverged, with the step, and nothing crashes. */

@@ -1,5 +1,5 @@
 /* Drift: the mean one-step change of omega12 and omega11 under SGD, per unit tau, equals the
- * population flow's rate of change (MODEL.md §4, §6), for every decomposition.
+ * population flow's rate of change (docs/model.md §4, §6), for every decomposition.
  *
  * The flow's rate is measured independently of its formulas for the traces: a central finite
  * difference of the order parameters along the flow's right-hand side. For h1 the finite-d

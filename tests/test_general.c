@@ -1,5 +1,5 @@
 /*
- * test_general.c: the general index of MODEL.md §10 (correlated tokens, the index with a mean,
+ * test_general.c: the general index of docs/model.md §10 (correlated tokens, the index with a mean,
  * outputs on every entry) through every solver. One program, one ctest per section:
  *  isserlis   the empirical mean and covariances of h_ab over many samples at d = 200 against
  *             §10's exact formulas (c in {0, 0.3}, centred and uncentred), 3 standard errors.
@@ -84,7 +84,7 @@ static void isserlis(double c, const char *index)
     }
     double om = tr_prod(d, S, S, 1) / d, ps = tr_prod(d, S, S, 0) / d, o12 = tr_prod(d, S, P, 0) / d;
     double mu = trS / sqrt((double)d), ms = trP / sqrt((double)d), unc = !strcmp(index, "uncentred");
-    /* the statistics and their exact values (MODEL.md §10; C_ab = c for a != b) */
+    /* the statistics and their exact values (docs/model.md §10; C_ab = c for a != b) */
     enum { M_OFF, M_DIAG, V_OFF, V_DIAG, C12_OFF, C12_DIAG, C_ABBA, C_AABB, C_ABAC, NSTAT };
     const char *names[NSTAT] = {"E h_01", "E h_00", "Var h_01", "Var h_00", "Cov(h_01, h*_01)", "Cov(h_00, h*_00)",
                                 "Cov(h_01, h_10)", "Cov(h_00, h_11)", "Cov(h_01, h_02)"};

@@ -151,7 +151,7 @@ static void test_result_bytes(void)
     CHECK_TRUE(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
     CHECK_TRUE(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
     CHECK_TRUE(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
-    CHECK_TRUE(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* MODEL.md §10's means */
+    CHECK_TRUE(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* docs/model.md §10's means */
     worker_result_free(&back);
     /* every truncation and a trailing byte are refused */
     int refused = 1;

@@ -4,7 +4,7 @@
  *  - integrated, it agrees with the flow (direct is closed at any d: integrator tolerance);
  *  - divergence is a status with its tau, for a system that blows up in finite time and for
  *    an unstable real configuration (h3 with the noise drift at a large learning rate);
- *  - the noise expectations n1, n2 match Monte Carlo over the Gaussian law of MODEL.md §5 with
+ *  - the noise expectations n1, n2 match Monte Carlo over the Gaussian law of docs/model.md §5 with
  *    D from the per-sample loss model_loss (an independent implementation of D). */
 #include <gsl/gsl_eigen.h>
 #include <math.h>
@@ -155,7 +155,7 @@ static void divergence(void)
 }
 
 /* Monte Carlo of n1 = E sum D_ab^2 and n2 = E sum D_ab D_ba: all 2 T^2 entries (student and
- * teacher indices) drawn jointly from the covariance of MODEL.md §5 by a symmetric square root. */
+ * teacher indices) drawn jointly from the covariance of docs/model.md §5 by a symmetric square root. */
 static void noise_mc(const char *act, int T, double om, double ps, double c)
 {
     struct params p = mk("direct", act, 10, 1, 1);

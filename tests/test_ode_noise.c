@@ -1,4 +1,4 @@
-/* The O(eta) SGD-noise correction of the direct ODE (MODEL.md §6, docs/noise.md): at eta = 0.05
+/* The O(eta) SGD-noise correction of the direct ODE (docs/model.md §6, docs/noise.md): at eta = 0.05
  * the ODE with the correction is closer to SGD than without it. Each seed's ODE starts from that
  * seed's own initial matrices; the error is the seed-averaged bias of the ODE against SGD,
  * max over records, on omega11 (and psi11 for softmax, whose SGD breaks the symmetry of S). */

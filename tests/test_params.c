@@ -123,7 +123,7 @@ int main(void)
     set(&c, "closure", "spectral");
     CHECK(params_validate(&c, err, sizeof err) != 0, "spectral for untied accepted");
 
-    /* MODEL.md §10-11: at their defaults the new keys are absent from the canonical text, so
+    /* docs/model.md §10-11: at their defaults the new keys are absent from the canonical text, so
      * the id of a point from before them is unchanged (this literal is the canonical text of
      * the defaults as every earlier build wrote it); set, they appear and round-trip. */
     params_default(&c);
@@ -168,7 +168,7 @@ int main(void)
         CHECK(params_set(&c, bad2[i][0], bad2[i][1], err, sizeof err) != 0 && err[0], "%s=%s accepted", bad2[i][0],
               bad2[i][1]);
     }
-    /* combinations that cannot hold (MODEL.md §10-11) */
+    /* combinations that cannot hold (docs/model.md §10-11) */
     const char *combos[][3][2] = {
         {{"token_corr", "1"}, {"decomposition", "direct"}, {"d", "10"}},
         {{"token_corr", "-0.1"}, {"decomposition", "direct"}, {"d", "10"}},
@@ -191,6 +191,22 @@ int main(void)
         if (!refused)
             refused = params_validate(&c, err, sizeof err) != 0 && err[0];
         CHECK(refused, "combination %zu (%s=%s) accepted", i, combos[i][0][0], combos[i][0][1]);
+    }
+    /* precision: default double, left out of the canonical text (task ids of earlier points
+     * unchanged); single is in it, so it is another task */
+    {
+        char c0[2048], c1[2048], v[32];
+        params_default(&c);
+        params_canonical(&c, c0, sizeof c0);
+        uint64_t id0 = params_task_id(&c);
+        CHECK(!strstr(c0, "precision") && c.precision == PRECISION_DOUBLE, "default precision in the canonical text: %s", c0);
+        CHECK(set(&c, "precision", "double") == 0 && params_task_id(&c) == id0, "precision=double changes the task id");
+        CHECK(set(&c, "precision", "single") == 0 && c.precision == PRECISION_SINGLE, "precision=single not parsed");
+        params_canonical(&c, c1, sizeof c1);
+        CHECK(strstr(c1, ";precision=single") && params_task_id(&c) != id0, "single not in the canonical text: %s", c1);
+        CHECK(params_get(&c, "precision", v, sizeof v) > 0 && !strcmp(v, "single"), "params_get precision: %s", v);
+        err[0] = 0;
+        CHECK(params_set(&c, "precision", "half", err, sizeof err) != 0 && err[0], "precision=half accepted");
     }
     return check_done("test_params");
 }

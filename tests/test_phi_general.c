@@ -1,11 +1,11 @@
 /*
- * test_phi_general.c: the population loss under the general index (MODEL.md §10, phi_general.c).
+ * test_phi_general.c: the population loss under the general index (docs/model.md §10, phi_general.c).
  *  1. At the special law (c = 0, centred, offdiag) the general path equals phi_eval (closed
  *     forms, quadrature, the softmax reduction: independent code) for every activation family.
  *  2. Every partial (d/dmu included) against central finite differences of Phi, for laws with
  *     c in {0, 0.3}, both index kinds, offdiag and all, every activation family, T = 2 and 3.
  *  3. Phi against Monte Carlo over the stated Gaussian law itself (sampled entry by entry from
- *     MODEL.md §10's means and covariances, not from phi_general's code), 3 standard errors:
+ *     docs/model.md §10's means and covariances, not from phi_general's code), 3 standard errors:
  *     checks the shifted Mehler sums, the relu integral and the softmax row law.
  *  4. Softmax T = 2: the reduction to differences against the full 4-dim row rule.
  * A planted error: a wrong sign in the Appell shift or a missing c^2 fails 2 and 3; a d/dmu
@@ -93,7 +93,7 @@ static void check_fd(void)
         }
 }
 
-/* Monte Carlo over the Gaussian law of MODEL.md §10, written out directly. */
+/* Monte Carlo over the Gaussian law of docs/model.md §10, written out directly. */
 static void check_mc(void)
 {
     const struct phi_law laws[] = {{0.3, 1, 1, 0.7}, {0.3, 0, 1, 0}, {0.0, 1, 1, -0.5}};

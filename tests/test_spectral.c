@@ -1,4 +1,4 @@
-/* The tied closure `spectral` (MODEL.md §7b):
+/* The tied closure `spectral` (docs/model.md §7b):
  *  - the Gauss rule integrates the moments 0 .. 2M-1 of a discrete measure exactly;
  *  - the Marchenko-Pastur discretisation has the law's first two moments and is close to the
  *    empirical spectrum of a sampled initialisation;
@@ -355,7 +355,7 @@ static void convergence_in_M(const char *act, int d, double tau_end, double floo
     model_destroy(&m);
 }
 
-/* weight decay enters as psi = lambda tau (MODEL.md §7b): spectral against the flow */
+/* weight decay enters as psi = lambda tau (docs/model.md §7b): spectral against the flow */
 static void weight_decay(void)
 {
     struct params p = mk("h1", 200, 0.3, 6);

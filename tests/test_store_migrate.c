@@ -1,13 +1,14 @@
 /*
- * test_store_migrate.c: databases of schema versions 1, 2 and 3 (tests/data/schema_v1.sql,
- * schema_v2.sql, written by the builds before the general index, and schema_v3.sql, before the
- * operations' columns) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * test_store_migrate.c: databases of schema versions 1 to 4 (tests/data/schema_v1.sql,
+ * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
+ * precision and the views recovery and curves, and schema_v4.sql, before the operations'
+ * columns) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
  * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
  * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
  * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
  * task ids still the ids of the same points (the canonical text leaves the new keys out at their
  * defaults), and writable by a run.
- * A planted error shows: a migration that forgets a column fails the column checks; a 3 -> 4
+ * A planted error shows: a migration that forgets a column fails the column checks; a 4 -> 5
  * step skipped for one starting version fails its sweeps and timeout checks; a canonical text
  * that names the new keys changes the ids (the id checks fail); a migration that is not
  * idempotent fails the reopen.
@@ -90,6 +91,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                         "'offdiag' AND lr_schedule = 'constant' AND init = 'gaussian' AND init_trace = 0 AND "
                         "ode_mean = 'stiff'") == 2,
               "old tasks without their defaults");
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == 2, "old tasks not in double");
         CHECK(value(db, "SELECT max(abs(tr.mu - tr.trace * sqrt(t.d))) FROM trajectory tr JOIN tasks t USING "
                         "(task_id)") < 1e-12 &&
                   value(db, "SELECT count(*) FROM trajectory WHERE mu IS NULL") == 0,
@@ -100,7 +102,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
               "results view without the new columns");
         CHECK(value(db, "SELECT count(*) FROM sweeps WHERE command IS NULL AND part IS NULL AND stop_signal IS "
                         "NULL AND stop_sender IS NULL AND stopped_at IS NULL") == 1,
-              "v%d: sweeps without the version-4 columns", from);
+              "v%d: sweeps without the version-5 columns", from);
         /* the CHECK list takes timeout (inside a transaction that is rolled back) */
         CHECK(sqlite3_exec(db, "SAVEPOINT t; UPDATE tasks SET status = 'timeout'; ROLLBACK TO t; RELEASE t;", NULL,
                            NULL, NULL) == SQLITE_OK,
@@ -155,8 +157,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_store_migrate SRCDIR BUILDDIR\n");
         return 2;
     }
-    migrate(argv[1], argv[2], 1); /* through 1 -> 2, 2 -> 3 and 3 -> 4 */
+    migrate(argv[1], argv[2], 1); /* through every step, 1 -> 2 to 4 -> 5 */
     migrate(argv[1], argv[2], 2);
     migrate(argv[1], argv[2], 3);
+    migrate(argv[1], argv[2], 4);
     return check_done("test_store_migrate");
 }

@@ -1,4 +1,4 @@
-/* Theorem 1 (MODEL.md §5): the population loss at the order parameters of actual matrices
+/* Theorem 1 (docs/model.md §5): the population loss at the order parameters of actual matrices
  * agrees with a Monte Carlo average of the per-sample loss. The students carry a teacher
  * component so that omega12 != 0.
  *

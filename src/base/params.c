@@ -9,7 +9,7 @@
  * ("0.050000000000000003"), so that every point keeps the id it had (tests/ids.txt holds ids of
  * that time); both forms read back to the same doubles.
  *
- * The keys of MODEL.md §10-11 (from token_corr on in params_keys) came after the first
+ * The keys of docs/model.md §10-11 (from token_corr on in params_keys) came after the first
  * databases: the canonical text names them only where they differ from their default, so that
  * every task id computed before them is still the id of the same point.
  */
@@ -80,15 +80,19 @@ const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
     "order_m", "closure", "ode_noise",
-    /* MODEL.md §10-11: written only where not at their default */
-    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", NULL};
+    /* docs/model.md §10-11: written only where not at their default */
+    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision", NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 /* init_trace: a typo guard, t I with |t| <= this */
 #define PARAMS_MAX_INIT_TRACE 1e3
+/* The most SGD steps a two_phase first phase may take (t_switch d / eta1): beyond it the step
+ * count would not fit a long; no run gets near it. */
+#define PARAMS_MAX_SWITCH_STEPS 1e15
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
                    sizeof(enum index_kind) == sizeof(int) && sizeof(enum outputs_kind) == sizeof(int) &&
-                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int),
+                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int) &&
+                   sizeof(enum precision) == sizeof(int),
                "PARAMS_ENUM fields are stored as int");
 
 static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
@@ -102,6 +106,7 @@ static const char *const index_words[] = {"centred", "uncentred", NULL};
 static const char *const outputs_words[] = {"offdiag", "all", NULL};
 static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
 static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
+static const char *const precision_words[] = {"double", "single", NULL};
 static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
@@ -158,6 +163,8 @@ const struct params_key_info params_info[] = {
      "direct: t I added to the initial S"},
     {"ode_mean", PARAMS_ENUM, OFF(ode_mean), ode_mean_words, 0, 0, 0, "stiff | slaved",
      "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
+    {"precision", PARAMS_ENUM, OFF(precision), precision_words, 0, 0, 0, "double | single",
+     "how SGD stores the student: double, or float with the sums in double (half the bytes a step)"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
 #undef OFF
 
@@ -705,6 +712,14 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         text_double(p->teacher.arg, val, sizeof val);
         FAIL("teacher wishart(%s): rho must be in (0, %g]", val, PARAMS_MAX_RHO);
     }
+    /* before the sample count below, which counts the first phase's steps */
+    if (p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0 &&
+        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
+        text_double(p->lr_schedule.eta1, val, sizeof val);
+        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
+        FAIL("lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
+             "1e15); raise eta1 or lower t_switch", val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+    }
     if (p->solvers & SOLVER_SGD) {
         /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
         double n = params_samples(p, p->tau_end);
@@ -746,7 +761,7 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
-    /* MODEL.md §10-11 */
+    /* docs/model.md §10-11 */
     if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
         FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
              "the mean has no limit; use index centred, or direct or untied");
@@ -782,10 +797,9 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
              "offdiag only; use ode_noise off");
-    /* Parameters of MODEL.md §11 whose numerics are not in this build yet. */
-    if (p->lr_schedule.kind != LR_CONSTANT || p->init != INIT_GAUSSIAN || p->init_trace != 0)
-        FAIL("lr_schedule, init and init_trace other than constant, gaussian and 0 are not implemented in "
-             "this build");
+    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
+        FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
+             "Gaussian start; use closure spectral (the run's own spectrum)");
 #undef FAIL
     return 0;
 }
@@ -800,9 +814,46 @@ int params_rank(const struct params *p)
     return (int)lround(w);
 }
 
+/* The learning-rate schedule (docs/model.md §4, §11). two_phase(eta1, t_switch): step i (from 0)
+ * starts at tau_i = i eta1/d^2 while in the first phase and runs at eta1 when
+ * t_i = d tau_i < t_switch, i.e. i < t_switch d/eta1: the first n1 = ceil(t_switch d/eta1)
+ * steps. The first phase ends at tau_sw = n1 eta1/d^2 (at or just after t_switch/d), and then
+ * tau = tau_sw + (n - n1) lr/d^2, so
+ *   n(tau) = tau d^2/eta1                                      (tau <= tau_sw)
+ *          = n1 + (tau - tau_sw) d^2/lr = tau d^2/lr + n1 (1 - eta1/lr)   (tau > tau_sw),
+ * continuous at tau_sw; with eta1 = lr, eta1/lr is exactly 1 and both branches are tau d^2/lr
+ * to the last bit, so two_phase(lr, t) reproduces constant. */
 double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
 
-double params_samples(const struct params *p, double tau) { return tau * params_samples_per_tau(p); }
+long params_switch_steps(const struct params *p)
+{
+    double x = p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1;
+    if (p->lr_schedule.kind != LR_TWO_PHASE || !(x >= 0 && x <= PARAMS_MAX_SWITCH_STEPS))
+        return 0; /* constant, or a schedule params_validate refuses */
+    return (long)ceil(x);
+}
+
+double params_switch_tau(const struct params *p)
+{
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return INFINITY;
+    return (double)params_switch_steps(p) * p->lr_schedule.eta1 / ((double)p->d * p->d);
+}
+
+double params_rate(const struct params *p, double tau)
+{
+    return p->lr_schedule.kind == LR_TWO_PHASE && tau < params_switch_tau(p) ? p->lr_schedule.eta1 : p->lr;
+}
+
+double params_samples(const struct params *p, double tau)
+{
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return tau * params_samples_per_tau(p);
+    double eta1 = p->lr_schedule.eta1;
+    if (tau <= params_switch_tau(p))
+        return tau * ((double)p->d * p->d / eta1);
+    return tau * params_samples_per_tau(p) + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
+}
 
 const char *params_decomp_name(enum decomp d)
 {

@@ -5,10 +5,12 @@
  * A step reads and writes the student's parameters once (the fused pass in sgd.c) and reads
  * the teacher's factor once (the teacher's index of the next sample), so it moves
  *   direct: 16 d^2 + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
- * (k = rank of the teacher factor). The bandwidth is measured by a kernel that moves exactly
- * these bytes (one read-modify-write stream over a buffer the size of the parameters, one read
- * stream over a buffer the size of the factor); the roofline time of a step is its bytes over
- * that bandwidth. Steps and bandwidth alternate, best of several rounds each.
+ * (k = rank of the teacher factor) in double precision, and half that in single (4-byte
+ * entries). The bandwidth is measured by a kernel that moves exactly these bytes (one
+ * read-modify-write stream over a buffer the size of the parameters, one read stream over a
+ * buffer the size of the factor, in the step's element type); the roofline time of a step is its
+ * bytes over that bandwidth. Steps and bandwidth alternate, each the best over many chunks of
+ * about 2 ms (BENCH_CHUNK_S), so that a shared machine's neighbours weigh as little as they can.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,55 +25,137 @@
 #include "aimsweep/solvers/sgd.h"
 
 #define BENCH_SECONDS 1.0
-#define BENCH_BW_REPS 3
 #define BENCH_ROUNDS 5
+/* Each timing is the best over chunks of about BENCH_CHUNK_S: on a shared machine a chunk
+ * shorter than the scheduler's time slice often runs uninterrupted, and the best of many such
+ * chunks is the machine's own speed, where a long timed run measures the neighbours too. */
+#define BENCH_CHUNK_S 2e-3
 
-/* Bytes/s of one read-modify-write pass over rw doubles plus one read pass over ro doubles,
- * both 64-byte aligned like the step's arrays. The read pass keeps 32 partial sums (eight
- * vectors), so that it is bound by the loads and not by the latency of the additions. */
-#define BENCH_PARTIALS 32
-static double bandwidth(size_t rw, size_t ro, double seconds)
+/* The reference passes: one read-modify-write pass over rw entries plus one read pass over ro
+ * entries, doubles or floats, 64-byte aligned like the step's arrays. The read pass keeps
+ * eight vectors of partial sums, so that it is bound by the loads and not by the latency of the
+ * additions. The buffers are as large as the step's, so that the pass sees the same level of
+ * the memory hierarchy (cache or DRAM). */
+#define BENCH_PARTIALS 32     /* doubles: eight vectors of four */
+#define BENCH_PARTIALS_F32 64 /* floats: eight vectors of eight */
+struct bw_buf {
+    int single;
+    size_t rw, ro;
+    double *a, *b;
+    float *af, *bf;
+};
+
+static int bw_init(struct bw_buf *w, size_t rw, size_t ro, int single)
 {
-    double *a = NULL, *b = NULL;
-    if (posix_memalign((void **)&a, 64, sizeof(double) * rw) ||
-        posix_memalign((void **)&b, 64, sizeof(double) * (ro + BENCH_PARTIALS))) {
-        free(a);
-        return NAN;
+    memset(w, 0, sizeof *w);
+    w->single = single;
+    w->rw = rw;
+    w->ro = ro;
+    if (single) {
+        if (posix_memalign((void **)&w->af, 64, sizeof(float) * rw) ||
+            posix_memalign((void **)&w->bf, 64, sizeof(float) * (ro + BENCH_PARTIALS_F32)))
+            return -1;
+        for (size_t i = 0; i < rw; i++)
+            w->af[i] = 1.0f / (float)(i + 1);
+        for (size_t i = 0; i < ro + BENCH_PARTIALS_F32; i++)
+            w->bf[i] = i < ro ? 1.0f / (float)(i + 2) : 0.0f;
+    } else {
+        if (posix_memalign((void **)&w->a, 64, sizeof(double) * rw) ||
+            posix_memalign((void **)&w->b, 64, sizeof(double) * (ro + BENCH_PARTIALS)))
+            return -1;
+        for (size_t i = 0; i < rw; i++)
+            w->a[i] = 1.0 / (double)(i + 1);
+        for (size_t i = 0; i < ro + BENCH_PARTIALS; i++)
+            w->b[i] = i < ro ? 1.0 / (double)(i + 2) : 0.0;
     }
-    for (size_t i = 0; i < rw; i++)
-        a[i] = 1.0 / (double)(i + 1);
-    for (size_t i = 0; i < ro + BENCH_PARTIALS; i++)
-        b[i] = i < ro ? 1.0 / (double)(i + 2) : 0.0;
-    volatile double sink = 0;
-    double best = 0, bytes = 16.0 * (double)rw + 8.0 * (double)ro;
-    long reps = 1;
-    for (int rep = 0; rep < BENCH_BW_REPS; rep++) {
-        double t0 = clock_now_s(), t;
-        for (long k = 0; k < reps; k++) {
-            double s[BENCH_PARTIALS] = {0}, al = 1.0 - 1e-9 * (double)(k & 1);
+    return 0;
+}
+
+static void bw_free(struct bw_buf *w)
+{
+    free(w->a);
+    free(w->b);
+    free(w->af);
+    free(w->bf);
+    memset(w, 0, sizeof *w);
+}
+
+static double bw_bytes(const struct bw_buf *w)
+{
+    double el = w->single ? 4.0 : 8.0;
+    return 2 * el * (double)w->rw + el * (double)w->ro;
+}
+
+/* reps passes; returns a value that depends on every entry read (kept by the caller). */
+static double bw_passes(struct bw_buf *w, long reps)
+{
+    double sink = 0;
+    for (long k = 0; k < reps; k++) {
+        if (w->single) {
+            float s[BENCH_PARTIALS_F32] = {0}, al = 1.0f - 1e-6f * (float)(k & 1);
+            float *a = w->af;
+            const float *b = w->bf;
 #pragma omp simd
-            for (size_t i = 0; i < rw; i++)
+            for (size_t i = 0; i < w->rw; i++)
+                a[i] = al * a[i] + 1e-12f;
+            for (size_t i = 0; i < w->ro; i += BENCH_PARTIALS_F32)
+                for (int q = 0; q < BENCH_PARTIALS_F32; q++)
+                    s[q] += b[i + q];
+            for (int q = 1; q < BENCH_PARTIALS_F32; q++)
+                s[0] += s[q];
+            sink += s[0] + a[(size_t)k % w->rw];
+        } else {
+            double s[BENCH_PARTIALS] = {0}, al = 1.0 - 1e-9 * (double)(k & 1);
+            double *a = w->a;
+            const double *b = w->b;
+#pragma omp simd
+            for (size_t i = 0; i < w->rw; i++)
                 a[i] = al * a[i] + 1e-12;
-            for (size_t i = 0; i < ro; i += BENCH_PARTIALS)
+            for (size_t i = 0; i < w->ro; i += BENCH_PARTIALS)
                 for (int q = 0; q < BENCH_PARTIALS; q++)
                     s[q] += b[i + q];
             for (int q = 1; q < BENCH_PARTIALS; q++)
                 s[0] += s[q];
-            sink += s[0] + a[k % rw];
+            sink += s[0] + a[(size_t)k % w->rw];
         }
+    }
+    return sink;
+}
+
+/* The best bytes/s of the reference passes over chunks of about BENCH_CHUNK_S for `seconds`. */
+static double bandwidth(struct bw_buf *w, double seconds)
+{
+    volatile double sink = 0;
+    long reps = 1;
+    double t;
+    for (;;) { /* reps per chunk */
+        double t0 = clock_now_s();
+        sink += bw_passes(w, reps);
         t = clock_now_s() - t0;
-        if (t < seconds / BENCH_BW_REPS) {
-            reps *= 2;
-            rep--;
-            continue;
-        }
-        double bw = bytes * (double)reps / t;
-        best = bw > best ? bw : best;
+        if (t >= BENCH_CHUNK_S)
+            break;
+        reps = (long)((double)reps * (t > 0 ? fmin(8.0, 1.2 * BENCH_CHUNK_S / t) : 8.0)) + 1;
+    }
+    double best = t, end = clock_now_s() + seconds;
+    while (clock_now_s() < end) {
+        double t0 = clock_now_s();
+        sink += bw_passes(w, reps);
+        best = fmin(best, clock_now_s() - t0);
     }
     (void)sink;
-    free(a);
-    free(b);
-    return best;
+    return bw_bytes(w) * (double)reps / best;
+}
+
+/* The best time per step in microseconds over chunks of n steps for `seconds`. */
+static double step_us(struct sgd_state *st, long n, double seconds)
+{
+    double best = INFINITY, end = clock_now_s() + seconds;
+    do {
+        double t0 = clock_now_s();
+        sgd_steps(st, n);
+        best = fmin(best, (clock_now_s() - t0) / (double)n);
+    } while (clock_now_s() < end);
+    return 1e6 * best;
 }
 
 static int parse_list(const char *s, int *out, int max)
@@ -93,11 +177,12 @@ int cli_bench(int argc, char **argv)
 {
     int ds[16] = {100, 400, 800}, nd = 3, csv = 0;
     double seconds = BENCH_SECONDS;
-    unsigned decomps = 7;
+    unsigned decomps = 7, precisions = 1; /* bit 0 double, bit 1 single */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
-            printf("usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--seconds S] [--format table|csv]\n"
+            printf("usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
+                   "                      [--seconds S] [--format table|csv]\n"
                    "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the memory\n"
                    "bandwidth measured at the same working-set size.\n");
             return 0;
@@ -120,6 +205,17 @@ int cli_bench(int argc, char **argv)
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--precision") && v) {
+            precisions = 0;
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", v);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+                precisions |= !strcmp(t, "double") ? 1u : !strcmp(t, "single") ? 2u : 4u;
+            if (!precisions || (precisions & 4u)) {
+                fprintf(stderr, "aimsweep bench: --precision takes double, single or double,single\n");
+                return 2;
+            }
+            i++;
         } else if (!strcmp(a, "--seconds") && v) {
             char *end;
             seconds = strtod(v, &end);
@@ -137,23 +233,32 @@ int cli_bench(int argc, char **argv)
         }
     }
     if (csv)
-        printf("decomposition,d,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
+        printf("decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
     else
-        printf("SGD kernels: %s\n%-7s %5s %12s %10s %12s %10s %11s %8s\n",
-               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp", "d", "steps/s", "us/step", "bytes/step",
-               "BW GB/s", "roofline us", "ratio");
+        printf("SGD kernels: %s\n%-7s %5s %-6s %12s %10s %12s %10s %11s %8s\n",
+               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp", "d", "prec", "steps/s", "us/step",
+               "bytes/step", "BW GB/s", "roofline us", "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))
             continue;
         for (int k = 0; k < nd; k++) {
+        /* one model for both precisions (the teacher and the initial student do not depend on
+         * it; drawing them is most of the set-up time at large d) */
+        struct model *m = NULL;
+        for (int single = 0; single < 2; single++) {
+            if (!(precisions & (1u << single)))
+                continue;
             struct params p;
             char err[256];
             params_default(&p);
             params_set(&p, "decomposition", names[di], err, sizeof err);
             p.d = ds[k];
             p.lr = 0.01;
-            struct model *m = model_create(&p);
+            if (!m)
+                m = model_create(&p);
+            if (m)
+                m->p.precision = single ? PRECISION_SINGLE : PRECISION_DOUBLE;
             struct sgd_state *st = m ? sgd_state_create(m) : NULL;
             if (!st) {
                 fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
@@ -164,34 +269,42 @@ int cli_bench(int argc, char **argv)
             size_t fac = (size_t)m->d * m->tk;
             /* Steps and bandwidth are measured in alternation, best of BENCH_ROUNDS each, so
              * that both see the same machine (it may be shared and noisy). */
+            struct bw_buf w;
+            if (bw_init(&w, par, fac, single)) {
+                fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
+                bw_free(&w);
+                sgd_state_destroy(&st);
+                model_destroy(&m);
+                return 1;
+            }
             sgd_steps(st, 10);
-            long n = 16;
-            double t = 0, best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
-            for (;;) {
+            long n = 1;
+            for (;;) { /* steps per chunk */
                 double t0 = clock_now_s();
                 sgd_steps(st, n);
-                t = clock_now_s() - t0;
-                if (t >= slice)
+                double t = clock_now_s() - t0;
+                if (t >= BENCH_CHUNK_S)
                     break;
-                n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * slice / t) : 8.0)) + 1;
+                n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * BENCH_CHUNK_S / t) : 8.0)) + 1;
             }
+            double best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
             for (int round = 0; round < BENCH_ROUNDS; round++) {
-                double t0 = clock_now_s();
-                sgd_steps(st, n);
-                t = clock_now_s() - t0;
-                best_us = fmin(best_us, 1e6 * t / (double)n);
-                bw = fmax(bw, bandwidth(par, fac, slice));
+                best_us = fmin(best_us, step_us(st, n, slice / 2));
+                bw = fmax(bw, bandwidth(&w, slice / 2));
             }
-            double bytes = 16.0 * (double)par + 8.0 * (double)fac;
+            bw_free(&w);
+            double el = single ? 4.0 : 8.0, bytes = 2 * el * (double)par + el * (double)fac;
             double us = best_us, roof = 1e6 * bytes / bw;
             if (csv)
-                printf("%s,%d,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d, 1e6 / us, us, bytes, bw / 1e9, roof, us / roof);
+                printf("%s,%d,%s,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d, single ? "single" : "double", 1e6 / us,
+                       us, bytes, bw / 1e9, roof, us / roof);
             else
-                printf("%-7s %5d %12.1f %10.2f %12.0f %10.2f %11.2f %8.2f\n", names[di], m->d, 1e6 / us, us, bytes, bw / 1e9,
-                       roof, us / roof);
+                printf("%-7s %5d %-6s %12.1f %10.2f %12.0f %10.2f %11.2f %8.2f\n", names[di], m->d,
+                       single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof, us / roof);
             fflush(stdout);
             sgd_state_destroy(&st);
-            model_destroy(&m);
+        }
+        model_destroy(&m);
         }
     }
     return 0;

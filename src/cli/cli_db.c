@@ -58,6 +58,26 @@ static void csv_field(FILE *f, sqlite3_stmt *q, int col)
     fputc('"', f);
 }
 
+/* Writes q's column names (when header) and every row as csv; returns the last sqlite3_step
+ * code (SQLITE_DONE when every row was written). */
+static int csv_rows(FILE *f, sqlite3_stmt *q, int header)
+{
+    int nc = sqlite3_column_count(q), rc;
+    for (int c = 0; header && c < nc; c++)
+        fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
+    if (header && nc)
+        fputc('\n', f);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        for (int c = 0; c < nc; c++) {
+            if (c)
+                fputc(',', f);
+            csv_field(f, q, c);
+        }
+        fputc('\n', f);
+    }
+    return rc;
+}
+
 /* Text of a cell for the table output (numbers in shortest round-trip form, as in csv). */
 static char *cell_text(sqlite3_stmt *q, int col)
 {
@@ -163,18 +183,7 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     }
     int nc = sqlite3_column_count(q), rc;
     if (fmt == OUT_CSV) {
-        for (int c = 0; header && c < nc; c++)
-            fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
-        if (header && nc)
-            fputc('\n', f);
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            for (int c = 0; c < nc; c++) {
-                if (c)
-                    fputc(',', f);
-                csv_field(f, q, c);
-            }
-            fputc('\n', f);
-        }
+        rc = csv_rows(f, q, header);
     } else {
         size_t nrow = 0, cap = (size_t)DB_TABLE_SAMPLE_ROWS * (size_t)(nc ? nc : 1);
         char **cells = calloc(cap, sizeof *cells);
@@ -241,6 +250,11 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     }
     sqlite3_finalize(q);
     return 0;
+}
+
+int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f)
+{
+    return print_query(db, sql, csv ? OUT_CSV : OUT_TABLE, header, f);
 }
 
 int cli_query(int argc, char **argv)
@@ -438,18 +452,7 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
                         d && *d->unit ? "]" : "", d ? d->meaning : "");
             }
         }
-        for (int c = 0; c < nc; c++)
-            fprintf(f, "%s%s", c ? "," : "", sqlite3_column_name(q, c));
-        if (nc)
-            fputc('\n', f);
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            for (int c = 0; c < nc; c++) {
-                if (c)
-                    fputc(',', f);
-                csv_field(f, q, c);
-            }
-            fputc('\n', f);
-        }
+        rc = csv_rows(f, q, 1);
     }
     if (rc != SQLITE_DONE) {
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));

@@ -46,7 +46,7 @@ static void num(FILE *f, const char *sep, double x)
     fprintf(f, "%s%s", sep, b);
 }
 
-/* The mean matters (MODEL.md §10): the csv's mu column and the summaries' mu_final, mu_star; kept
+/* The mean matters (docs/model.md §10): the csv's mu column and the summaries' mu_final, mu_star; kept
  * out of the special case so that its csv is as it was. */
 static int with_mu(const struct params *p)
 {

@@ -6,19 +6,31 @@
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
  * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3, then
- * migrate_3_4), so a failed migration leaves the file at the last version it reached.
- *   2 -> 3  the general index and options of MODEL.md §10-11: tasks gains token_corr,
+ * migrate_3_4, then migrate_4_5), so a failed migration leaves the file at the last version it reached.
+ *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
  *           trace, its definition Tr S/sqrt(d)), summary gains mu_star (NULL: not recorded),
  *           and the results view names the new columns.
- *   3 -> 4  the status timeout and the run's provenance and stop (migrate_3_4).
+ *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
+ *           they ran with), and the views recovery and curves are added.
+ *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
  * call's text and SQLite's message kept for store_errmsg; a failed step does the same
  * (step_done). A failure resets and unbinds the cached statements, so that no value bound
  * for a failed write is left for the next one.
+ *
+ * A read-only open of a file older than version 4 gets the views recovery and curves as
+ * temporary views.
+ *
+ * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
+ * (POINT_KEY_SQL), so every parameter, present or added later, separates points. Quartiles
+ * interpolate linearly between order statistics (numpy's default): the q-quantile of n sorted
+ * values v_0..v_{n-1} is sum_i v_i max(0, 1 - |i - q(n - 1)|), one aggregate per quantile.
+ * Spreads are sample standard deviations (n - 1), NULL for one seed. A seed counts when its
+ * solver finished (done, diverged, ode_diverged); errors and interruptions do not.
  */
 #include "aimsweep/harness/store.h"
 
@@ -38,6 +50,68 @@
 #define STORE_BUSY_TIMEOUT_MS 10000
 /* How often a run looks again at a database another run holds (store_lock_wait_s). */
 #define STORE_LOCK_POLL_S 0.25
+
+/* The task's canonical text without its seed: "...;log_grid=off;seed=3;solvers=sgd;..." becomes
+ * "...;log_grid=off;solvers=sgd;...". */
+#define POINT_KEY_SQL                                                                              \
+    "(CASE WHEN instr(t.params, ';seed=') = 0 THEN t.params"                                       \
+    " WHEN instr(substr(t.params, instr(t.params, ';seed=') + 1), ';') = 0"                        \
+    " THEN substr(t.params, 1, instr(t.params, ';seed=') - 1)"                                     \
+    " ELSE substr(t.params, 1, instr(t.params, ';seed='))"                                         \
+    " || substr(t.params, instr(t.params, ';seed=') + 1"                                           \
+    " + instr(substr(t.params, instr(t.params, ';seed=') + 1), ';')) END)"
+
+/* The columns that describe a point (all equal over its seeds). */
+#define POINT_COLS_SQL                                                                             \
+    "decomposition, activation, info_exponent, d, lr, init_scale, tokens, teacher, width,"         \
+    " weight_decay, order_m, closure, tau_end, records, log_grid, recovery_threshold, ode_noise,"  \
+    " solvers"
+
+#define QUANTILE_SQL(v, rank, q) "sum(" v " * max(0.0, 1.0 - abs(" rank " - " q " * (n_rec - 1))))"
+
+/* recovery: one row per point (without the seed) and solver. */
+#define RECOVERY_VIEW_BODY                                                                         \
+    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"          \
+    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher," \
+    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"            \
+    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr"    \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                    \
+    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                    \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"  \
+    " AS rank_n,"                                                                                  \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t" \
+    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                        \
+    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                \
+    " count(samples_wr) AS recovered,"                                                             \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.25") " AS n_wr_q1,"                                \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " AS n_wr_median,"                             \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.75") " AS n_wr_q3,"                                \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.25") " AS tau_wr_q1,"                                  \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.5") " AS tau_wr_median,"                               \
+    " " QUANTILE_SQL("tau_wr", "rank_t", "0.75") " AS tau_wr_q3,"                                  \
+    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"        \
+    " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged"                                \
+    " FROM ranked GROUP BY point, solver;"
+
+#define SD_SQL(x) "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))" \
+    " / nullif(count(" x ") - 1, 0)))"
+
+/* curves: per point, solver and record, the mean and spread of |m|, Omega12 and the loss. */
+#define CURVES_VIEW_BODY                                                                           \
+    "curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"      \
+    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"     \
+    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"  \
+    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                     \
+    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                               \
+    " " SD_SQL("abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                 \
+    " max(abs(r.overlap)) AS abs_m_max, avg(r.omega12) AS omega12_mean,"                           \
+    " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL("r.loss")          \
+    " AS loss_sd"                                                                                  \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
+    " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver"                          \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"                                      \
+    " GROUP BY point, r.solver, r.k;"
 
 /* Weak recovery for any threshold, from the stored trajectory (schema version 2). One row per
  * record k of each solver with the record before it (tau_prev, m_prev = |m_{k-1}|,
@@ -87,7 +161,7 @@ static const char *const schema_fmt =
     " token_corr REAL NOT NULL DEFAULT 0, index_kind TEXT NOT NULL DEFAULT 'centred',"
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
-    " ode_mean TEXT NOT NULL DEFAULT 'stiff');"
+    " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -105,7 +179,7 @@ static const char *const schema_fmt =
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
     "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
     RESULTS_VIEW_SQL
-    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY;
+    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY;
 
 /* 2 -> 3 (see the top of the file). */
 static const char *const migrate_2_3_sql =
@@ -123,6 +197,13 @@ static const char *const migrate_2_3_sql =
     "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL
     "PRAGMA user_version = 3; COMMIT;";
 
+/* 3 -> 4 (see the top of the file). */
+static const char *const migrate_3_4_sql =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
+    "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY
+    "PRAGMA user_version = 4; COMMIT;";
+
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
 static const char *const integer_columns[][2] = {
@@ -137,9 +218,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
     " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
     " recovery_threshold, ode_noise, solvers, cost, params, token_corr, index_kind, outputs, lr_schedule,"
-    " init, init_trace, ode_mean)"
+    " init, init_trace, ode_mean, precision)"
     " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30)",
+    "?26,?27,?28,?29,?30,?31)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = ?6, rank = ?2, host = ?3,"
@@ -330,6 +411,27 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "m_prev", "", "|m| at record k - 1 (NULL at k = 0)"},
     {NULL, "samples_prev", "samples", "samples at record k - 1 (NULL at k = 0)"},
     {NULL, "m_max_before", "", "largest |m| of the records before k (-1 at k = 0)"},
+    {NULL, "point", "", "the point without its seed: canonical parameter text with seed=N cut out"},
+    {NULL, "seeds", "", "seeds of the point whose solver finished (done, diverged, ode_diverged)"},
+    {"recovery", "recovered", "", "seeds that reached weak recovery"},
+    {"recovery", "n_wr_q1", "samples", "first quartile of samples_wr over the recovered seeds"},
+    {"recovery", "n_wr_median", "samples", "median of samples_wr over the recovered seeds"},
+    {"recovery", "n_wr_q3", "samples", "third quartile of samples_wr over the recovered seeds"},
+    {"recovery", "tau_wr_q1", "tau", "first quartile of tau_wr over the recovered seeds"},
+    {"recovery", "tau_wr_median", "tau", "median of tau_wr over the recovered seeds"},
+    {"recovery", "tau_wr_q3", "tau", "third quartile of tau_wr over the recovered seeds"},
+    {"recovery", "n_wr_per_d2lnd", "", "n_wr_median / (d^2 ln d)"},
+    {"recovery", "frac_diverged", "", "fraction of the seeds whose solver diverged"},
+    {"curves", "tau", "tau", "mean over the seeds of tau at record k"},
+    {"curves", "samples", "samples", "mean over the seeds of the samples at record k"},
+    {"curves", "abs_m_mean", "", "mean of |m| over the seeds at record k"},
+    {"curves", "abs_m_sd", "", "sample standard deviation of |m| over the seeds (NULL for one seed)"},
+    {"curves", "abs_m_min", "", "smallest |m| over the seeds"},
+    {"curves", "abs_m_max", "", "largest |m| over the seeds"},
+    {"curves", "omega12_mean", "", "mean of Omega12 over the seeds"},
+    {"curves", "omega12_sd", "", "sample standard deviation of Omega12 over the seeds"},
+    {"curves", "loss_mean", "", "mean of Phi over the seeds"},
+    {"curves", "loss_sd", "", "sample standard deviation of Phi over the seeds"},
     {NULL, NULL, NULL, NULL}};
 
 const struct store_column_doc *store_column_doc(const char *table, const char *column)
@@ -514,7 +616,7 @@ out:
  * change that leaves the stored rows as they are: the table's SQL text in sqlite_schema is
  * edited and schema_version bumped); sweeps gains command, part, stop_signal, stop_sender and
  * stopped_at. */
-static int migrate_3_4(struct store *s, char *err, size_t errlen, const char *path)
+static int migrate_4_5(struct store *s, char *err, size_t errlen, const char *path)
 {
     {
         int sv = 0;
@@ -532,7 +634,7 @@ static int migrate_3_4(struct store *s, char *err, size_t errlen, const char *pa
                  " PRAGMA writable_schema=ON;"
                  " UPDATE sqlite_schema SET sql = replace(sql, '''interrupted'')', '''interrupted'',''timeout'')')"
                  "  WHERE type = 'table' AND name = 'tasks' AND instr(sql, '''timeout''') = 0;"
-                 " PRAGMA writable_schema=OFF; PRAGMA schema_version=%d; PRAGMA user_version=4; COMMIT;",
+                 " PRAGMA writable_schema=OFF; PRAGMA schema_version=%d; PRAGMA user_version=5; COMMIT;",
                  sv + 2);
         if (exec(s, sql, err, errlen, path)) {
             sqlite3_exec(s->db, "PRAGMA writable_schema=OFF; ROLLBACK", NULL, NULL, NULL);
@@ -657,7 +759,11 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
-    if (version >= 1 && version <= 3 && migrate_3_4(s, err, errlen, path))
+    if (version >= 1 && version <= 3 && exec(s, migrate_3_4_sql, err, errlen, path)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        goto fail;
+    }
+    if (version >= 1 && version <= 4 && migrate_4_5(s, err, errlen, path))
         goto fail;
     if (version == 0) {
         char states[256], schema[16384], sql[16384 + 64];
@@ -739,8 +845,11 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
         goto fail;
     }
-    /* an older database read as it is: the view of version 2 as a temporary one */
+    /* an older database read as it is: the views it lacks as temporary ones */
     if (version < 2 && exec(s, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY, err, errlen, path))
+        goto fail;
+    if (version < 4 && exec(s, "CREATE TEMP VIEW " RECOVERY_VIEW_BODY "CREATE TEMP VIEW " CURVES_VIEW_BODY, err,
+                            errlen, path))
         goto fail;
     if (store_register_functions(s->db))
         goto fail;
@@ -865,6 +974,8 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         STORE_CALL(s, sqlite3_bind_double(ins, 29, p->init_trace));
         params_get(p, "ode_mean", buf, sizeof buf);
         STORE_CALL(s, sqlite3_bind_text(ins, 30, buf, -1, SQLITE_TRANSIENT));
+        params_get(p, "precision", buf, sizeof buf);
+        STORE_CALL(s, sqlite3_bind_text(ins, 31, buf, -1, SQLITE_TRANSIENT));
         if (step_done(s, ins))
             goto fail;
         STORE_CALL(s, sqlite3_bind_int64(link, 1, sweep_id));

@@ -2,7 +2,7 @@
  * task.c: canonical text, id and cost of a grid point.
  *
  * Cost model (floating-point operations, turned into seconds with TASK_FLOPS_PER_S):
- *   sgd:  n = tau_end d^2 / lr steps, each O(d r T) for tied/untied (projections W^T x_a and
+ *   sgd:  n = params_samples(tau_end) steps (tau_end d^2 / lr for a constant rate), each O(d r T) for tied/untied (projections W^T x_a and
  *         the rank-T update) and O(d^2 T) for direct: cost ~ 4 n d r T.
  *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau, and
  *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):

@@ -1,6 +1,27 @@
 /*
  * model.c: teacher and initial student of one grid point, order parameters, the reference
  * per-sample index and loss.
+ *
+ * Initialisations of the student (docs/model.md §3, §11), s0 = init_scale, r = round(width d),
+ * kappa = sqrt(r d):
+ *   direct:   S = s0 goe, plus init_trace t: S = s0 goe + t I. Then t1(0) = t + Tr(s0 goe)/d and
+ *             Omega12(0) = s0 Tr(goe S*)/d + t t2 (t2 = Tr(S*)/d): the trace reaches the
+ *             teacher's trace even where the centred index cannot see it.
+ *   gaussian: W (tied) or U, V (untied) with i.i.d. N(0, s0^2) entries.
+ *   orthogonal: the same Gaussian draw G (d x r, r <= d) made orthonormal, G = Q R with
+ *             diag R > 0 (so Q is Haar on the Stiefel manifold), and W = c Q, scaled so that
+ *             Omega11(0) equals the Gaussian's expectation at the same s0:
+ *     tied: Omega11 = Tr(S^2)/d = |W^T W|_F^2/(kappa^2 d) = |W^T W|_F^2/(r d^2). Gaussian:
+ *           E|W^T W|_F^2 = r E|w|^4 + r(r-1) E(w.w')^2 = s0^4 [r(d^2 + 2d) + r(r-1) d]
+ *           = s0^4 r d (d + r + 1), so E Omega11 = s0^4 (d + r + 1)/d. Orthogonal: W^T W = c^2 I_r,
+ *           Omega11 = c^4/d^2 exactly, hence c^2 = s0^2 sqrt(d (d + r + 1)).
+ *           The trace rises at that Omega11: t1 = |W|_F^2/(kappa d) is s0^2 sqrt(r/d) for the
+ *           Gaussian (in expectation) and c^2 r/(kappa d) = s0^2 sqrt(r/d) sqrt(1 + (r+1)/d) for
+ *           the orthogonal start (sqrt 2 larger at width 1, where S = t1 I exactly: the largest
+ *           t1 that Omega11 allows, Omega11 = t1^2).
+ *     untied: U, V independent. Omega11 = Tr(U^T U V^T V)/(kappa^2 d); Gaussian: E = s0^4 d^2 r
+ *           /(r d^2) = s0^4. Orthogonal: U^T U = V^T V = c^2 I_r, Omega11 = c^4/d^2, hence
+ *           c^2 = s0^2 d (t1 stays O(s0^2/d) for both: the two frames are independent).
  */
 #include "aimsweep/model/model.h"
 
@@ -17,6 +38,11 @@
 /* LAPACK's symmetric eigensolver (OpenBLAS ships LAPACK). */
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
+/* and its Householder QR: the factorisation and the explicit Q. */
+extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
+                    const int *lwork, int *info);
+extern void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau,
+                    double *work, const int *lwork, int *info);
 
 /* n doubles, or NULL (also when the byte count would overflow). Freed with free. */
 static double *dalloc(size_t n)
@@ -106,10 +132,11 @@ static int make_teacher(struct model *m)
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
     } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
-        /* S* = a G + (m/sqrt(d)) I (MODEL.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
+        /* S* = a G + (m/sqrt(d)) I (docs/model.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
          * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
          * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
-        sample_goe(&g, d, S);
+        if (sample_goe(&g, d, S))
+            return -1;
         double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
         for (int i = 0; i < d; i++)
             tg += S[(size_t)i * d + i]; // NOLINT(clang-analyzer-core.uninitialized.Assign): sample_goe filled S
@@ -121,7 +148,7 @@ static int make_teacher(struct model *m)
         m->tk = d;
         m->tF = dalloc((size_t)d * d);
         m->tsign = dalloc((size_t)d);
-        if (factor_symmetric(d, S, m->tF, m->tsign))
+        if (!m->tF || !m->tsign || factor_symmetric(d, S, m->tF, m->tsign))
             return -1;
     } else {
         if (sample_goe(&g, d, S))
@@ -144,6 +171,55 @@ static int make_teacher(struct model *m)
     return 0;
 }
 
+/* In place, the d x r (row-major, r <= d) Gaussian matrix G into the Q of G = Q R with diag R > 0
+ * (LAPACK's Householder QR, then the signs of R's diagonal moved into Q). Returns 0, or -1 on
+ * allocation or LAPACK failure. */
+static int orthonormalise(int d, int r, double *G)
+{
+    double *a = dalloc((size_t)d * r), *tau = dalloc((size_t)r), *sgn = dalloc((size_t)r), *work = NULL, q;
+    int info = -1, lwork, rc = -1;
+    if (!a || !tau || !sgn)
+        goto done;
+    for (int i = 0; i < d; i++) /* column-major copy */
+        for (int j = 0; j < r; j++)
+            a[(size_t)j * d + i] = G[(size_t)i * r + j];
+    double q2;
+    int query = -1;
+    dgeqrf_(&d, &r, a, &d, tau, &q, &query, &info); /* workspace queries */
+    if (info)
+        goto done;
+    dorgqr_(&d, &r, &r, a, &d, tau, &q2, &query, &info);
+    if (info)
+        goto done;
+    lwork = (int)(q > q2 ? q : q2);
+    if (!(work = dalloc((size_t)lwork)))
+        goto done;
+    dgeqrf_(&d, &r, a, &d, tau, work, &lwork, &info);
+    if (info)
+        goto done;
+    for (int j = 0; j < r; j++)
+        sgn[j] = a[(size_t)j * d + j] < 0 ? -1.0 : 1.0;
+    dorgqr_(&d, &r, &r, a, &d, tau, work, &lwork, &info);
+    if (info)
+        goto done;
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < r; j++)
+            G[(size_t)i * r + j] = sgn[j] * a[(size_t)j * d + i];
+    rc = 0;
+done:
+    free(a);
+    free(tau);
+    free(sgn);
+    free(work);
+    return rc;
+}
+
+double model_orthogonal_scale(enum decomp decomposition, int d, int r, double s0)
+{
+    double c2 = decomposition == DECOMP_TIED ? s0 * s0 * sqrt((double)d * (d + r + 1.0)) : s0 * s0 * d;
+    return sqrt(c2);
+}
+
 /* Returns 0, or -1 when out of memory. */
 static int make_student(struct model *m)
 {
@@ -155,13 +231,21 @@ static int make_student(struct model *m)
         if (sample_goe(&g, m->d, m->S0))
             return -1;
         cblas_dscal(m->d * m->d, p->init_scale, m->S0, 1);
+        if (p->init_trace != 0)
+            for (int i = 0; i < m->d; i++)
+                m->S0[(size_t)i * m->d + i] += p->init_trace;
         return 0;
     }
-    rng_normals(&g, m->W0, dr);
-    cblas_dscal((int)dr, p->init_scale, m->W0, 1);
-    if (p->decomposition == DECOMP_UNTIED) {
-        rng_normals(&g, m->V0, dr);
-        cblas_dscal((int)dr, p->init_scale, m->V0, 1);
+    double *F[2] = {m->W0, p->decomposition == DECOMP_UNTIED ? m->V0 : NULL};
+    for (int f = 0; f < 2 && F[f]; f++) {
+        rng_normals(&g, F[f], dr);
+        if (p->init == INIT_ORTHOGONAL) {
+            if (orthonormalise(m->d, m->r, F[f]))
+                return -1;
+            cblas_dscal((int)dr, model_orthogonal_scale(p->decomposition, m->d, m->r, p->init_scale), F[f], 1);
+        } else {
+            cblas_dscal((int)dr, p->init_scale, F[f], 1);
+        }
     }
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * phi.c: the population loss Phi(omega11, psi11, omega12) and its gradient (MODEL.md §5).
+ * phi.c: the population loss Phi(omega11, psi11, omega12) and its gradient (docs/model.md §5).
  *
  * Elementwise activations: Phi = T(T-1) E[F(u, w)], F = 1/2 (sigma(u) - sigma(w))^2,
  * (u, w) ~ N(0, [[a, c], [c, 1]]) with a = omega11, c = omega12. By Price's theorem

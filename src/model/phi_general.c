@@ -1,5 +1,5 @@
 /*
- * phi_general.c: the population loss under the general index of MODEL.md §10 (correlated
+ * phi_general.c: the population loss under the general index of docs/model.md §10 (correlated
  * tokens, an index with a mean, outputs on every entry) and its gradient, d/dmu included.
  *
  * The law (exact at every d by Isserlis; Gaussian as d -> inf). With E x_a x_b^T = C_ab I,
@@ -11,7 +11,7 @@
  *   off-diagonal entry (a != b): u ~ N(c mu, Omega11 + c^2 Psi11), w ~ N(c mu*, 1 + c^2),
  *                                Cov(u, w) = (1 + c^2) Omega12;
  *   diagonal entry:              u ~ N(mu, Omega11 + Psi11), w ~ N(mu*, 2), Cov = 2 Omega12
- * (means only for the uncentred index), as MODEL.md §10 states. A sum of per-entry losses needs
+ * (means only for the uncentred index), as docs/model.md §10 states. A sum of per-entry losses needs
  * only these marginals: Phi = T(T-1) E_off[F] + [outputs all] T E_diag[F], F = (sigma(u) - sigma(w))^2/2.
  * For one entry with mean m_u, variance v_u and covariance k (Price and Stein):
  *   dE/dm_u = E[F_u],  dE/dv_u = E[F_uu]/2,  dE/dk = E[F_uw],

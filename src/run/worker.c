@@ -268,7 +268,7 @@ int worker_run_ctl(const struct params *p, struct task_result *res, struct worke
     }
     if (!stopped && wc->ckpt_path)
         unlink(wc->ckpt_path); /* finished: the checkpoint has served */
-    /* the mean of MODEL.md §10, mu = Tr S/sqrt(d), for every solver from its t1 (also for those
+    /* the mean of docs/model.md §10, mu = Tr S/sqrt(d), for every solver from its t1 (also for those
      * taken from a checkpoint, which does not store it) */
     for (int i = 0; i < res->nsolvers; i++)
         for (int k = 0; k < res->traj[i].n; k++)

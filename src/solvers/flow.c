@@ -1,9 +1,9 @@
 /*
- * flow.c: the population flow on the run's own matrices (MODEL.md §6), integrated with GSL's
+ * flow.c: the population flow on the run's own matrices (docs/model.md §6), integrated with GSL's
  * adaptive Runge-Kutta-Prince-Dormand (8,9) under error control.
  *
  * Right-hand sides, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P (P = S*), lambda = weight decay, and
- * with the general index (MODEL.md §10) G gains sqrt(d) Phi_mu I, Phi taken at mu = Tr S/sqrt(d)
+ * with the general index (docs/model.md §10) G gains sqrt(d) Phi_mu I, Phi taken at mu = Tr S/sqrt(d)
  * (untied: G V and G^T U gain sqrt(d) Phi_mu V and sqrt(d) Phi_mu U; tied is centred, Phi_mu = 0):
  *   direct: dS = -G - lambda S
  *   tied:   dW = -(G + G^T) W - lambda W = -2 (2 Phi_o + 2 Phi_p) W B/kappa - 2 Phi_12 P W - lambda W,

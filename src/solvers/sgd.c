@@ -1,12 +1,12 @@
 /*
- * sgd.c: online SGD of the student (MODEL.md §4).
+ * sgd.c: online SGD of the student (docs/model.md §4).
  *
  * One step, with g = sum_ab D_ab (x_a x_b^T - delta_ab I)/sqrt(d), mu = eta/d and
  * alpha = 1 - lambda eta/d^2 (weight decay):
  *   direct: S <- alpha S - mu g
  *   tied:   W <- alpha W - mu (g + g^T) W
  *   untied: U <- alpha U - mu g V,  V <- alpha V - mu g^T U
- * The general index (MODEL.md §10): tokens x_a = sum_b L_ab z_b (C = L L^T), the index
+ * The general index (docs/model.md §10): tokens x_a = sum_b L_ab z_b (C = L L^T), the index
  * subtracts cidx_ab Tr S (cidx = C for centred, 0 for uncentred) and g = sum_ab D_ab (x_a x_b^T -
  * cidx_ab I)/sqrt(d). Every update below has the same form with trD = sum_ab cidx_ab D_ab in
  * place of sum_a D_aa (the coefficient of I in g, times sqrt(d)); with c = 0 and the centred
@@ -33,6 +33,16 @@
  * step, and the teacher's factor read once. The norms the next step needs (Tr S for tied and
  * untied, |U|^2 and |V|^2) follow in closed form from the projections. sgd_student writes the
  * parameters back in the model's layout when asked.
+ *
+ * Precision single (`precision`): the stored matrices and the teacher's factor are float (Pf,
+ * Qf, Ftf), and so is a copy of each sample's tokens for the kernels (xf, xnf); the samples are
+ * drawn in double as always, so a single and a double run see the same samples. Everything
+ * else stays double: the scales, the coefficients of the correction, the projections (summed in
+ * double, kern_f32.c), the indices, the loss and its derivatives, the norms kept in closed form
+ * and the traces of the resync (float entries, double sums). What changes is where the
+ * parameters are rounded: each entry is rounded to float after each update, a relative error
+ * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
+ * The record at tau = 0 is the model's initial student, before any rounding, in both.
  */
 #include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/sgd.h"
@@ -65,8 +75,12 @@ struct sgd_state {
     double mu, alpha, sqd;
     struct rng g;
     double *P, *Q;        /* stored parameters (rows x d): S, W^T, or (U + V)^T and (U - V)^T */
+    float *Pf, *Qf;       /* the same in single precision (P and Q are then NULL) */
     double sp, sq;        /* their scales */
     double *Ft;           /* the teacher's factor transposed (k x d) */
+    float *Ftf;           /* the same in single precision (Ft is then NULL) */
+    int single;           /* precision single */
+    float *xf, *xnf;      /* float copies of x and xn for the single-precision kernels */
     double *x, *xn;       /* T x d: this sample and the next */
     double *pa, *pb;      /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
     double *pan, *pbn;    /* the same for the next sample */
@@ -85,7 +99,26 @@ static double *alloc_doubles(size_t n)
     return posix_memalign(&p, 64, sizeof(double) * n) ? NULL : p;
 }
 
+static float *alloc_floats(size_t n)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 64, sizeof(float) * n) ? NULL : p;
+}
+
 static double dot(const double *a, const double *b, int n) { return kern_dot(a, b, n); }
+
+/* a . b over n entries of a stored matrix: double arrays a, b, or float af, bf summed in double. */
+static double dot_stored(const double *a, const float *af, const double *b, const float *bf, size_t n)
+{
+    return a ? cblas_ddot((int)n, a, 1, b, 1) : kern_dot_f32(af, bf, n);
+}
+
+static void swap_f(float **a, float **b)
+{
+    float *t = *a;
+    *a = *b;
+    *b = t;
+}
 
 static void swap(double **a, double **b)
 {
@@ -98,18 +131,27 @@ static void swap(double **a, double **b)
  * (kern_update_project_fused) and teacher_rest. */
 static void draw_next(struct sgd_state *st)
 {
-    rng_normals(&st->g, st->xn, (size_t)st->T * st->d);
+    size_t n = (size_t)st->T * st->d;
+    rng_normals(&st->g, st->xn, n);
     if (st->m->corr)
         model_correlate(st->d, st->T, st->m->L, st->xn);
+    if (st->single)
+        for (size_t i = 0; i < n; i++)
+            st->xnf[i] = (float)st->xn[i];
 }
 
-/* The teacher projections z_t = F^T y_t of the tokens y (T x d) into z (T x k), from row
- * `from` of F^T on (the rows before it were projected by the pass). */
-static void teacher_rest(struct sgd_state *st, const double *y, double *z, int from)
+/* The teacher projections z_t = F^T y_t of the tokens y (T x d; yf their float copy in single
+ * precision) into z (T x k), from row `from` of F^T on (the rows before it were projected by
+ * the pass). */
+static void teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z, int from)
 {
     int d = st->d, k = st->k, T = st->T, left = k - from;
     if (left <= 0)
         return;
+    if (st->single) {
+        kern_project_f32(st->Ftf + (size_t)from * d, left, d, T, yf, z + from, k);
+        return;
+    }
     if (T != 2) {
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d, st->Ft + (size_t)from * d, d, 0.0,
                     z + from, k);
@@ -118,20 +160,26 @@ static void teacher_rest(struct sgd_state *st, const double *y, double *z, int f
     kern_project(st->Ft + (size_t)from * d, left, d, T, y, z + from, k);
 }
 
-/* Folds the scale *s into the array a (n entries): the parameters stay s a. */
-static void fold(double *a, size_t n, double *s)
+/* Folds the scale *s into the array a, or af in single precision (n entries): the parameters
+ * stay s a. */
+static void fold(double *a, float *af, size_t n, double *s)
 {
-    if (*s != 1.0)
-        cblas_dscal((int)n, *s, a, 1);
+    if (*s != 1.0) {
+        if (a)
+            cblas_dscal((int)n, *s, a, 1);
+        else
+            for (size_t i = 0; i < n; i++)
+                af[i] = (float)(*s * af[i]);
+    }
     *s = 1;
 }
 
 /* Multiplies the scale *s by f; folds it into the array when it leaves range. */
-static void scale_by(double *a, size_t n, double *s, double f)
+static void scale_by(double *a, float *af, size_t n, double *s, double f)
 {
     *s *= f;
     if (!(fabs(*s) >= SGD_SCALE_MIN && fabs(*s) <= 1 / SGD_SCALE_MIN))
-        fold(a, n, s);
+        fold(a, af, n, s);
 }
 
 /* In place, the projections (U + V)^T y, (U - V)^T y into U^T y, V^T y (n entries each). */
@@ -147,18 +195,18 @@ static void uv_from_pq(double *p, double *q, size_t n)
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
-    fold(st->P, n, &st->sp);
+    fold(st->P, st->Pf, n, &st->sp);
     switch (st->s.decomposition) {
     case DECOMP_DIRECT:
         st->trS = 0;
         for (int i = 0; i < st->d; i++)
-            st->trS += st->P[(size_t)i * st->d + i];
+            st->trS += st->P ? st->P[(size_t)i * st->d + i] : st->Pf[(size_t)i * st->d + i];
         break;
-    case DECOMP_TIED: st->trS = cblas_ddot((int)n, st->P, 1, st->P, 1) / st->s.kappa; break;
+    case DECOMP_TIED: st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa; break;
     case DECOMP_UNTIED: {
-        fold(st->Q, n, &st->sq);
-        double pp = cblas_ddot((int)n, st->P, 1, st->P, 1), qq = cblas_ddot((int)n, st->Q, 1, st->Q, 1);
-        double pq = cblas_ddot((int)n, st->P, 1, st->Q, 1);
+        fold(st->Q, st->Qf, n, &st->sq);
+        double pp = dot_stored(st->P, st->Pf, st->P, st->Pf, n), qq = dot_stored(st->Q, st->Qf, st->Q, st->Qf, n);
+        double pq = dot_stored(st->P, st->Pf, st->Q, st->Qf, n);
         st->nU = (pp + qq + 2 * pq) / 4;
         st->nV = (pp + qq - 2 * pq) / 4;
         st->trS = (pp - qq) / 4 / st->s.kappa;
@@ -173,24 +221,37 @@ static void load_student(struct sgd_state *st)
     const struct student *s = &st->s;
     int d = st->d, r = st->r, T = st->T, n = st->rows;
     if (s->decomposition == DECOMP_DIRECT) {
-        memcpy(st->P, s->A, sizeof(double) * (size_t)d * d);
+        if (st->P)
+            memcpy(st->P, s->A, sizeof(double) * (size_t)d * d);
+        else
+            for (size_t i = 0; i < (size_t)d * d; i++)
+                st->Pf[i] = (float)s->A[i];
     } else {
         for (int i = 0; i < d; i++)
             for (int j = 0; j < r; j++) {
-                double u = s->A[(size_t)i * r + j];
-                if (s->decomposition == DECOMP_TIED) {
-                    st->P[(size_t)j * d + i] = u;
+                double u = s->A[(size_t)i * r + j], v = s->decomposition == DECOMP_TIED ? 0 : s->B[(size_t)i * r + j];
+                double p = s->decomposition == DECOMP_TIED ? u : u + v, q = u - v;
+                if (st->P) {
+                    st->P[(size_t)j * d + i] = p;
+                    if (st->Q)
+                        st->Q[(size_t)j * d + i] = q;
                 } else {
-                    double v = s->B[(size_t)i * r + j];
-                    st->P[(size_t)j * d + i] = u + v;
-                    st->Q[(size_t)j * d + i] = u - v;
+                    st->Pf[(size_t)j * d + i] = (float)p;
+                    if (st->Qf)
+                        st->Qf[(size_t)j * d + i] = (float)q;
                 }
             }
     }
     st->sp = st->sq = 1;
-    kern_project(st->P, n, d, T, st->x, st->pa, n);
+    if (st->single)
+        kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
+    else
+        kern_project(st->P, n, d, T, st->x, st->pa, n);
     if (s->decomposition == DECOMP_UNTIED) {
-        kern_project(st->Q, n, d, T, st->x, st->pb, n);
+        if (st->single)
+            kern_project_f32(st->Qf, n, d, T, st->xf, st->pb, n);
+        else
+            kern_project(st->Q, n, d, T, st->x, st->pb, n);
         uv_from_pq(st->pa, st->pb, (size_t)T * n);
     }
     st->synced = 1;
@@ -204,17 +265,20 @@ const struct student *sgd_student(struct sgd_state *st)
     struct student *s = &st->s;
     int d = st->d, r = st->r;
     double sp = st->sp, sq = st->sq;
+    const double *P = st->P, *Q = st->Q;
+    const float *Pf = st->Pf, *Qf = st->Qf;
     if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)
-            s->A[i] = sp * st->P[i];
+            s->A[i] = sp * (P ? P[i] : Pf[i]);
     } else {
         for (int j = 0; j < r; j++)
             for (int i = 0; i < d; i++) {
-                double p = sp * st->P[(size_t)j * d + i];
+                size_t e = (size_t)j * d + i;
+                double p = sp * (P ? P[e] : Pf[e]);
                 if (s->decomposition == DECOMP_TIED) {
                     s->A[(size_t)i * r + j] = p;
                 } else {
-                    double q = sq * st->Q[(size_t)j * d + i];
+                    double q = sq * (Q ? Q[e] : Qf[e]);
                     s->A[(size_t)i * r + j] = (p + q) / 2;
                     s->B[(size_t)i * r + j] = (p - q) / 2;
                 }
@@ -242,25 +306,37 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     st->alpha = 1.0 - p->weight_decay * p->lr / ((double)m->d * m->d);
     st->sqd = sqrt((double)m->d);
     st->trP = m->t2 * m->d;
+    st->single = p->precision == PRECISION_SINGLE;
     if (student_init_copy(&st->s, m))
         goto fail;
-    int d = st->d, k = st->k;
+    int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
     double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->z,
                        &st->zn, &st->ca, &st->cb};
-    size_t sizes[] = {nP, nQ, (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
+    size_t sizes[] = {sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
+    float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf};
+    size_t fsizes[] = {nP, nQ, (size_t)k * d, Td, Td};
+    for (size_t i = 0; sg && i < sizeof fsizes / sizeof fsizes[0]; i++)
+        if (fsizes[i] && !(*fbufs[i] = alloc_floats(fsizes[i])))
+            goto fail;
     for (int i = 0; i < d; i++)
-        for (int j = 0; j < k; j++)
-            st->Ft[(size_t)j * d + i] = m->tF[(size_t)i * k + j];
+        for (int j = 0; j < k; j++) {
+            double f = m->tF[(size_t)i * k + j];
+            if (sg)
+                st->Ftf[(size_t)j * d + i] = (float)f;
+            else
+                st->Ft[(size_t)j * d + i] = f;
+        }
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
     rng_seek_normal(&st->g, (uint64_t)first * Td);
     draw_next(st);
     swap(&st->x, &st->xn);
-    teacher_rest(st, st->x, st->z, 0);
+    swap_f(&st->xf, &st->xnf);
+    teacher_rest(st, st->x, st->xf, st->z, 0);
     load_student(st);
     draw_next(st);
     return st;
@@ -279,8 +355,18 @@ void sgd_state_destroy(struct sgd_state **pst)
                       st->zn, st->ca, st->cb};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
+    float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
+    for (size_t i = 0; i < sizeof fbufs / sizeof fbufs[0]; i++)
+        free(fbufs[i]);
     free(st);
     *pst = NULL;
+}
+
+void sgd_set_lr(struct sgd_state *st, double lr)
+{
+    const struct params *p = &st->m->p;
+    st->mu = lr / st->m->d;
+    st->alpha = 1.0 - p->weight_decay * lr / ((double)st->m->d * st->m->d);
 }
 
 /* The T x T indices of the current sample, student h and teacher hs. Returns 0, or 1 when an
@@ -335,17 +421,21 @@ static double dot_rows(const double *p, const double *c, int n, int T)
     return s;
 }
 
-/* One pass over a stored matrix M of scale s (already multiplied by this step's factor): its
- * rows take the correction C / s (C, T x rows, is overwritten), O receives the next sample's
- * projections on the parameters s M, and the teacher's rows from *f on are projected along the
- * way (*f advances past those done). */
-static void pass(struct sgd_state *st, double *M, double s, double *C, double *O, int *f)
+/* One pass over a stored matrix M (Mf in single precision) of scale s (already multiplied by
+ * this step's factor): its rows take the correction C / s (C, T x rows, is overwritten), O
+ * receives the next sample's projections on the parameters s M, and the teacher's rows from *f
+ * on are projected along the way (*f advances past those done). */
+static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f)
 {
-    size_t n = (size_t)st->T * st->rows;
+    size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O, st->Ft + (size_t)*f * st->d,
-                                    st->k - *f, st->zn + *f, st->k);
+    if (Mf)
+        *f += kern_update_project_fused_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O, st->Ftf + skip,
+                                            st->k - *f, st->zn + *f, st->k);
+    else
+        *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O, st->Ft + skip, st->k - *f,
+                                        st->zn + *f, st->k);
     for (size_t i = 0; i < n; i++)
         O[i] *= s;
 }
@@ -370,10 +460,10 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     gram_tokens(st->x, d, T, xx);
     double nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * dot_rows(st->pa, st->ca, r, T) +
                  gram_pair(xx, st->ca, st->ca, r, T);
-    scale_by(st->P, (size_t)r * d, &st->sp, alpha);
+    scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
     int f = 0;
-    pass(st, st->P, st->sp, st->ca, st->pan, &f);
-    teacher_rest(st, st->xn, st->zn, f);
+    pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    teacher_rest(st, st->xn, st->xnf, st->zn, f);
     st->trS = nrm / st->s.kappa;
 }
 
@@ -409,17 +499,17 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     double tr = (alpha * alpha + beta * beta) * UV + alpha * beta * (NU + NV) - alpha * (Pv + Qu) - beta * (Qv + Pu) + Xuv;
     /* P = (U + V)^T scales by alpha + beta and Q = (U - V)^T by alpha - beta (see the top). */
     size_t n = (size_t)r * d;
-    scale_by(st->P, n, &st->sp, alpha + beta);
-    scale_by(st->Q, n, &st->sq, alpha - beta);
+    scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
+    scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
     for (size_t i = 0; i < (size_t)T * r; i++) { /* the corrections of P and Q */
         double a = st->ca[i], b = st->cb[i];
         st->ca[i] = a + b;
         st->cb[i] = a - b;
     }
     int f = 0;
-    pass(st, st->P, st->sp, st->ca, st->pan, &f);
-    pass(st, st->Q, st->sq, st->cb, st->pbn, &f);
-    teacher_rest(st, st->xn, st->zn, f);
+    pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
+    teacher_rest(st, st->xn, st->xnf, st->zn, f);
     uv_from_pq(st->pan, st->pbn, (size_t)T * r);
     st->trS = tr / st->s.kappa;
 }
@@ -443,14 +533,18 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     double diag = st->mu * trD / st->sqd, alpha = st->alpha;
     /* Tr S' = alpha Tr S - sum_b e_b . x_b + d diag */
     st->trS = alpha * st->trS - dot_rows(e, st->x, d, T) + d * diag;
-    scale_by(st->P, (size_t)d * d, &st->sp, alpha);
+    scale_by(st->P, st->Pf, (size_t)d * d, &st->sp, alpha);
     double dg = diag / st->sp;
     if (dg != 0)
-        for (int i = 0; i < d; i++)
-            st->P[(size_t)i * d + i] += dg;
+        for (int i = 0; i < d; i++) {
+            if (st->P)
+                st->P[(size_t)i * d + i] += dg;
+            else
+                st->Pf[(size_t)i * d + i] = (float)(st->Pf[(size_t)i * d + i] + dg);
+        }
     int f = 0;
-    pass(st, st->P, st->sp, e, st->pan, &f);
-    teacher_rest(st, st->xn, st->zn, f);
+    pass(st, st->P, st->Pf, st->sp, e, st->pan, &f);
+    teacher_rest(st, st->xn, st->xnf, st->zn, f);
 }
 
 int sgd_steps(struct sgd_state *st, long nsteps)
@@ -475,6 +569,7 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         case DECOMP_DIRECT: step_direct(st, D, trD); break;
         }
         swap(&st->x, &st->xn);
+        swap_f(&st->xf, &st->xnf);
         swap(&st->z, &st->zn);
         swap(&st->pa, &st->pan);
         swap(&st->pb, &st->pbn);
@@ -543,37 +638,52 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
  * teacher's projections of this sample, the step count and the generator (whose position is
  * just past the next sample). Saved and restored as they are, the following steps are the
  * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
- * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step. */
-#define SGD_STATE_MAGIC 0x31444753u /* "SGD1" */
+ * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
+ * learning rate of the schedule's phase is set again from the step count. */
+#define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
+#define SGD_STATE_ARRAYS 11
 
 struct sgd_state_head {
     uint32_t magic;
-    int32_t decomposition, d, rows, T, k;
+    int32_t decomposition, single, d, rows, T, k;
     int64_t n;
     double sp, sq, trS, nU, nV;
     struct rng g;
 };
 
-/* The state's arrays in a fixed order, with their lengths. Returns how many. */
-static int state_arrays(struct sgd_state *st, double **a[7], size_t len[7])
+/* The state's arrays in a fixed order, as bytes. Returns how many. In precision single the
+ * stored matrices are Pf/Qf (P and Q are NULL) and the float copies of this sample and the next
+ * one (xf, xnf) go with them; an absent array has length 0. */
+static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS], size_t len[SGD_STATE_ARRAYS])
 {
     size_t Td = (size_t)st->T * st->d, Tn = (size_t)st->T * st->rows, nP = (size_t)st->rows * st->d;
-    double **arr[7] = {&st->P, &st->Q, &st->x, &st->xn, &st->pa, &st->pb, &st->z};
-    size_t n[7] = {nP, st->s.decomposition == DECOMP_UNTIED ? nP : 0, Td, Td, Tn, Tn, (size_t)st->T * st->k};
-    for (int i = 0; i < 7; i++) {
+    size_t nQ = st->s.decomposition == DECOMP_UNTIED ? nP : 0;
+    void *arr[SGD_STATE_ARRAYS] = {st->P, st->Q, st->Pf, st->Qf, st->x, st->xn, st->xf, st->xnf, st->pa, st->pb, st->z};
+    size_t n[SGD_STATE_ARRAYS] = {st->P ? nP * sizeof(double) : 0,
+                                  st->Q ? nQ * sizeof(double) : 0,
+                                  st->Pf ? nP * sizeof(float) : 0,
+                                  st->Qf ? nQ * sizeof(float) : 0,
+                                  Td * sizeof(double),
+                                  Td * sizeof(double),
+                                  st->xf ? Td * sizeof(float) : 0,
+                                  st->xnf ? Td * sizeof(float) : 0,
+                                  Tn * sizeof(double),
+                                  Tn * sizeof(double),
+                                  (size_t)st->T * st->k * sizeof(double)};
+    for (int i = 0; i < SGD_STATE_ARRAYS; i++) {
         a[i] = arr[i];
         len[i] = n[i];
     }
-    return 7;
+    return SGD_STATE_ARRAYS;
 }
 
 size_t sgd_state_size(struct sgd_state *st)
 {
-    double **a[7];
-    size_t len[7], total = sizeof(struct sgd_state_head);
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS], total = sizeof(struct sgd_state_head);
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++)
-        total += len[i] * sizeof(double);
+        total += len[i];
     return total;
 }
 
@@ -583,6 +693,7 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     memset(&h, 0, sizeof h);
     h.magic = SGD_STATE_MAGIC;
     h.decomposition = (int32_t)st->s.decomposition;
+    h.single = st->single;
     h.d = st->d;
     h.rows = st->rows;
     h.T = st->T;
@@ -596,13 +707,13 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     h.g = st->g;
     memcpy(buf, &h, sizeof h);
     size_t off = sizeof h;
-    double **a[7];
-    size_t len[7];
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (len[i]) /* Q is NULL for direct and tied */
-            memcpy(buf + off, *a[i], len[i] * sizeof(double));
-        off += len[i] * sizeof(double);
+        if (len[i])
+            memcpy(buf + off, a[i], len[i]);
+        off += len[i];
     }
 }
 
@@ -612,8 +723,8 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     if (n != sgd_state_size(st))
         return -1;
     memcpy(&h, buf, sizeof h);
-    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition || h.d != st->d ||
-        h.rows != st->rows || h.T != st->T || h.k != st->k || h.n < 0)
+    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition || h.single != st->single ||
+        h.d != st->d || h.rows != st->rows || h.T != st->T || h.k != st->k || h.n < 0)
         return -1;
     st->n = h.n;
     st->sp = h.sp;
@@ -623,13 +734,13 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     st->nV = h.nV;
     st->g = h.g;
     size_t off = sizeof h;
-    double **a[7];
-    size_t len[7];
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
         if (len[i])
-            memcpy(*a[i], buf + off, len[i] * sizeof(double));
-        off += len[i] * sizeof(double);
+            memcpy(a[i], buf + off, len[i]);
+        off += len[i];
     }
     st->synced = 0;
     return 0;
@@ -675,14 +786,16 @@ int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *c
         k0 = out->n;
     }
     obs_tau_grid(p, taus);
-    double per_tau = params_samples_per_tau(p);
+    long n1 = params_switch_steps(p); /* two_phase: the first n1 steps at eta1, then lr */
+    if (n1 > 0)
+        sgd_set_lr(st, st->n < n1 ? p->lr_schedule.eta1 : p->lr);
     /* between polls of the stop callback: about SGD_POLL_ENTRIES parameter entries of work */
     long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T * (st->s.decomposition == DECOMP_UNTIED ? 2 : 1)));
     if (poll < 1)
         poll = 1;
     for (int k = k0; k <= p->records; k++) {
         /* params_validate keeps tau_end d^2 / lr <= 2^53, so the count fits a long exactly */
-        double want = nearbyint(taus[k] * per_tau);
+        double want = nearbyint(params_samples(p, taus[k]));
         if (!(want >= 0 && want <= 9007199254740992.0)) {
             out->status = RUN_ERROR;
             snprintf(out->error, sizeof out->error, "sgd: %.3g samples at tau = %g is not a countable number",
@@ -692,11 +805,14 @@ int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *c
         long target = (long)want;
         int diverged = 0, stopped = 0;
         while (target > st->n) {
-            long chunk = target - st->n < poll ? target - st->n : poll;
+            long upto = st->n < n1 && target > n1 ? n1 : target;
+            long chunk = upto - st->n < poll ? upto - st->n : poll;
             if (sgd_steps(st, chunk)) {
                 diverged = 1;
                 break;
             }
+            if (n1 > 0 && st->n == n1)
+                sgd_set_lr(st, p->lr);
             if (target > st->n && (stopped = obs_ctl_stop(ctl)) != 0)
                 break;
             if (ctl && ctl->due && ctl->due(ctl->save_ctx))

@@ -1,7 +1,7 @@
 /*
  * direct.c: the closed moment system of the direct decomposition.
  *
- * The direct system. MODEL.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
+ * The direct system. docs/model.md §6: dS/dtau = -G - lambda S, G = 2 Phi_o S + 2 Phi_p S^T + Phi_12 P
  * (P = S*, symmetric, tr P^2 = 1; tr = Tr/d). Differentiating the traces:
  *   d omega11/dtau = 2 tr(S' S^T) = -2 tr(G S^T) - 2 lambda omega11
  *                  = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12) - 2 lambda omega11
@@ -16,7 +16,7 @@
  * eta (n1, n2, 0, 0) (noise.c, docs/noise.md): the linear functionals omega12, t1 have no
  * second-order term.
  *
- * Direct with the general index (MODEL.md §10): G gains sqrt(d) Phi_mu I and Phi depends on
+ * Direct with the general index (docs/model.md §10): G gains sqrt(d) Phi_mu I and Phi depends on
  * mu = Tr S/sqrt(d) = sqrt(d) t1 too. With tr(I S^T) = t1, sqrt(d) Phi_mu t1 = Phi_mu mu and
  * sqrt(d) Phi_mu t2 = Phi_mu mu*, the state (omega11, psi11, omega12, mu) is closed:
  *   d omega11/dtau = -2 (2 Phi_o omega11 + 2 Phi_p psi11 + Phi_12 omega12 + Phi_mu mu) - 2 lambda omega11
@@ -40,13 +40,13 @@
 struct direct_ctx {
     struct act act;
     int T;
-    double lambda, t2, eta;
+    double lambda, t2;
+    struct params p; /* for the rate in force (params_rate) in the noise term */
     int noise;
 };
 
 static int direct_rhs(void *p, double tau, const double *y, double *dy)
 {
-    (void)tau;
     const struct direct_ctx *x = p;
     double o11 = y[0], p11 = y[1], o12 = y[2], t1 = y[3];
     struct phi_val v;
@@ -62,7 +62,7 @@ static int direct_rhs(void *p, double tau, const double *y, double *dy)
         double dr[4];
         if (noise_eval(&x->act, x->T, o11, p11, o12, 0, &nv))
             return -1;
-        noise_direct_drift(x->eta, &nv, dr);
+        noise_direct_drift(params_rate(&x->p, tau), &nv, dr);
         for (int i = 0; i < 4; i++)
             dy[i] += dr[i];
     }
@@ -87,7 +87,7 @@ static void direct_destroy(void *p)
     free(p);
 }
 
-/* ---- direct with the mean (MODEL.md §10) ---- */
+/* ---- direct with the mean (docs/model.md §10) ---- */
 
 struct mean_ctx {
     struct act act;
@@ -146,6 +146,28 @@ static int mean_observe(void *p, const double *y, struct obs_row *row)
     return 0;
 }
 
+/* Matched initial values: the exact traces of the run's own S0, y[0..2] = Tr(S S^T)/d, Tr(S^2)/d,
+ * Tr(S S*)/d, and Tr S in y[3] (the caller divides it by d for t1 or by sqrt(d) for mu). */
+static void initial_traces(const struct model *m, double *y)
+{
+    int d = m->d;
+    const double *S = m->S0, *P = m->teacher;
+    double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
+    for (int i = 0; i < d; i++) {
+        for (int j = 0; j < d; j++) {
+            double s = S[(size_t)i * d + j];
+            o11 += s * s;
+            p11 += s * S[(size_t)j * d + i];
+            o12 += s * P[(size_t)i * d + j];
+        }
+        tr += S[(size_t)i * d + i];
+    }
+    y[0] = o11 / d;
+    y[1] = p11 / d;
+    y[2] = o12 / d;
+    y[3] = tr;
+}
+
 static int mean_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
     int d = m->d;
@@ -165,21 +187,8 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->mu_star = m->mu_star;
-    const double *S = m->S0, *P = m->teacher;
-    double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
-    for (int i = 0; i < d; i++) {
-        for (int j = 0; j < d; j++) {
-            double s = S[(size_t)i * d + j];
-            o11 += s * s;
-            p11 += s * S[(size_t)j * d + i];
-            o12 += s * P[(size_t)i * d + j];
-        }
-        tr += S[(size_t)i * d + i];
-    }
-    y0[0] = o11 / d;
-    y0[1] = p11 / d;
-    y0[2] = o12 / d;
-    y0[3] = tr / sqrt((double)d);
+    initial_traces(m, y0);
+    y0[3] /= sqrt((double)d);
     x->mu_guess = y0[3];
     if (x->slaved && slave_mu(x, y0[0], y0[1], y0[2], &x->mu_guess)) {
         free(x);
@@ -214,24 +223,10 @@ int direct_system_create(const struct model *m, struct mom_sys *sys, char *err, 
     x->T = m->T;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
-    x->eta = m->p.lr;
+    x->p = m->p;
     x->noise = m->p.ode_noise;
-    /* matched initial values: exact traces of the run's own S0 */
-    const double *S = m->S0, *P = m->teacher;
-    double o11 = 0.0, p11 = 0.0, o12 = 0.0, t1 = 0.0;
-    for (int i = 0; i < d; i++) {
-        for (int j = 0; j < d; j++) {
-            double s = S[(size_t)i * d + j];
-            o11 += s * s;
-            p11 += s * S[(size_t)j * d + i];
-            o12 += s * P[(size_t)i * d + j];
-        }
-        t1 += S[(size_t)i * d + i];
-    }
-    y0[0] = o11 / d;
-    y0[1] = p11 / d;
-    y0[2] = o12 / d;
-    y0[3] = t1 / d;
+    initial_traces(m, y0);
+    y0[3] /= d;
     sys->dim = 4;
     sys->y0 = y0;
     sys->rhs = direct_rhs;

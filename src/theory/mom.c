@@ -37,6 +37,10 @@ void mom_sys_destroy(struct mom_sys *sys)
 struct gsl_bridge {
     const struct mom_sys *sys;
     double *jac_buf; /* 4 dim: the stiff systems' finite-difference Jacobian */
+    /* While integrating up to a two_phase switch, every stage (even one evaluated at the
+     * switch itself) sees a time below it, so the noise term keeps the first phase's rate
+     * until the step that starts at the switch; +inf otherwise (times pass unchanged). */
+    double tau_cap;
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
@@ -46,7 +50,7 @@ static int bridge_rhs(double t, const double y[], double dydt[], void *p)
     for (int i = 0; i < n; i++)
         if (!isfinite(y[i]))
             return GSL_FAILURE; /* the stepper retries with a smaller step */
-    if (b->sys->rhs(b->sys->ctx, t, y, dydt))
+    if (b->sys->rhs(b->sys->ctx, fmin(t, b->tau_cap), y, dydt))
         return GSL_FAILURE;
     for (int i = 0; i < n; i++)
         if (!isfinite(dydt[i]))
@@ -112,10 +116,24 @@ static int row_ok(const struct obs_row *r)
     return r->omega11 >= 0.0;
 }
 
+/* Samples after time tau, params_samples' n(tau), rounded as this solver has always rounded
+ * tau d^2/eta ((tau d) d / eta, where SGD and the flow take tau (d^2/eta)), so that constant
+ * and two_phase(lr, t) keep every bit. */
+static double samples_at(const struct params *p, double tau)
+{
+    double n = tau * (double)p->d * p->d;
+    if (p->lr_schedule.kind != LR_TWO_PHASE)
+        return n / p->lr;
+    double eta1 = p->lr_schedule.eta1;
+    if (tau <= params_switch_tau(p))
+        return n / eta1;
+    return n / p->lr + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
+}
+
 static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
 {
     out->status = RUN_ODE_DIVERGED;
-    out->diverged_at_samples = tau * (double)p->d * p->d / p->lr;
+    out->diverged_at_samples = samples_at(p, tau);
     snprintf(out->error, sizeof out->error, "ode diverged at tau=%.6g: %s", tau, why);
 }
 
@@ -135,7 +153,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
     gsl_odeiv2_driver *drv = NULL;
-    struct gsl_bridge br = {sys, NULL};
+    struct gsl_bridge br = {sys, NULL, INFINITY};
     gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
@@ -166,13 +184,18 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
     else
         obs_tau_grid(p, taus);
     memcpy(y, sys->y0, sizeof(double) * (size_t)sys->dim);
+    /* a two_phase rate changes the noise term at tau_sw: no step crosses it */
+    double tau_sw = params_switch_tau(p);
+    int jump = p->ode_noise && p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 != p->lr;
     double t = 0.0, h = MOM_H0;
     long nsteps = 0;
     ret = 0;
     for (int k = 0; k < nrec; k++) {
         double tk = taus[k];
         while (t < tk) {
-            int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
+            double until = jump && t < tau_sw && tau_sw < tk ? tau_sw : tk;
+            br.tau_cap = jump && t < tau_sw ? nextafter(tau_sw, 0) : INFINITY;
+            int st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
             nsteps++;
             /* the implicit multistep method does not shrink its step by itself when a trial
              * point leaves the domain of Phi (near perfect recovery a predictor can step past
@@ -181,7 +204,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
                 gsl_odeiv2_step_reset(step);
                 gsl_odeiv2_evolve_reset(ev);
                 h *= 0.1;
-                st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, tk, &h, y);
+                st = gsl_odeiv2_evolve_apply(ev, ctl, step, &gs, &t, until, &h, y);
                 nsteps++;
             }
             if (st != GSL_SUCCESS) {
@@ -216,7 +239,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
             goto stop;
         }
         row.tau = tk;
-        row.samples = tk * (double)p->d * p->d / p->lr;
+        row.samples = samples_at(p, tk);
         if (traj_push(out, &row)) {
             ret = -1;
             out->status = RUN_ERROR;

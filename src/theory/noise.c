@@ -1,7 +1,7 @@
 /*
  * noise.c: the Gaussian expectations behind the O(eta) SGD-noise correction.
  *
- * n1 = E sum_ab D_ab^2 and n2 = E sum_ab D_ab D_ba with D = dl/dh of one sample (MODEL.md §4),
+ * n1 = E sum_ab D_ab^2 and n2 = E sum_ab D_ab D_ba with D = dl/dh of one sample (docs/model.md §4),
  * under the d -> infinity law of §5. For elementwise sigma only off-diagonal entries carry a
  * loss, D_ab = (sigma(u) - sigma(w)) sigma'(u), and
  *   n1 = T(T-1) E[(sigma(u) - sigma(w))^2 sigma'(u)^2],  (u, w) ~ N(0, [[om, c], [c, 1]]),

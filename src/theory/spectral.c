@@ -1,5 +1,5 @@
 /*
- * spectral.c: the tied closure `spectral` (MODEL.md §7b), an (M + 2)-dimensional ODE.
+ * spectral.c: the tied closure `spectral` (docs/model.md §7b), an (M + 2)-dimensional ODE.
  *
  * Derivation (tied, no noise term). S is symmetric, so H = G + G^T = h_S S + h_P P with
  * h_S = 4 (Phi_omega + Phi_psi), h_P = 2 Phi_12, and with weight decay
@@ -55,7 +55,7 @@
 #define SPECTRAL_OUTER_SCAN 120
 #define SPECTRAL_TOL 1e-14
 #define SPECTRAL_STACK_ATOMS 2048 /* S0 atoms handled without allocation (d or the MP rule) */
-#define SPECTRAL_OUTER_YMIN -60.0 /* fallback scan of log|g| starts here (g -> 0-) */
+#define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -564,8 +564,8 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         int n = r <= d ? r : d;
         gram = malloc(sizeof(double) * (size_t)n * (size_t)n);
         x->mu.n = n;
-        x->mu.s = malloc(sizeof(double) * (size_t)n);
-        x->mu.q = malloc(sizeof(double) * (size_t)n);
+        x->mu.s = calloc((size_t)n, sizeof(double)); /* zeroed: every atom is written below */
+        x->mu.q = calloc((size_t)n, sizeof(double));
         if (!gram || !x->mu.s || !x->mu.q)
             goto oom;
         /* the nonzero spectrum of S0 = W0 W0^T/kappa: W0^T W0/kappa (r x r) or the d x d form */

@@ -1,5 +1,5 @@
 /*
- * words_basis.c: the word basis of tied and untied (MODEL.md §6-§7): the classes of words under
+ * words_basis.c: the word basis of tied and untied (docs/model.md §6-§7): the classes of words under
  * rotation and transposition, their canonical representatives, numbering and names
  * (words.h head comment).
  */

@@ -57,7 +57,8 @@ static int build_sub(struct words_closure *cl)
                 k *= 3;
         cap += k;
     }
-    cl->sub = malloc(sizeof(struct sub_term) * cap);
+    /* at least one element: malloc(0) may return NULL, which would read as out of memory */
+    cl->sub = malloc(sizeof(struct sub_term) * (cap > 0 ? cap : 1));
     cl->sub_off = malloc(sizeof(long) * (b->ncls + 1));
     if (!cl->sub || !cl->sub_off)
         return -1;
@@ -164,10 +165,12 @@ static int build_flat(struct words_closure *cl)
     const struct words_basis *b = cl->b;
     int M = cl->M, K = M % 2 ? (M - 1) / 2 : M / 2 - 1, Lt = M + 1, lr = M % 2 ? (M + 1) / 2 : M / 2;
     int ns = 0, nl = b->nl, (*str)[WORDS_MAX_LEN], *slen;
+    if (K < 0)
+        return -1; /* M >= 1 gives K >= 0: at least the empty string, ns >= 1 */
     for (int l = 0, p = 1; l <= K; l++, p *= nl)
         ns += p;
-    str = malloc(sizeof(*str) * ns);
-    slen = malloc(sizeof(int) * ns);
+    str = calloc(ns, sizeof(*str)); /* zeroed: the ns = sum_l pw[l] strings are written below */
+    slen = calloc(ns, sizeof(int));
     cl->fK = K;
     cl->fns = ns;
     cl->fnrot = Lt;
@@ -205,7 +208,7 @@ static int build_flat(struct words_closure *cl)
                 v[n++] = str[j][q];
             cl->fgram[i * ns + j] = words_basis_index(b, n, v);
         }
-    int w[WORDS_MAX_LEN], rw[WORDS_MAX_LEN];
+    int w[WORDS_MAX_LEN] = {0}, rw[WORDS_MAX_LEN] = {0};
     for (int t = 0; t < ntop; t++) {
         words_basis_class(b, b->first[M + 1] + t, w);
         for (int r = 0; r < Lt; r++) {
@@ -359,7 +362,7 @@ int words_closure_init(struct words_closure *cl, const struct words_basis *b, in
     }
     if (kind == CLOSURE_FREE_RESIDUAL) {
         double c0[3], c1[3];
-        cl->momr = malloc(sizeof(double) * n);
+        cl->momr = calloc(n, sizeof(double));
         cl->kapr = calloc(n, sizeof(double));
         cl->topr0 = calloc(n, sizeof(double));
         if (!cl->momr || !cl->kapr || !cl->topr0 || build_sub(cl))

@@ -1,10 +1,10 @@
 /*
- * words_system.c: the moment system of the word hierarchy of tied and untied (MODEL.md §6-§7):
+ * words_system.c: the moment system of the word hierarchy of tied and untied (docs/model.md §6-§7):
  * the tracked classes, their right-hand side along the population flow, the O(eta) SGD-noise
  * drift, and the observables.
  *
  * The derivative rule. m(w) = Tr(w)/d changes, along the population flow, by replacing each
- * student letter in turn by its right-hand side (MODEL.md §6), with
+ * student letter in turn by its right-hand side (docs/model.md §6), with
  *   G = a S + b S^T + c P,   a = 2 Phi_omega, b = 2 Phi_psi, c = Phi_12,
  * at (omega11, psi11, omega12) = (m(S S^T), m(S S), m(S P)):
  *   tied   (S^T = S):  S -> -(H S + S H),  H = G + G^T = h_S S + h_P P,  h_S = 2(a + b), h_P = 2c
@@ -15,7 +15,7 @@
  * each tracked class is a fixed sparse combination of classes whose coefficients are the
  * scalars (h_S, h_P, lambda) or (a, b, c, lambda), built once (struct lin_term).
  *
- * The general index (MODEL.md §10, untied): G gains g I, g = sqrt(d) Phi_mu, Phi taken at
+ * The general index (docs/model.md §10, untied): G gains g I, g = sqrt(d) Phi_mu, Phi taken at
  * mu = sqrt(d) m(S); then S -> -(G Lambda + Sigma G) gains -g (Lambda + Sigma), and likewise
  * S^T -> -g (Lambda + Sigma), Sigma -> -g (S + S^T), Lambda -> -g (S + S^T): a fifth coefficient
  * kind (K_MU) whose replacements keep the length. dm(S)/dtau then holds -g (m(Sigma) + m(Lambda)),
@@ -32,10 +32,10 @@
  * letters. At leading order in d the tokens contract as x_b^T A x_c ≈ delta_bc Tr A, so
  *   Tr(g A g^T B)/d ≈ Tr(g^T A g B)/d ≈ N1 m(A) m(B),   Tr(g A g B)/d ≈ N2 m(A) m(B),
  *   N1 = E sum_ab D_ab^2,  N2 = E sum_ab D_ab D_ba,   (tied: g^ on both sides, E|D + D^T|^2 = 2N1 + 2N2)
- * the expectations over the Gaussian indices (MODEL.md §5: Cov(h_ab, h_ba) = psi, the teacher's
+ * the expectations over the Gaussian indices (docs/model.md §5: Cov(h_ab, h_ba) = psi, the teacher's
  * h*_ab = h*_ba). Per unit tau (d^2/eta steps) the drift is eta * N m(A) m(B) per pair: quadratic
  * in the moments, with arcs no longer than the word, so no closure is needed. Check: direct
- * omega11 gives eta N1 = eta T(T-1) E[(sigma(u) - sigma(w))^2 sigma'(u)^2], MODEL.md §6.
+ * omega11 gives eta N1 = eta T(T-1) E[(sigma(u) - sigma(w))^2 sigma'(u)^2], docs/model.md §6.
  */
 #include "aimsweep/model/limits.h"
 #include "aimsweep/theory/words.h"
@@ -115,7 +115,7 @@ struct repl_rule {
     const struct repl *r;
     int n;
 };
-#define REPL_RULE(t) {t, (int)(sizeof t / sizeof t[0])}
+#define REPL_RULE(t) {(t), (int)(sizeof(t) / sizeof((t)[0]))}
 static const struct repl_rule repl_rule_tied[2] = {[WORDS_S] = REPL_RULE(repl_tied)};
 static const struct repl_rule repl_rule_untied[5] = {
     [WORDS_S] = REPL_RULE(repl_s),         [WORDS_ST] = REPL_RULE(repl_st),
@@ -127,7 +127,8 @@ struct words_ctx {
     struct words_basis *b;
     int M, dec, noise, T;
     struct act act;
-    double lambda, eta, t2;
+    double lambda, t2;
+    struct params p; /* for the rate in force (params_rate) in the noise term */
     /* the general index (untied): the law, sqrt(d), and for the slaved mean the last mu*(q) */
     struct phi_law law;
     int general, slaved;
@@ -211,9 +212,7 @@ static int units_to_letters(int nl, const int *u, int n, int *w)
         if (i + 1 >= n)
             return -1;
         int x = u[i], y = u[++i];
-        if (nl == 2 && x == F_U && y == F_UT)
-            w[L++] = WORDS_S;
-        else if (nl == 5 && x == F_U && y == F_VT)
+        if ((nl == 2 && x == F_U && y == F_UT) || (nl == 5 && x == F_U && y == F_VT))
             w[L++] = WORDS_S;
         else if (nl == 5 && x == F_V && y == F_UT)
             w[L++] = WORDS_ST;
@@ -336,7 +335,6 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
 {
     struct words_ctx *cx = ctx;
     struct phi_val pv;
-    (void)tau;
     for (int i = 0; i < cx->ntr; i++)
         if (!isfinite(y[i]) || fabs(y[i]) > LIMIT_MOMENT_MAX)
             return -1;
@@ -380,9 +378,10 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
         double q[Q_N];
         if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
-        q[Q_N1] = cx->eta * nv.n1;
-        q[Q_N2] = cx->eta * nv.n2;
-        q[Q_TIED] = cx->eta * 2 * (nv.n1 + nv.n2);
+        double eta = params_rate(&cx->p, tau);
+        q[Q_N1] = eta * nv.n1;
+        q[Q_N2] = eta * nv.n2;
+        q[Q_TIED] = eta * 2 * (nv.n1 + nv.n2);
         for (int i = 0; i < cx->nquad; i++) {
             const struct quad_term *t = &cx->quad[i];
             dy[t->row] += q[t->kind] * t->coef * cx->mom[t->a] * cx->mom[t->b];
@@ -529,7 +528,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->T = m->T;
     cx->act = p->activation;
     cx->lambda = p->weight_decay;
-    cx->eta = p->lr;
+    cx->p = *p;
     cx->t2 = m->t2;
     cx->law = m->law;
     cx->general = !phi_law_special(&m->law);

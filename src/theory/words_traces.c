@@ -115,6 +115,8 @@ int words_traces(const struct words_basis *b, int d, const double *const *letter
     for (int c = b->first[3]; c < b->ncls; c++) {
         int L = b->len[c];
         for (int l = 1; l <= L - 2; l++) {
+            if (!tw.need[l])
+                goto done; /* a class longer than maxlen, which has no table */
             long p = b->code[c] / b->pw[L - l];
             tw.need[l][p] = 1;
         }
@@ -149,6 +151,10 @@ long words_traces_products(const struct words_basis *b)
             count = -1;
     for (int c = b->first[3]; c < b->ncls && count >= 0; c++)
         for (int l = 2; l <= b->len[c] - 2; l++) {
+            if (!need[l]) {
+                count = -1; /* a class longer than maxlen, which has no table */
+                break;
+            }
             long p = b->code[c] / b->pw[b->len[c] - l];
             if (!need[l][p]) {
                 need[l][p] = 1;
@@ -166,8 +172,14 @@ int words_initial_values(const struct model *m, const struct words_basis *b, int
     int nl = b->nl, d = m->d, rc = -1;
     size_t dd = (size_t)d * d;
     double *lm[5] = {0}, *pk = NULL, *tmp = NULL, *fr = NULL;
+    if (nl != 2 && nl != 5)
+        return -1; /* the tied (S, P) or untied (S, P, S^T, Sigma, Lambda) alphabet */
     long np = words_traces_products(b);
     *exact = !force_free && np >= 0 && 2.0 * np * d * d * (double)d <= WORDS_EXACT_FLOPS;
+    /* The free-probability values are those of the Gaussian start: an orthogonal one always
+     * takes the exact traces, whatever they cost. */
+    if (m->p.init == INIT_ORTHOGONAL && !force_free && np >= 0)
+        *exact = 1;
     for (int i = 0; i < nl; i++)
         if (!(lm[i] = malloc(sizeof(double) * dd)))
             goto done;

@@ -1,5 +1,5 @@
 -- A results database of schema version 1, as aimsweep wrote it before the general index of
--- MODEL.md §10 (the build of commit bda7db1: `aimsweep run` of the sweep in the sweeps row,
+-- docs/model.md §10 (the build of commit bda7db1: `aimsweep run` of the sweep in the sweeps row,
 -- then sqlite3's .dump; .dump leaves out user_version, added at the end). test_store_migrate
 -- opens it with the current store and checks the 1 -> 2 migration.
 PRAGMA foreign_keys=OFF;

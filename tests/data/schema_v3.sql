@@ -1,7 +1,7 @@
 -- A results database of schema version 3, as aimsweep wrote it before the operations' columns
 -- (the build of main at commit 82236aa: `aimsweep run` of the sweep in the sweeps row, then
 -- sqlite3's .dump; .dump leaves out user_version, added at the end). test_store_migrate opens
--- it with the current store and checks the 3 -> 4 migration.
+-- it with the current store and checks the migrations from 3 on.
 PRAGMA foreign_keys=OFF;
 BEGIN TRANSACTION;
 CREATE TABLE sweeps( sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL, version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER);

@@ -1,5 +1,5 @@
 /*
- * params.h: the parameters of one grid point, as MODEL.md names them.
+ * params.h: the parameters of one grid point, as docs/model.md names them.
  *
  * A grid point is a plain struct. It is filled from defaults, then key by key from text
  * (`params_set`, shared by the `aimsweep single` flags and the sweep files, so both accept
@@ -47,13 +47,13 @@ struct teacher_spec {
     double arg; /* rho* for wishart, m for goe_shift and goe_mean, unused for goe */
 };
 
-/* The general index (MODEL.md §10): the attention index h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d)
+/* The general index (docs/model.md §10): the attention index h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d)
  * (centred) or x_a^T S x_b/sqrt(d) (uncentred), tokens with E x_a x_b^T = C_ab I,
  * C = (1 - c) I + c 1 1^T, and the loss over the off-diagonal entries or all of them. */
 enum index_kind { INDEX_CENTRED = 0, INDEX_UNCENTRED };
 enum outputs_kind { OUTPUTS_OFFDIAG = 0, OUTPUTS_ALL };
 
-/* The options of MODEL.md §11. */
+/* The options of docs/model.md §11. */
 enum lr_kind { LR_CONSTANT = 0, LR_TWO_PHASE };
 struct lr_schedule {
     enum lr_kind kind;
@@ -70,7 +70,7 @@ enum ode_mean_kind { ODE_MEAN_STIFF = 0, ODE_MEAN_SLAVED };
 enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 #define SOLVER_COUNT 3
 
-/* Closures of the order-M moment ODE (MODEL.md §7). CLOSURE_AUTO picks the documented
+/* Closures of the order-M moment ODE (docs/model.md §7). CLOSURE_AUTO picks the documented
  * default for the decomposition (src/theory/ode.c): spectral for tied; for untied, and for tied
  * with ode_noise, flat at the largest odd order <= M (free_cumulant when M < 3). */
 enum closure {
@@ -78,11 +78,14 @@ enum closure {
     CLOSURE_FREE_CUMULANT,
     CLOSURE_FREEZE,  /* naive: the length-(M+1) moment frozen at its tau = 0 value */
     CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
-    CLOSURE_SPECTRAL,    /* tied only: MODEL.md §7b, S0 spectrum matched to the run's own */
+    CLOSURE_SPECTRAL,    /* tied only: docs/model.md §7b, S0 spectrum matched to the run's own */
     CLOSURE_SPECTRAL_MP, /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
     CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P */
     CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
+
+/* How SGD stores the student (src/solvers/sgd.c): double, or float with double sums. */
+enum precision { PRECISION_DOUBLE = 0, PRECISION_SINGLE };
 
 struct params {
     enum decomp decomposition;
@@ -103,8 +106,8 @@ struct params {
     double recovery_threshold;
     int order_m;
     enum closure closure;
-    int ode_noise; /* O(eta) SGD-noise correction in the ODE (MODEL.md §6) */
-    /* MODEL.md §10-11. At their defaults these keys are left out of the canonical text, so
+    int ode_noise; /* O(eta) SGD-noise correction in the ODE (docs/model.md §6) */
+    /* docs/model.md §10-11. At their defaults these keys are left out of the canonical text, so
      * that every point that existed before them keeps its task id. */
     double token_corr; /* c in [0, 1) */
     enum index_kind index;
@@ -113,6 +116,7 @@ struct params {
     enum init_kind init;
     double init_trace; /* direct: t I added to the initial S */
     enum ode_mean_kind ode_mean;
+    enum precision precision; /* SGD's parameters in double or single precision */
 };
 
 /* The parameter table. */
@@ -179,7 +183,7 @@ int params_validate(const struct params *p, char *err, size_t errlen);
 int params_get(const struct params *p, const char *key, char *buf, size_t n);
 
 /* Canonical text "key=value;key=value;..." over every key in params_keys order, leaving out the
- * keys of MODEL.md §10-11 (token_corr and after) where they hold their default. Returns the
+ * keys of docs/model.md §10-11 (token_corr and after) where they hold their default. Returns the
  * length (as snprintf). */
 int params_canonical(const struct params *p, char *buf, size_t n);
 
@@ -199,7 +203,7 @@ const char *params_init_name(enum init_kind k);
 const char *params_ode_mean_name(enum ode_mean_kind k);
 void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n);
 
-/* 1 when the point uses the general index of MODEL.md §10 (token_corr != 0, uncentred, or
+/* 1 when the point uses the general index of docs/model.md §10 (token_corr != 0, uncentred, or
  * outputs all), 0 for the special case of §1-9. */
 int params_general_index(const struct params *p);
 
@@ -214,10 +218,19 @@ int params_info_exponent(const struct act *a);
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);
 
-/* The time scale of MODEL.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta.
- * params_samples_per_tau is d^2/eta; params_samples(p, tau) is tau times it (rounded in that
- * order, so every caller gets the same double for the same tau). */
+/* The time scale of docs/model.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta, and
+ * the learning-rate schedule (docs/model.md §11; derivation in params.c). params_samples_per_tau is
+ * d^2/lr. params_samples(p, tau) is the samples after time tau: tau d^2/lr (rounded in that
+ * order, so every caller gets the same double for the same tau) for constant, and for
+ * two_phase tau d^2/eta1 up to the switch, then tau d^2/lr + n1 (1 - eta1/lr), equal to the
+ * constant form bit for bit when eta1 = lr. SGD takes llround of it as its step target.
+ * params_switch_steps is n1, the SGD steps taken at eta1 (0 for constant); params_switch_tau
+ * the time the rate changes, n1 eta1/d^2 (+inf for constant); params_rate the rate in force at
+ * tau (eta1 before the switch, lr from it on). */
 double params_samples_per_tau(const struct params *p);
 double params_samples(const struct params *p, double tau);
+long params_switch_steps(const struct params *p);
+double params_switch_tau(const struct params *p);
+double params_rate(const struct params *p, double tau);
 
 #endif

@@ -6,6 +6,10 @@
 #ifndef AIMSWEEP_CLI_H
 #define AIMSWEEP_CLI_H
 
+#include <stdio.h>
+
+#include <sqlite3.h>
+
 int cli_single(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 
@@ -24,5 +28,13 @@ int cli_query(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_merge(int argc, char **argv);
 int cli_reset(int argc, char **argv);
+
+/* Runs one SQL statement on db and prints its rows to f: an aligned table, or csv when csv is
+ * nonzero, with a header line when header is nonzero. Returns 0, or -1 with the SQLite
+ * message on stderr. */
+int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f);
+
+/* `aimsweep recommend` (cli_recommend.c): the decomposition that recovers in the fewest samples. */
+int cli_recommend(int argc, char **argv);
 
 #endif

@@ -9,7 +9,7 @@
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
  *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
- *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean)
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
  *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
@@ -17,11 +17,18 @@
  *   view results = tasks JOIN summary (one row per task and solver)
  *   view recovery_segments: each record with the one before it, for tau_wr at any threshold
  *        (with the SQL function crossing(), store_register_functions)
+ *   view recovery = per point without the seed (`point`: the canonical text without seed=N)
+ *        and solver: seeds, recovered, n_wr_q1/median/q3, tau_wr_q1/median/q3 over the
+ *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
+ *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
+ *        omega12_mean/sd, loss_mean/sd over the seeds
+ * Version 4: the views recovery and curves (store.c; read-only opens of older files get them
+ * as temporary views).
  * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
  * INTEGER, tau_wr/samples_wr interpolated between records, the view recovery_segments; a
  * version-1 file is migrated by store_open (store.c, migrate_1_2), and read as it is, with the
  * view as a temporary one, by store_open_readonly. What every column means: store_column_doc,
- * and docs/model.md §10.
+ * and docs/model.md §12.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
  * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
@@ -46,7 +53,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 /* store_open waits this long (default) for the lock of a run that is ending (a killed job's
  * orphaned ranks hold it for a few seconds) before it refuses. */
 #define STORE_LOCK_WAIT_S 30.0

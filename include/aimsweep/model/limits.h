@@ -3,7 +3,7 @@
  * that `diverged` and `ode_diverged` mean the same thing whichever solver reports them.
  *
  * A run whose values are not finite, or beyond these magnitudes, stops and is recorded as
- * diverged with the step (SGD) or time (flow, ODE) at which it stopped (MODEL.md §9). The
+ * diverged with the step (SGD) or time (flow, ODE) at which it stopped (docs/model.md §9). The
  * magnitudes are far above anything a run that stays on its flow reaches (|h| and the order
  * parameters are O(1) there), and far below overflow, so detection comes early.
  */

@@ -1,5 +1,5 @@
 /*
- * model.h: the attention-indexed teacher-student model (MODEL.md §1-3).
+ * model.h: the attention-indexed teacher-student model (docs/model.md §1-3).
  *
  * A `model` holds one grid point's sampled teacher S* (d x d, symmetric, Tr(S*^2)/d = 1) and
  * the student's initial parameters, both drawn from counter-based streams keyed by (seed,
@@ -31,7 +31,7 @@ struct model {
     double *S0;       /* direct: d x d, else NULL */
     double *W0;       /* tied: W; untied: U (d x r) */
     double *V0;       /* untied: V (d x r), else NULL */
-    /* The general index (MODEL.md §10): token covariance C = (1 - c) I + c 1 1^T = L L^T
+    /* The general index (docs/model.md §10): token covariance C = (1 - c) I + c 1 1^T = L L^T
      * (Cholesky, L lower), and cidx[a T + b] = C_ab for the centred index, 0 for the
      * uncentred one (what the index subtracts times Tr S, and the gradient times I). */
     int corr;         /* c != 0: tokens are drawn as x = L z */
@@ -45,9 +45,15 @@ struct model {
 /* Streams of the counter-based generator, per task. */
 enum { STREAM_TEACHER = 1, STREAM_INIT = 2, STREAM_SGD = 3, STREAM_TEST = 100 };
 
-/* Builds the model of a validated parameter set. Returns NULL on allocation failure. */
+/* Builds the model of a validated parameter set. Returns NULL on allocation (or LAPACK)
+ * failure. */
 struct model *model_create(const struct params *p);
 void model_destroy(struct model **m);
+
+/* The scale c of the orthogonal initialisation (init orthogonal): W = c Q with Q^T Q = I_r,
+ * chosen so that Omega11(0) is the Gaussian's expectation at init scale s0 (derived in model.c):
+ * c^2 = s0^2 sqrt(d (d + r + 1)) for tied, s0^2 d for untied (each of U and V). */
+double model_orthogonal_scale(enum decomp decomposition, int d, int r, double s0);
 
 /* Student state in parameter form, for solvers that evolve it. */
 struct student {
@@ -68,7 +74,7 @@ struct order_params {
 /* Returns 0, or -1 when out of memory (then every field is NAN). */
 int model_order_params(const struct model *m, const struct student *s, struct order_params *o);
 
-/* The recorded observables of a student state (MODEL.md §8): everything in row but tau and
+/* The recorded observables of a student state (docs/model.md §8): everything in row but tau and
  * samples. The loss is NAN where Phi cannot be evaluated. Returns 0, or -1 when out of memory. */
 int model_observe(const struct model *m, const struct student *s, struct obs_row *row);
 
@@ -83,7 +89,7 @@ void model_index(int d, int T, const double *S, const double *x, double *h);
  * may be NULL). */
 double model_loss(const struct act *a, int T, const double *h, const double *hstar, double *D);
 
-/* The same with the choice of MODEL.md §10: outputs OUTPUTS_ALL puts the diagonal entries of an
+/* The same with the choice of docs/model.md §10: outputs OUTPUTS_ALL puts the diagonal entries of an
  * elementwise activation into the loss too (softmax rows always hold them). */
 double model_loss_outputs(const struct act *a, int T, enum outputs_kind outputs, const double *h,
                           const double *hstar, double *D);
@@ -94,7 +100,7 @@ void model_token_cov(const struct params *p, double *C, double *L, double *cidx)
 /* Tokens in place: z (T rows of d, i.i.d. N(0, 1)) becomes x_a = sum_b L_ab z_b. */
 void model_correlate(int d, int T, const double *L, double *x);
 
-/* The general index of MODEL.md §10: h[a T + b] = (x_a^T S x_b - cidx_ab Tr S)/sqrt(d) (cidx from
+/* The general index of docs/model.md §10: h[a T + b] = (x_a^T S x_b - cidx_ab Tr S)/sqrt(d) (cidx from
  * model_token_cov). A reference implementation (O(T d^2)). */
 void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h);
 

@@ -1,5 +1,5 @@
 /*
- * obs.h: observables (MODEL.md §8), the tau grid they are recorded on, and a solver's
+ * obs.h: observables (docs/model.md §8), the tau grid they are recorded on, and a solver's
  * trajectory.
  *
  * Every solver records the same row at the same tau values, so rows of sgd, flow and ode
@@ -22,8 +22,8 @@ struct obs_row {
     double omega12; /* Tr(S S*)/d */
     double trace;   /* t1 = Tr(S)/d */
     double overlap; /* centred overlap m */
-    double loss;    /* population loss Phi(omega11, psi11, omega12) (with the mean: MODEL.md §10) */
-    double mu;      /* the mean of the index, mu = Tr(S)/sqrt(d) = sqrt(d) t1 (MODEL.md §10) */
+    double loss;    /* population loss Phi(omega11, psi11, omega12) (with the mean: docs/model.md §10) */
+    double mu;      /* the mean of the index, mu = Tr(S)/sqrt(d) = sqrt(d) t1 (docs/model.md §10) */
 };
 
 /* Outcome of one solver run. */

@@ -1,5 +1,5 @@
 /*
- * phi.h: the population loss Phi(omega11, psi11, omega12) and its gradient (MODEL.md §5).
+ * phi.h: the population loss Phi(omega11, psi11, omega12) and its gradient (docs/model.md §5).
  *
  * Elementwise activations act on the T(T-1) ordered off-diagonal entries, each a bivariate
  * normal (u, w) with Var u = omega11, Cov = omega12, Var w = 1, so
@@ -21,7 +21,7 @@ struct phi_val {
     double phi;
     double d_omega11, d_psi11, d_omega12; /* partial derivatives */
     double err;                           /* estimated absolute error of phi (0 for closed forms) */
-    double d_mu;                          /* dPhi/dmu (MODEL.md §10; 0 for the centred index) */
+    double d_mu;                          /* dPhi/dmu (docs/model.md §10; 0 for the centred index) */
 };
 
 /* Evaluates Phi and its gradient. Returns 0, or -1 when the covariance is not positive
@@ -36,7 +36,7 @@ int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega
 int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
                              double omega12, struct phi_val *out);
 
-/* ---- The general index (MODEL.md §10; phi_general.c) ----------------------------------------
+/* ---- The general index (docs/model.md §10; phi_general.c) ----------------------------------------
  * Tokens with covariance C = (1 - c) I + c 1 1^T, an index with mean (uncentred), and the loss
  * over the off-diagonal entries or all of them. The law of the index is fixed by (mu, mu*,
  * omega11, psi11, omega12), mu = Tr S/sqrt(d); Phi is a function of (mu, omega11, psi11, omega12)
@@ -51,7 +51,7 @@ struct phi_law {
 /* The law of a parameter set with the teacher's mean mu_star. */
 void phi_law_of(const struct params *p, double mu_star, struct phi_law *law);
 
-/* 1 when the law is the special case of MODEL.md §5 (c = 0, centred, offdiag). */
+/* 1 when the law is the special case of docs/model.md §5 (c = 0, centred, offdiag). */
 int phi_law_special(const struct phi_law *law);
 
 /* Phi(mu, omega11, psi11, omega12) and its gradient (d_mu included) under the law. The special
@@ -59,7 +59,7 @@ int phi_law_special(const struct phi_law *law);
 int phi_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double omega11,
                  double psi11, double omega12, struct phi_val *out);
 
-/* The slow manifold of MODEL.md §10: the mu at which the fast dynamics dmu/dt = -d Phi_mu comes to
+/* The slow manifold of docs/model.md §10: the mu at which the fast dynamics dmu/dt = -d Phi_mu comes to
  * rest from `guess` with the moments frozen, Phi_mu(mu, q) = 0 at a minimum of Phi in mu
  * (Newton where Phi is convex in mu, descent steps where it is not). Returns 0, or -1 when no
  * such point is found. */

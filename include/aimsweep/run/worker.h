@@ -18,7 +18,7 @@ struct solver_summary {
     double final_loss;
     double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
     enum run_status status;
-    double mu_star;        /* the teacher's mean Tr(S*)/sqrt(d) (MODEL.md §10), the same for every solver */
+    double mu_star;        /* the teacher's mean Tr(S*)/sqrt(d) (docs/model.md §10), the same for every solver */
 };
 
 struct task_result {

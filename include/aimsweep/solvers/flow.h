@@ -1,5 +1,5 @@
 /*
- * flow.h: the population flow (MODEL.md §6) integrated on the run's own d x d matrices.
+ * flow.h: the population flow (docs/model.md §6) integrated on the run's own d x d matrices.
  *
  * direct: dS/dtau = -G;  tied: dW/dtau = -(G + G^T) W;  untied: dU = -G V, dV = -G^T U,
  * G = 2 Phi_omega S + 2 Phi_psi S^T + Phi_12 S*, weight decay adds -lambda * parameter.

@@ -1,5 +1,5 @@
 /*
- * sgd.h: online SGD of the student (MODEL.md §4), one fresh sample per step.
+ * sgd.h: online SGD of the student (docs/model.md §4), one fresh sample per step.
  *
  * The step never forms S for tied/untied: it works with the projections W^T x_a. Each step
  * is one fused pass over the parameters: the rank-T update and the projections of the next
@@ -12,7 +12,8 @@
 #include "aimsweep/model/obs.h"
 
 /* Runs SGD from the model's initial state to tau_end, recording on the tau grid into out
- * (traj_init done by the caller). Divergence is a status in out, never an error return.
+ * (traj_init done by the caller). The steps follow the learning-rate schedule (params.h): the
+ * record at tau is taken after llround(n(tau)) steps, and its `samples` is that count. Divergence is a status in out, never an error return.
  * Returns 0, or -1 on allocation failure. */
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
 /* The same, steered by ctl (stop polled every few milliseconds of steps, checkpoints, resume:
@@ -37,6 +38,9 @@ const struct student *sgd_student(struct sgd_state *st);
 size_t sgd_state_size(struct sgd_state *st);
 void sgd_state_save(struct sgd_state *st, unsigned char *buf);
 int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n);
+/* The rate of the steps that follow (the state starts at the grid's lr); sgd_run sets it from
+ * the schedule (params_switch_steps). */
+void sgd_set_lr(struct sgd_state *st, double lr);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the
  * tests. x is T x d tokens. Updates s in place. */

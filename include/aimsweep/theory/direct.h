@@ -1,5 +1,5 @@
 /*
- * direct.h: the closed moment system of the direct decomposition (MODEL.md §6): three order
+ * direct.h: the closed moment system of the direct decomposition (docs/model.md §6): three order
  * parameters and the trace, exact at every order M (derivation in direct.c).
  */
 #ifndef AIMSWEEP_DIRECT_H

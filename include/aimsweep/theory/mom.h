@@ -1,11 +1,11 @@
 /*
- * mom.h: a moment system and the integrator every system shares (MODEL.md §7).
+ * mom.h: a moment system and the integrator every system shares (docs/model.md §7).
  *
  * A moment system is a finite state vector y with a right-hand side and a map from y to the
  * recorded observables. The closed direct system (direct.c), the word hierarchies of tied and
  * untied (words_*.c) and the tied spectral resummation (spectral.c) each build one; ode.c picks
  * the system of a model's parameters. The integrator (mom_integrate) is an adaptive Runge-Kutta
- * with error control (GSL odeiv2), or for a stiff system (the mean of MODEL.md §10, rate d) GSL's
+ * with error control (GSL odeiv2), or for a stiff system (the mean of docs/model.md §10, rate d) GSL's
  * implicit multistep BDF, that records on a tau grid and detects divergence (non-finite or
  * exploding state: status RUN_ODE_DIVERGED).
  */

@@ -1,5 +1,5 @@
 /*
- * noise.h: the O(eta) SGD-noise correction of the moment ODE (MODEL.md §6).
+ * noise.h: the O(eta) SGD-noise correction of the moment ODE (docs/model.md §6).
  *
  * One SGD step changes every quadratic trace by a first-order term (the flow) plus a
  * second-order term of size (eta/d)^2 Tr(g A g^(T) B)/d. At leading order in d these

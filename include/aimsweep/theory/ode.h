@@ -1,5 +1,5 @@
 /*
- * ode.h: the order-M moment ODE (solver `ode`, MODEL.md §7, §7b): the moment system of a
+ * ode.h: the order-M moment ODE (solver `ode`, docs/model.md §7, §7b): the moment system of a
  * model's parameters (ode.c picks it), integrated by mom_integrate (mom.h).
  *
  * Systems: direct (closed, 3 unknowns, direct.c), tied/untied word hierarchies (words_*.c) with

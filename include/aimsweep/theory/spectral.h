@@ -1,6 +1,6 @@
 /*
  * spectral.h: the exact spectral resummation of the tied hierarchy (closure `spectral`,
- * MODEL.md §7b).
+ * docs/model.md §7b).
  *
  * Without the noise term, H = h_S S + h_P P and
  *   S(tau) = E (S0^-1 + F(P))^-1 E,   E = exp(-phi P - psi),  psi = lambda_wd tau,

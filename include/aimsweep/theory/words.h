@@ -1,5 +1,5 @@
 /*
- * words.h: the word hierarchy of the tied and untied decompositions (MODEL.md §6-§7).
+ * words.h: the word hierarchy of the tied and untied decompositions (docs/model.md §6-§7).
  *
  * A word is a product of letters; its moment is m(w) = Tr(w)/d. Letters:
  *   tied:   S = W W^T/kappa, P = S*                                   (codes S=0, P=1)

@@ -1,0 +1,225 @@
+"""Reading an aimsweep results database for the analysis scripts (figures, scaling, phase).
+
+Everything here is computed from the tables (tasks, summary, trajectory) in Python, not from
+the views recovery and curves, so that a database of any schema version can be read (version 1
+has no views), and so that the tests can compare the views against an independent computation.
+The conventions are the views' (src/harness/store.c):
+
+- a point is a task without its seed: its canonical text `params` with the `seed=N` entry cut
+  out; one row per point and solver;
+- a seed counts when its solver finished: summary.status in (done, diverged, ode_diverged);
+- n_wr and tau_wr quartiles are over the recovered seeds (samples_wr not NULL), with linear
+  interpolation between order statistics (numpy's default);
+- spreads over seeds are sample standard deviations (n - 1), None for one seed.
+
+The database is opened read-only (it may be written by a run at the same time).
+"""
+import math
+import os
+import sqlite3
+import sys
+
+FINISHED = ("done", "diverged", "ode_diverged")
+
+# Names of the parameters in the seed's notation, for axis labels.
+LABELS = {
+    "lr": "learning rate η", "init_scale": "init scale s₀", "width": "width ρ (r = ρd)",
+    "d": "dimension d", "tokens": "tokens T", "activation": "activation σ",
+    "decomposition": "decomposition", "teacher": "teacher S*", "weight_decay": "weight decay λ",
+    "info_exponent": "information exponent k", "order_m": "ODE order M", "closure": "closure",
+    "tau": "τ = nη/d²", "abs_m": "|m| (centred overlap)", "omega12": "Ω₁₂ = Tr(S S*)/d",
+    "loss": "population loss Φ", "n_wr": "weak-recovery samples n_wr",
+    "tau_wr": "weak-recovery time τ_wr",
+}
+
+
+class NotAimsweep(Exception):
+    """The file is missing, not SQLite, or not an aimsweep results database."""
+
+
+def usage_error(msg):
+    """Bad input: message on stderr, exit status 2 (the project's convention)."""
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def open_db(path):
+    """Read-only connection with sqlite3.Row rows; raises NotAimsweep with a plain message."""
+    if not os.path.isfile(path):
+        raise NotAimsweep(f"{path}: no such file (run a sweep first: aimsweep run SWEEP.yaml --db {path})")
+    uri = "file:" + path.replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+    try:
+        con = sqlite3.connect(uri + "?mode=ro", uri=True)
+        names = {r[0] for r in con.execute("SELECT name FROM sqlite_schema")}
+    except sqlite3.DatabaseError as e:
+        try:  # a WAL database in a read-only directory: read the file alone
+            con = sqlite3.connect(uri + "?immutable=1", uri=True)
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_schema")}
+        except sqlite3.DatabaseError:
+            raise NotAimsweep(f"{path}: not a readable SQLite database ({e})")
+    if not {"tasks", "summary", "trajectory"} <= names:
+        raise NotAimsweep(f"{path}: an SQLite file, but not an aimsweep results database")
+    con.row_factory = sqlite3.Row
+    return con
+
+
+def point_key(params):
+    """The canonical text without its seed=N entry (the views' POINT_KEY_SQL)."""
+    parts = [p for p in params.split(";") if not p.startswith("seed=")]
+    return ";".join(parts)
+
+
+def params_dict(params):
+    out = {}
+    for p in params.split(";"):
+        k, _, v = p.partition("=")
+        out[k] = v
+    return out
+
+
+def without(params, keys):
+    """The canonical text without the given keys (and always without the seed)."""
+    keys = set(keys) | {"seed"}
+    return ";".join(p for p in params.split(";") if p.partition("=")[0] not in keys)
+
+
+def quantile(values, q):
+    """Linear interpolation between order statistics (numpy.percentile's default)."""
+    v = sorted(values)
+    if not v:
+        return None
+    pos = q * (len(v) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def sample_sd(values):
+    n = len(values)
+    if n < 2:
+        return None
+    m = sum(values) / n
+    return math.sqrt(max(0.0, sum((x - m) ** 2 for x in values) / (n - 1)))
+
+
+TASK_COLS = ("decomposition", "activation", "info_exponent", "d", "lr", "init_scale", "tokens",
+             "teacher", "width", "weight_decay", "order_m", "closure", "tau_end", "records",
+             "log_grid", "recovery_threshold", "ode_noise", "solvers")
+
+
+def runs(con, where="1"):
+    """Finished (task, solver) rows: the task's columns, params, point, and the solver summary."""
+    cols = ", ".join("t." + c for c in TASK_COLS)
+    sql = (f"SELECT t.task_id, t.params, t.seed, {cols}, s.solver, s.status, s.tau_wr,"
+           f" s.samples_wr, s.final_overlap, s.wall_s FROM tasks t JOIN summary s USING (task_id)"
+           f" WHERE s.status IN ('done', 'diverged', 'ode_diverged') AND ({where})")
+    out = []
+    for r in con.execute(sql):
+        d = dict(r)
+        d["point"] = point_key(d["params"])
+        out.append(d)
+    return out
+
+
+def recovery(con, where="1"):
+    """Per point and solver, as the view `recovery`: a list of dicts."""
+    groups = {}
+    for r in runs(con, where):
+        groups.setdefault((r["point"], r["solver"]), []).append(r)
+    out = []
+    for (point, solver), rs in sorted(groups.items()):
+        first = rs[0]
+        row = {"point": point, "solver": solver}
+        row.update({c: first[c] for c in TASK_COLS})
+        n = [r["samples_wr"] for r in rs if r["samples_wr"] is not None]
+        t = [r["tau_wr"] for r in rs if r["tau_wr"] is not None]
+        row["seeds"] = len(rs)
+        row["recovered"] = len(n)
+        for name, vals in (("n_wr", n), ("tau_wr", t)):
+            row[name + "_q1"] = quantile(vals, 0.25)
+            row[name + "_median"] = quantile(vals, 0.5)
+            row[name + "_q3"] = quantile(vals, 0.75)
+        d = first["d"]
+        row["n_wr_per_d2lnd"] = (row["n_wr_median"] / (d * d * math.log(d))
+                                 if row["n_wr_median"] is not None else None)
+        row["frac_diverged"] = sum(r["status"] in ("diverged", "ode_diverged") for r in rs) / len(rs)
+        row["samples"] = n
+        row["taus"] = t
+        row["params"] = first["params"]
+        out.append(row)
+    return out
+
+
+def trajectories(con, task_ids=None):
+    """{(task_id, solver): list of (k, tau, samples, omega11, psi11, omega12, trace, overlap,
+    loss)} for finished solvers, optionally only for the given tasks."""
+    sql = ("SELECT r.task_id, r.solver, r.k, r.tau, r.samples, r.omega11, r.psi11, r.omega12,"
+           " r.trace, r.overlap, r.loss FROM trajectory r JOIN summary s"
+           " ON s.task_id = r.task_id AND s.solver = r.solver"
+           " WHERE s.status IN ('done', 'diverged', 'ode_diverged')")
+    args = ()
+    if task_ids is not None:
+        ids = list(task_ids)
+        if not ids:
+            return {}
+        sql += " AND r.task_id IN (%s)" % ",".join("?" * len(ids))
+        args = ids
+    out = {}
+    for row in con.execute(sql + " ORDER BY r.task_id, r.solver, r.k", args):
+        out.setdefault((row[0], row[1]), []).append(tuple(row[2:]))
+    return out
+
+
+def curves(con, where="1"):
+    """Per point, solver and record k, as the view `curves`: {(point, solver): list of dicts
+    with k, tau, samples, seeds, abs_m_mean/sd/min/max, omega12_mean/sd, loss_mean/sd}."""
+    rs = runs(con, where)
+    by_task = {}
+    for r in rs:
+        by_task.setdefault(r["task_id"], []).append(r)
+    tr = trajectories(con, by_task.keys())
+    acc = {}
+    for r in rs:
+        for row in tr.get((r["task_id"], r["solver"]), []):
+            k, tau, samples, _o11, _p11, o12, _t1, m, loss = row
+            a = acc.setdefault((r["point"], r["solver"]), {}).setdefault(
+                k, {"tau": [], "samples": [], "m": [], "o12": [], "loss": []})
+            for key, v in (("tau", tau), ("samples", samples), ("m", m), ("o12", o12), ("loss", loss)):
+                if v is not None:
+                    a[key].append(abs(v) if key == "m" else v)
+    out = {}
+    for key, ks in acc.items():
+        rows = []
+        for k in sorted(ks):
+            a = ks[k]
+            mean = lambda v: sum(v) / len(v) if v else None
+            rows.append({"k": k, "tau": mean(a["tau"]), "samples": mean(a["samples"]),
+                         "seeds": len(a["m"]), "abs_m_mean": mean(a["m"]),
+                         "abs_m_sd": sample_sd(a["m"]), "abs_m_min": min(a["m"]) if a["m"] else None,
+                         "abs_m_max": max(a["m"]) if a["m"] else None,
+                         "omega12_mean": mean(a["o12"]), "omega12_sd": sample_sd(a["o12"]),
+                         "loss_mean": mean(a["loss"]), "loss_sd": sample_sd(a["loss"])})
+        out[key] = rows
+    return out
+
+
+def task_counts(con):
+    """{status: count} over all tasks, to say what a database holds."""
+    return {r[0]: r[1] for r in con.execute("SELECT status, count(*) FROM tasks GROUP BY status")}
+
+
+def describe(con):
+    c = task_counts(con)
+    return ", ".join(f"{v} {k}" for k, v in sorted(c.items())) or "no tasks"
+
+
+def solver_label(solver, closure=None, order_m=None, decomposition=None, ode_noise=0):
+    """SGD, flow, or the ODE with its closure and order (auto spelled out as what it picks)."""
+    if solver != "ode":
+        return {"sgd": "SGD", "flow": "flow"}.get(solver, solver)
+    if decomposition == "direct":
+        return "ODE (closed, direct)" + (" +noise" if ode_noise else "")
+    cl = closure
+    if cl in (None, "auto"):
+        cl = "spectral" if decomposition == "tied" and not ode_noise else "flat"
+    return f"ODE {cl} M={order_m}" + (" +noise" if ode_noise else "")

@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+"""The weak-recovery laws: fits of n_wr = A d^a (ln d)^b across d, with bootstrap intervals.
+
+  /usr/bin/python3 analysis/scaling.py DB [--out DIR] [--boot N] [--seed S] [--csv FILE]
+
+For every setting (all parameters but d, lr and the seed) and solver, the database's points are
+split into series along d: a fixed lr (every point with that lr), or lr following d as 1/ln d
+(points sharing lr * ln d to 4 digits). For each series with recovered seeds at three or more
+values of d it fits
+
+  ln n_wr = ln A + a ln d + b ln ln d                     (a and b free, never fixed)
+
+by weighted least squares on the per-d mean of ln n_wr over the recovered seeds, with weight
+n_d / s_d^2 (s_d the sample sd of ln n_wr at d, floored at a quarter of the pooled variance so
+that a d whose few seeds happen to agree does not take all the weight). The 95 % intervals are
+percentiles of a bootstrap over seeds: at every d the recovered seeds are redrawn with
+replacement (their ln n spread about the mean by sqrt(n_d/(n_d - 1)), which undoes the plug-in
+variance's bias; without it 8 seeds give intervals that cover 85-90 % instead of 95 %) and the
+whole fit is redone. Beside it the one-exponent fit n_wr = A d^c (the local
+slope of ln n_wr in ln d over the measured range; for d^2 ln d it is 2 + 1/ln d) with its own
+interval. With only three values of d the three-parameter fit is exactly determined (its interval
+is the bootstrap's spread alone); with two, only c is fitted.
+
+Seeds that never reached |m| >= threshold by tau_end (or diverged first) are counted and shown.
+A value of d enters the fit only when at least MIN_RECOVERED (3/4) of its seeds recovered: with
+more of them censored its recovered seeds are the lucky ones and would bias the fit; the rest of
+the censored seeds are not in the fit, which then describes the recovered seeds. Prints a table;
+draws n_wr/(d^2 ln d) and tau_wr against d (scaling-*.png). Exit 0 whenever the database could
+be read, 2 on bad input.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402
+
+Z_LEVEL = 0.95          # interval level
+MIN_SEEDS_PER_D = 2     # recovered seeds a d needs to enter a fit
+MIN_RECOVERED = 0.75    # and the fraction of its seeds that recovered (fewer: censored, left out)
+VAR_FLOOR = 0.25        # s_d^2 >= VAR_FLOOR * pooled variance
+
+
+def _design(d, three):
+    d = np.asarray(d, float)
+    cols = [np.ones_like(d), np.log(d)] + ([np.log(np.log(d))] if three else [])
+    return np.stack(cols, axis=1)
+
+
+def _wls(X, y, w):
+    sw = np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(X * sw[:, None], y * sw, rcond=None)
+    return coef
+
+
+def _stats(samples, pooled):
+    """Per-d mean of ln n and weight n_d / s_d^2 (floored)."""
+    ys, ws = [], []
+    for s in samples:
+        ln = np.log(np.asarray(s, float))
+        v = ln.var(ddof=1) if len(ln) > 1 else pooled
+        v = max(v, VAR_FLOOR * pooled, 1e-12)
+        ys.append(ln.mean())
+        ws.append(len(ln) / v)
+    return np.array(ys), np.array(ws)
+
+
+def fit_law(ds, samples, boot=2000, seed=0):
+    """Fits n = A d^a (ln d)^b and n = A d^c to per-d lists of recovered n_wr.
+
+    ds: the values of d; samples[i]: the n_wr of the recovered seeds at ds[i] (at least
+    MIN_SEEDS_PER_D each; the caller filters). Returns a dict with a, b, lnA, c and, for each,
+    (lo, hi) intervals from the bootstrap over seeds; a, b are None with fewer than 3 d."""
+    ds = np.asarray(ds, float)
+    logs = [np.log(np.asarray(s, float)) for s in samples]
+    resid = np.concatenate([l - l.mean() for l in logs])
+    dof = max(1, len(resid) - len(logs))
+    pooled = float((resid ** 2).sum() / dof) or 1e-6
+    three = len(ds) >= 3
+    y, w = _stats(samples, pooled)
+    out = {"n_d": len(ds), "three": three}
+    X3 = _design(ds, True) if three else None
+    X2 = _design(ds, False)
+    c2 = _wls(X2, y, w)
+    out["c"], out["lnA_c"] = float(c2[1]), float(c2[0])
+    if three:
+        c3 = _wls(X3, y, w)
+        out["lnA"], out["a"], out["b"] = (float(v) for v in c3)
+    else:
+        out["lnA"] = out["a"] = out["b"] = None
+    rng = np.random.default_rng(seed)
+    bs3, bs2 = [], []
+    for _ in range(boot):
+        rs = []
+        for l in logs:  # redraw the seeds, spread by sqrt(n/(n-1)) (the plug-in variance's bias)
+            n = len(l)
+            r = l[rng.integers(0, n, n)]
+            rs.append(np.exp(l.mean() + (r - l.mean()) * math.sqrt(n / (n - 1))))
+        yb, wb = _stats(rs, pooled)
+        bs2.append(_wls(X2, yb, wb)[1])
+        if three:
+            bs3.append(_wls(X3, yb, wb))
+    lo, hi = (1 - Z_LEVEL) / 2 * 100, (1 + Z_LEVEL) / 2 * 100
+    out["c_ci"] = tuple(float(v) for v in np.percentile(bs2, [lo, hi]))
+    if three:
+        bs3 = np.array(bs3)
+        out["a_ci"] = tuple(float(v) for v in np.percentile(bs3[:, 1], [lo, hi]))
+        out["b_ci"] = tuple(float(v) for v in np.percentile(bs3[:, 2], [lo, hi]))
+    else:
+        out["a_ci"] = out["b_ci"] = None
+    return out
+
+
+def series_of(rows):
+    """Splits one setting's recovery rows (one solver) into series along d:
+    [(label, rows sorted by d)]; a fixed lr, or lr * ln d held fixed."""
+    out = []
+    by_lr = {}
+    for r in rows:
+        by_lr.setdefault(r["lr"], []).append(r)
+    for lr, rs in sorted(by_lr.items()):
+        if len({r["d"] for r in rs}) >= 2:
+            out.append((f"fixed lr {lr:.4g}", sorted(rs, key=lambda r: r["d"])))
+    by_c = {}
+    for r in rows:
+        by_c.setdefault(float(f"{r['lr'] * math.log(r['d']):.4g}"), []).append(r)
+    for c, rs in sorted(by_c.items()):
+        if len({r["d"] for r in rs}) >= 2 and len({r["lr"] for r in rs}) >= 2:
+            out.append((f"lr = {c:.4g}/ln d", sorted(rs, key=lambda r: r["d"])))
+    return out
+
+
+def fmt_ci(v, ci):
+    if v is None:
+        return "-"
+    if ci is None:
+        return f"{v:.3f}"
+    return f"{v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def analyse(con, boot, seed):
+    """[(setting text, solver, series label, rows, fit or None, why not)]."""
+    recs = aimdb.recovery(con)
+    groups = {}
+    for r in recs:
+        key = aimdb.without(r["params"], ("d", "lr", "solvers", "order_m", "closure", "records", "tau_end"))
+        groups.setdefault((key, r["solver"]), []).append(r)
+    results = []
+    for (key, solver), rows in sorted(groups.items()):
+        for label, rs in series_of(rows):
+            # one row per d (several points at one d, e.g. two tau_end: pool their seeds)
+            by_d = {}
+            for r in rs:
+                e = by_d.setdefault(r["d"], {"samples": [], "seeds": 0, "recovered": 0, "taus": [],
+                                             "lr": r["lr"], "diverged": 0.0})
+                e["samples"] += r["samples"]
+                e["taus"] += r["taus"]
+                e["seeds"] += r["seeds"]
+                e["recovered"] += r["recovered"]
+                e["diverged"] += r["frac_diverged"] * r["seeds"]
+            usable = [d for d in sorted(by_d) if len(by_d[d]["samples"]) >= MIN_SEEDS_PER_D
+                      and by_d[d]["recovered"] >= MIN_RECOVERED * by_d[d]["seeds"]]
+            fit, why = None, ""
+            if len(usable) >= 2:
+                fit = fit_law(usable, [by_d[d]["samples"] for d in usable], boot, seed)
+                fit["ds"] = usable
+            else:
+                why = (f"{len(usable)} value(s) of d with >= {MIN_SEEDS_PER_D} recovered seeds and >= "
+                       f"{MIN_RECOVERED:.0%} recovered: at least 2 are needed for c, 3 for a and b")
+            results.append((key, solver, label, by_d, fit, why))
+    return results
+
+
+def plot(results, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    made = []
+    panels = [r for r in results if any(e["samples"] for e in r[3].values())]
+    if not panels:
+        return made
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for i, (key, solver, label, by_d, fit, _why) in enumerate(panels[:12]):
+        p = aimdb.params_dict(key)
+        name = f"{p.get('decomposition')} {p.get('activation')} {solver}, {label}"
+        ds = [d for d in sorted(by_d) if by_d[d]["samples"]]
+        norm = [np.array(by_d[d]["samples"]) / (d * d * math.log(d)) for d in ds]
+        med = [np.median(v) for v in norm]
+        lo = [m - np.percentile(v, 25) for m, v in zip(med, norm)]
+        hi = [np.percentile(v, 75) - m for m, v in zip(med, norm)]
+        line = ax.errorbar(ds, med, yerr=[lo, hi], fmt="-", capsize=3, label=name)
+        used = set(fit["ds"]) if fit else set()
+        col = line[0].get_color()
+        ax.plot([d for d in ds if d in used], [m for d, m in zip(ds, med) if d in used], "o", color=col)
+        ax.plot([d for d in ds if d not in used], [m for d, m in zip(ds, med) if d not in used], "o",
+                color=col, mfc="none")
+        tau = [np.median(by_d[d]["taus"]) for d in ds]
+        ax2.plot([math.log(d) for d in ds], tau, "o-", color=line[0].get_color(), label=name)
+        if fit and fit.get("a") is not None:
+            dd = np.geomspace(min(ds), max(ds), 50)
+            pred = np.exp(fit["lnA"] + fit["a"] * np.log(dd) + fit["b"] * np.log(np.log(dd)))
+            ax.plot(dd, pred / (dd * dd * np.log(dd)), ":", color=line[0].get_color(), lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel(aimdb.LABELS["d"])
+    ax.set_ylabel("n_wr / (d² ln d)  (median, quartiles; dotted: fit)")
+    ax.legend(fontsize=6)
+    ax2.set_xlabel("ln d")
+    ax2.set_ylabel("τ_wr (median over recovered seeds)")
+    ax2.legend(fontsize=6)
+    fig.suptitle("Weak recovery against d (left: n_wr ∝ d² ln d is flat; hollow: d left out of the fit, "
+                 "too few seeds recovered)", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out, "scaling-nwr.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    made.append(path)
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("db")
+    ap.add_argument("--out", default="figs", help="directory for the plot [figs]")
+    ap.add_argument("--boot", type=int, default=2000, help="bootstrap resamples [2000]")
+    ap.add_argument("--seed", type=int, default=1, help="bootstrap generator seed [1]")
+    ap.add_argument("--csv", help="also write the per-d table as csv")
+    a = ap.parse_args()
+    if a.boot < 10:
+        aimdb.usage_error("--boot must be at least 10")
+    try:
+        con = aimdb.open_db(a.db)
+    except aimdb.NotAimsweep as e:
+        aimdb.usage_error(str(e))
+    print(f"{a.db}: {aimdb.describe(con)}")
+    results = analyse(con, a.boot, a.seed)
+    if not results:
+        print("no fit: no setting has finished runs at two or more values of d")
+    csv_rows = []
+    for key, solver, label, by_d, fit, why in results:
+        p = aimdb.params_dict(key)
+        print(f"\n== {p.get('decomposition')}, {p.get('activation')}, solver {solver}, {label}; "
+              f"teacher {p.get('teacher')}, init_scale {float(p.get('init_scale', 'nan')):.4g}, "
+              f"width {float(p.get('width', 'nan')):.4g}")
+        print(f"   {'d':>6} {'lr':>9} {'seeds':>5} {'recov':>5} {'div':>4} {'n_wr median':>12} "
+              f"{'q1':>11} {'q3':>11} {'n/(d²lnd)':>10} {'tau_wr med':>10}")
+        for d in sorted(by_d):
+            e = by_d[d]
+            s = e["samples"]
+            med = float(np.median(s)) if s else None
+            row = {"setting": key, "solver": solver, "series": label, "d": d, "lr": e["lr"],
+                   "seeds": e["seeds"], "recovered": e["recovered"], "diverged": round(e["diverged"]),
+                   "n_wr_median": med, "n_wr_q1": float(np.percentile(s, 25)) if s else None,
+                   "n_wr_q3": float(np.percentile(s, 75)) if s else None,
+                   "tau_wr_median": float(np.median(e["taus"])) if e["taus"] else None}
+            csv_rows.append(row)
+            f = lambda v, w=11, p=".4g": f"{v:{w}{p}}" if v is not None else f"{'-':>{w}}"
+            print(f"   {d:>6} {e['lr']:>9.4g} {e['seeds']:>5} {e['recovered']:>5} {round(e['diverged']):>4} "
+                  f"{f(med, 12)} {f(row['n_wr_q1'])} {f(row['n_wr_q3'])} "
+                  f"{f(med / (d * d * math.log(d)) if med else None, 10)} {f(row['tau_wr_median'], 10)}")
+        censored = sum(e["seeds"] - e["recovered"] for d, e in by_d.items() if fit is None or d in fit["ds"])
+        left = [d for d in by_d if fit is not None and d not in fit["ds"]]
+        if fit is None:
+            print(f"   no fit: {why}")
+            continue
+        tag = "" if fit["n_d"] >= 4 else " (exactly determined by 3 values of d: interval from the bootstrap only)"
+        print(f"   fit over d = {', '.join(str(d) for d in fit['ds'])}, weighted, {Z_LEVEL:.0%} bootstrap intervals:")
+        if fit["a"] is not None:
+            print(f"     n_wr = A d^a (ln d)^b:  a = {fmt_ci(fit['a'], fit['a_ci'])},  "
+                  f"b = {fmt_ci(fit['b'], fit['b_ci'])},  A = {math.exp(fit['lnA']):.4g}{tag}")
+        else:
+            print("     n_wr = A d^a (ln d)^b: not fitted (two values of d)")
+        print(f"     n_wr = A d^c (local slope): c = {fmt_ci(fit['c'], fit['c_ci'])}"
+              f"   (d² ln d has c = {2 + 1 / math.log(math.sqrt(min(fit['ds']) * max(fit['ds']))):.3f} here)")
+        if left:
+            print(f"     left out: d = {', '.join(str(d) for d in sorted(left))} (fewer than "
+                  f"{MIN_RECOVERED:.0%} of the seeds recovered, or fewer than {MIN_SEEDS_PER_D})")
+        if censored:
+            print(f"     {censored} seed(s) at the fitted d did not recover by tau_end and are not in the fit")
+    os.makedirs(a.out, exist_ok=True)
+    for m in plot(results, a.out):
+        print("wrote " + m)
+    if a.csv:
+        import csv
+        with open(a.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(csv_rows[0].keys()) if csv_rows else ["setting"])
+            w.writeheader()
+            w.writerows(csv_rows)
+        print("wrote " + a.csv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,420 @@
+/*
+ * kern_f32.c: the inner loops of the SGD step in single precision (kern.h, precision single).
+ *
+ * The same two loops as kern.c on float rows: M_i <- M_i - sum_a C[a n + i] X_a, then the
+ * projections M_i . Y_b with the new row. The rows, the tokens and the teacher's factor are
+ * float, which halves the bytes a step moves; the update is done in float (the stored value is
+ * float whatever the arithmetic), the coefficients C come in double and are rounded once per row.
+ *
+ * Where the sums are done. The projections are sums of m products of floats. The portable
+ * loops add every product in double. The vector kernel multiplies and adds in float over blocks
+ * of columns, each float partial sum (one lane of one accumulator) taking KERN_F32_TERMS = q
+ * products, and adds each block's partial sums into a double total. A float partial sum of q
+ * products carries a rounding error of at most q u (u = 2^-24, to first order) of the sum of the
+ * magnitudes of its terms, and the double total adds nothing at this scale; so the error of a
+ * projection is at most q u sum_j |M_ij Y_bj| at any row length, about q times the rounding of
+ * the inputs themselves (each float entry is within u of the double it replaces), where a float
+ * accumulation over the whole row would grow with m. q = 16 keeps the folds (two conversions
+ * and a horizontal sum per partial sum) a small part of the work.
+ *
+ * The vector kernel: two rows at a time as in kern.c (each load of x0, x1 serves both rows),
+ * with eight float accumulators (two per dot product) so that consecutive multiply-adds never
+ * wait for each other; sixteen registers with the four broadcast coefficients and the two
+ * tokens. The teacher's rows ride along as in kern.c (one accumulator per sum).
+ */
+#include "aimsweep/model/kern.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define KERN_F32_VECTOR 1
+#else
+#define KERN_F32_VECTOR 0
+#endif
+
+/* Products per float partial sum before it goes into the double total. The kernels with two
+ * partial sums per dot product over eight lanes fold every 16 KERN_F32_TERMS columns, those
+ * with one every 8 KERN_F32_TERMS. */
+#define KERN_F32_TERMS 16
+
+static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int m, float a0, float b0,
+                                     float a1, float b1, const float *restrict x0, const float *restrict x1,
+                                     const float *restrict y0, const float *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        float v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
+        r0[j] = v;
+        r1[j] = u;
+        s00 += (double)v * y0[j];
+        s01 += (double)v * y1[j];
+        s10 += (double)u * y0[j];
+        s11 += (double)u * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
+static void project_rows2_f32(const float *restrict f0, const float *restrict f1, int m, const float *restrict y0,
+                              const float *restrict y1, double out[4])
+{
+    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+#pragma omp simd reduction(+ : s00, s01, s10, s11)
+    for (int j = 0; j < m; j++) {
+        s00 += (double)f0[j] * y0[j];
+        s01 += (double)f0[j] * y1[j];
+        s10 += (double)f1[j] * y0[j];
+        s11 += (double)f1[j] * y1[j];
+    }
+    out[0] = s00;
+    out[1] = s01;
+    out[2] = s10;
+    out[3] = s11;
+}
+
+double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
+{
+    double s = 0;
+#pragma omp simd reduction(+ : s)
+    for (size_t j = 0; j < m; j++)
+        s += (double)a[j] * b[j];
+    return s;
+}
+
+/* kern_update_project_f32_portable with C and O of row stride ld >= n. */
+static void update_project_portable_ld_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                           const float *Y, double *O, int ld)
+{
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            float *r0 = M + (size_t)i * m;
+            update_project_rows2_f32(r0, r0 + m, m, (float)C[i], (float)C[ld + i], (float)C[i + 1],
+                                     (float)C[ld + i + 1], X, X + m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ld + i] = out[1];
+            O[i + 1] = out[2];
+            O[ld + i + 1] = out[3];
+        }
+    for (; i < n; i++) {
+        float *row = M + (size_t)i * m;
+        for (int a = 0; a < T; a++) {
+            float c = (float)C[(size_t)a * ld + i];
+            const float *xa = X + (size_t)a * m;
+            for (int j = 0; j < m; j++)
+                row[j] -= c * xa[j];
+        }
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * ld + i] = kern_dot_f32(row, Y + (size_t)b * m, (size_t)m);
+    }
+}
+
+void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C, const float *X,
+                                      const float *Y, double *O)
+{
+    update_project_portable_ld_f32(M, n, m, T, C, X, Y, O, n);
+}
+
+void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O, int ldo)
+{
+    int i = 0;
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            const float *f0 = M + (size_t)i * m;
+            project_rows2_f32(f0, f0 + m, m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ldo + i] = out[1];
+            O[i + 1] = out[2];
+            O[ldo + i + 1] = out[3];
+        }
+    for (; i < n; i++)
+        for (int b = 0; b < T; b++)
+            O[(size_t)b * ldo + i] = kern_dot_f32(M + (size_t)i * m, Y + (size_t)b * m, (size_t)m);
+}
+
+#if KERN_F32_VECTOR
+
+/* The mask of the first n < 8 lanes: the vector kernels take their last columns in one masked
+ * step (masked-off lanes load as zero and are not stored), which costs less than a loop over
+ * them at the row lengths where it matters. */
+static inline __m256i lanes_ps(int n)
+{
+    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_loadu_si256((const __m256i *)ramp));
+}
+
+/* acc + the eight float lanes of v, pairwise in double (the fold of a block's partial sums). */
+static inline __m256d fold_ps(__m256d acc, __m256 v)
+{
+    __m256d w = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    return _mm256_add_pd(acc, w);
+}
+
+static inline double hsum_pd(__m256d v)
+{
+    __m128d lo = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)));
+}
+
+/* One row over eight columns: r <- r - A x0 - B x1, s0 += r y0, s1 += r y1. */
+#define KERN_ROW8(r, A, B, X0, X1, y0p, y1p, s0, s1)                                             \
+    do {                                                                                         \
+        __m256 v_ = _mm256_fnmadd_ps(A, X0, _mm256_loadu_ps(r));                                 \
+        v_ = _mm256_fnmadd_ps(B, X1, v_);                                                        \
+        _mm256_storeu_ps(r, v_);                                                                 \
+        (s0) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y0p), (s0));                                  \
+        (s1) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), (s1));                                  \
+    } while (0)
+
+/* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
+static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0, float b0, float a1, float b1,
+                                           const float *x0, const float *x1, const float *y0, const float *y1,
+                                           double out[4])
+{
+    const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
+    const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
+    __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
+    int j = 0;
+    while (j + 16 <= m) {
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 t00 = s00, t01 = s00, t10 = s00, t11 = s00;
+        for (; j < end; j += 16) {
+            __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+            KERN_ROW8(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+            KERN_ROW8(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+            X0 = _mm256_loadu_ps(x0 + j + 8);
+            X1 = _mm256_loadu_ps(x1 + j + 8);
+            KERN_ROW8(r0 + j + 8, A0, B0, X0, X1, y0 + j + 8, y1 + j + 8, t00, t01);
+            KERN_ROW8(r1 + j + 8, A1, B1, X0, X1, y0 + j + 8, y1 + j + 8, t10, t11);
+        }
+        o00 = fold_ps(fold_ps(o00, s00), t00);
+        o01 = fold_ps(fold_ps(o01, s01), t01);
+        o10 = fold_ps(fold_ps(o10, s10), t10);
+        o11 = fold_ps(fold_ps(o11, s11), t11);
+    }
+    if (j + 8 <= m) {
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+        KERN_ROW8(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+        KERN_ROW8(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+        o00 = fold_ps(o00, s00);
+        o01 = fold_ps(o01, s01);
+        o10 = fold_ps(o10, s10);
+        o11 = fold_ps(o11, s11);
+        j += 8;
+    }
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        o00 = fold_ps(o00, _mm256_mul_ps(v, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(v, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(u, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(u, Y1));
+    }
+    out[0] = hsum_pd(o00);
+    out[1] = hsum_pd(o01);
+    out[2] = hsum_pd(o10);
+    out[3] = hsum_pd(o11);
+}
+
+/* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each, per block). */
+static inline void project_pair_f32(const float *f0, const float *f1, int m, const float *y0, const float *y1,
+                                    double out[4])
+{
+    __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
+    int j = 0;
+    while (j + 16 <= m) {
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 t00 = s00, t01 = s00, t10 = s00, t11 = s00;
+        for (; j < end; j += 16) {
+            __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+            __m256 F0 = _mm256_loadu_ps(f0 + j), F1 = _mm256_loadu_ps(f1 + j);
+            s00 = _mm256_fmadd_ps(F0, Y0, s00);
+            s01 = _mm256_fmadd_ps(F0, Y1, s01);
+            s10 = _mm256_fmadd_ps(F1, Y0, s10);
+            s11 = _mm256_fmadd_ps(F1, Y1, s11);
+            Y0 = _mm256_loadu_ps(y0 + j + 8);
+            Y1 = _mm256_loadu_ps(y1 + j + 8);
+            F0 = _mm256_loadu_ps(f0 + j + 8);
+            F1 = _mm256_loadu_ps(f1 + j + 8);
+            t00 = _mm256_fmadd_ps(F0, Y0, t00);
+            t01 = _mm256_fmadd_ps(F0, Y1, t01);
+            t10 = _mm256_fmadd_ps(F1, Y0, t10);
+            t11 = _mm256_fmadd_ps(F1, Y1, t11);
+        }
+        o00 = fold_ps(fold_ps(o00, s00), t00);
+        o01 = fold_ps(fold_ps(o01, s01), t01);
+        o10 = fold_ps(fold_ps(o10, s10), t10);
+        o11 = fold_ps(fold_ps(o11, s11), t11);
+    }
+    if (j + 8 <= m) {
+        __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+        __m256 F0 = _mm256_loadu_ps(f0 + j), F1 = _mm256_loadu_ps(f1 + j);
+        o00 = fold_ps(o00, _mm256_mul_ps(F0, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(F0, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(F1, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(F1, Y1));
+        j += 8;
+    }
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 F0 = _mm256_maskload_ps(f0 + j, k), F1 = _mm256_maskload_ps(f1 + j, k);
+        o00 = fold_ps(o00, _mm256_mul_ps(F0, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(F0, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(F1, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(F1, Y1));
+    }
+    out[0] = hsum_pd(o00);
+    out[1] = hsum_pd(o01);
+    out[2] = hsum_pd(o10);
+    out[3] = hsum_pd(o11);
+}
+
+/* update_project_pair_f32 together with one row f of another matrix projected on y0, y1:
+ * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1 (one accumulator per sum, per block). */
+static inline void update_project_pair_f_f32(float *r0, float *r1, const float *f, int m, float a0, float b0,
+                                             float a1, float b1, const float *x0, const float *x1,
+                                             const float *y0, const float *y1, double out[6])
+{
+    const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
+    const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
+    __m256d o[6];
+    for (int q = 0; q < 6; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00, g0 = s00, g1 = s00;
+        for (; j < end; j += 8) {
+            __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+            __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+            __m256 v = _mm256_fnmadd_ps(A0, X0, _mm256_loadu_ps(r0 + j));
+            __m256 u = _mm256_fnmadd_ps(A1, X0, _mm256_loadu_ps(r1 + j));
+            v = _mm256_fnmadd_ps(B0, X1, v);
+            u = _mm256_fnmadd_ps(B1, X1, u);
+            _mm256_storeu_ps(r0 + j, v);
+            _mm256_storeu_ps(r1 + j, u);
+            s00 = _mm256_fmadd_ps(v, Y0, s00);
+            s01 = _mm256_fmadd_ps(v, Y1, s01);
+            s10 = _mm256_fmadd_ps(u, Y0, s10);
+            s11 = _mm256_fmadd_ps(u, Y1, s11);
+            __m256 F = _mm256_loadu_ps(f + j);
+            g0 = _mm256_fmadd_ps(F, Y0, g0);
+            g1 = _mm256_fmadd_ps(F, Y1, g1);
+        }
+        o[0] = fold_ps(o[0], s00);
+        o[1] = fold_ps(o[1], s01);
+        o[2] = fold_ps(o[2], s10);
+        o[3] = fold_ps(o[3], s11);
+        o[4] = fold_ps(o[4], g0);
+        o[5] = fold_ps(o[5], g1);
+    }
+    if (j < m) { /* the last m % 8 columns, masked */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        __m256 F = _mm256_maskload_ps(f + j, k);
+        o[0] = fold_ps(o[0], _mm256_mul_ps(v, Y0));
+        o[1] = fold_ps(o[1], _mm256_mul_ps(v, Y1));
+        o[2] = fold_ps(o[2], _mm256_mul_ps(u, Y0));
+        o[3] = fold_ps(o[3], _mm256_mul_ps(u, Y1));
+        o[4] = fold_ps(o[4], _mm256_mul_ps(F, Y0));
+        o[5] = fold_ps(o[5], _mm256_mul_ps(F, Y1));
+    }
+    for (int q = 0; q < 6; q++)
+        out[q] = hsum_pd(o[q]);
+}
+
+#endif
+
+/* kern_update_project_f32 from row `from` on, C and O of row stride n. */
+static void update_project_from_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                    const float *Y, double *O, int from)
+{
+    int i = from;
+#if KERN_F32_VECTOR
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            float *r0 = M + (size_t)i * m;
+            update_project_pair_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1], (float)C[n + i + 1],
+                                    X, X + m, Y, Y + m, out);
+            O[i] = out[0];
+            O[n + i] = out[1];
+            O[i + 1] = out[2];
+            O[n + i + 1] = out[3];
+        }
+#endif
+    if (i < n)
+        update_project_portable_ld_f32(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
+}
+
+void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
+                             double *O)
+{
+    update_project_from_f32(M, n, m, T, C, X, Y, O, 0);
+}
+
+void kern_project_f32(const float *M, int n, int m, int T, const float *Y, double *O, int ldo)
+{
+    int i = 0;
+#if KERN_F32_VECTOR
+    if (T == 2)
+        for (; i + 2 <= n; i += 2) {
+            double out[4];
+            const float *f0 = M + (size_t)i * m;
+            project_pair_f32(f0, f0 + m, m, Y, Y + m, out);
+            O[i] = out[0];
+            O[ldo + i] = out[1];
+            O[i + 1] = out[2];
+            O[ldo + i + 1] = out[3];
+        }
+#endif
+    if (i < n)
+        kern_project_f32_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
+}
+
+int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
+                                  double *O, const float *F, int nf, double *Z, int ldz)
+{
+    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
+#if KERN_F32_VECTOR
+    for (int p = 0; p < done; p++) {
+        int i = 2 * p;
+        double out[6];
+        float *r0 = M + (size_t)i * m;
+        update_project_pair_f_f32(r0, r0 + m, F + (size_t)p * m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
+                                  (float)C[n + i + 1], X, X + m, Y, Y + m, out);
+        O[i] = out[0];
+        O[n + i] = out[1];
+        O[i + 1] = out[2];
+        O[n + i + 1] = out[3];
+        Z[p] = out[4];
+        Z[ldz + p] = out[5];
+    }
+    update_project_from_f32(M, n, m, T, C, X, Y, O, 2 * done);
+#else
+    kern_update_project_f32_portable(M, n, m, T, C, X, Y, O);
+    kern_project_f32_portable(F, done, m, T, Y, Z, ldz);
+#endif
+    return done;
+}

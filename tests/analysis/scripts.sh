@@ -1,0 +1,57 @@
+#!/bin/sh
+# The analysis scripts on any database: a demo-like one (every script exits 0 and writes
+# non-empty images of each kind its data supports), one whose tasks never ran (exit 0, says
+# what it could not draw, no crash), and bad input (a missing file, a file that is not a
+# database: exit 2 with a message).
+# usage: scripts.sh DB WORKDIR   env: AIMSWEEP, SRCDIR
+set -u
+db=$1
+work=$2
+py=/usr/bin/python3
+an="$SRCDIR/analysis"
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+rm -rf "$work"
+mkdir -p "$work"
+
+# nonempty DIR GLOB: at least one such file and none empty
+nonempty() {
+    n=0
+    for f in "$1"/$2; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        [ -s "$f" ] || fail "empty image $f"
+    done
+    [ "$n" -gt 0 ] || fail "no $2 in $1"
+}
+
+$py "$an/figures.py" "$db" --out "$work/figs" > "$work/figures.out" 2>&1 || fail "figures.py exit $? ($(tail -1 "$work/figures.out"))"
+for kind in "curves-*.png" "curves-*.pdf" "orders-*.png" "nwr-*.png"; do nonempty "$work/figs" "$kind"; done
+$py "$an/scaling.py" "$db" --out "$work/figs" --boot 50 --csv "$work/scaling.csv" > "$work/scaling.out" 2>&1 \
+    || fail "scaling.py exit $? ($(tail -1 "$work/scaling.out"))"
+nonempty "$work/figs" "scaling-nwr.png"
+grep -q "n_wr = A d^a (ln d)^b:  a = " "$work/scaling.out" || fail "scaling.py printed no (a, b) fit"
+[ -s "$work/scaling.csv" ] || fail "scaling.py wrote no csv"
+$py "$an/phase.py" "$db" --out "$work/figs" > "$work/phase.out" 2>&1 || fail "phase.py exit $? ($(tail -1 "$work/phase.out"))"
+for kind in fraction diverged tauwr; do nonempty "$work/figs" "phase-$kind.png"; done
+grep -q "SGD and ODE at" "$work/phase.out" || fail "phase.py did not compare SGD with the ODE"
+
+# a database whose tasks never ran: --time-limit 0 registers them and starts none
+"$AIMSWEEP" run "$SRCDIR/tests/analysis/orders.yaml" --db "$work/pending.db" --time-limit 0.000001 > /dev/null 2>&1
+for s in figures scaling phase; do
+    $py "$an/$s.py" "$work/pending.db" --out "$work/pending" > "$work/pending-$s.out" 2>&1 \
+        || fail "$s.py on a database without results: exit $?"
+    grep -qi "no \|not drawn" "$work/pending-$s.out" || fail "$s.py did not say what it could not draw"
+done
+
+# bad input
+printf 'not a database\n' > "$work/junk.db"
+for s in figures scaling phase; do
+    $py "$an/$s.py" "$work/missing.db" --out "$work/x" > "$work/bad.out" 2>&1
+    [ $? -eq 2 ] || fail "$s.py on a missing file: expected exit 2"
+    grep -q "no such file" "$work/bad.out" || fail "$s.py on a missing file: no message"
+    $py "$an/$s.py" "$work/junk.db" --out "$work/x" > "$work/bad.out" 2>&1
+    [ $? -eq 2 ] || fail "$s.py on a non-database: expected exit 2"
+done
+[ "$fails" -eq 0 ] && echo "analysis scripts: all passed"
+exit "$fails"

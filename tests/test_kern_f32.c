@@ -1,0 +1,168 @@
+/* The single-precision inner loops (kern_f32.c) against a long-double evaluation of what they
+ * compute from the same float inputs, over shapes that exercise every tail (odd row counts, row
+ * lengths that are not multiples of 8 or 16, one token and several, rows longer than a block).
+ *
+ * Tolerances, from kern_f32.c's bound: an updated entry is r - a x0 - b x1 rounded to float
+ * after at most two float operations, so within 2 eps_f (|r| + |a x0| + |b x1|) of the exact
+ * value (eps_f = 2^-24); a projection of float rows sums products in float over at most
+ * q = KERN_F32_TERMS = 16 terms per partial sum and then in double, so within q u sum_j |M_j Y_j|
+ * (u = eps_f/2, to first order) of the exact sum of the kernel's own rows: the tolerance is
+ * KERN_F32_TOL = 1.5 q units of u sum |M Y|. The constant rows (every entry 0.1f) at
+ * m = 16411 are the case a float accumulation over the whole row fails: the rounding of a
+ * running sum of equal terms does not average out, and over 512 terms per partial sum it
+ * reaches 230-300 u sum |M Y| (measured), ten times the tolerance (planted: without the block
+ * fold, KERN_F32_TERMS = 2^16, the m = 16411 checks fail; a wrong stride or a skipped tail
+ * makes most checks fail). */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aimsweep/model/kern.h"
+#include "aimsweep/model/model.h"
+#include "aimsweep/model/rng.h"
+#include "check.h"
+
+#define KERN_F32_TOL 24.0
+
+static float *floats(struct rng *g, size_t n, int positive)
+{
+    double *t = malloc(sizeof(double) * (n + 1));
+    float *f = malloc(sizeof(float) * (n + 1));
+    rng_normals(g, t, n);
+    for (size_t i = 0; i < n; i++)
+        f[i] = positive ? 0.1f : (float)t[i];
+    free(t);
+    return f;
+}
+
+/* For each row and token b: the worst |O - exact| / (eps_f sum |M Y|) over the kernel's rows M. */
+static double proj_err(const float *M, int n, int m, int T, const float *Y, const double *O, int ldo)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < T; b++) {
+            long double s = 0, a = 0;
+            for (int j = 0; j < m; j++) {
+                long double p = (long double)M[(size_t)i * m + j] * Y[(size_t)b * m + j];
+                s += p;
+                a += fabsl(p);
+            }
+            double e = fabs(O[(size_t)b * ldo + i] - (double)s) / (FLT_EPSILON / 2 * (double)a + DBL_MIN);
+            if (!(e <= worst))
+                worst = e;
+        }
+    return worst;
+}
+
+/* The worst |M1 - exact update of M0| / (eps_f (|r| + sum_a |c x_a|)). */
+static double update_err(const float *M0, const float *M1, int n, int m, int T, const double *C, const float *X)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) {
+            long double v = M0[(size_t)i * m + j], a = fabsl(v);
+            for (int t = 0; t < T; t++) {
+                long double c = (float)C[(size_t)t * n + i], p = c * X[(size_t)t * m + j];
+                v -= p;
+                a += fabsl(p);
+            }
+            double e = fabs(M1[(size_t)i * m + j] - (double)v) / (FLT_EPSILON / 2 * (double)a + FLT_MIN);
+            if (!(e <= worst))
+                worst = e;
+        }
+    return worst;
+}
+
+static void one(struct rng *g, int n, int m, int T, int positive)
+{
+    size_t nm = (size_t)n * m, Tn = (size_t)T * n, Tm = (size_t)T * m;
+    float *M0 = floats(g, nm, positive), *X = floats(g, Tm, 0), *Y = floats(g, Tm, positive);
+    float *M1 = malloc(sizeof(float) * nm), *M2 = malloc(sizeof(float) * nm);
+    double *C = malloc(sizeof(double) * Tn), *O1 = malloc(sizeof(double) * Tn), *O2 = malloc(sizeof(double) * Tn);
+    rng_normals(g, C, Tn);
+    for (size_t i = 0; i < Tn; i++)
+        C[i] *= positive ? 0 : 1; /* keep the rows constant */
+    memcpy(M1, M0, sizeof(float) * nm);
+    memcpy(M2, M0, sizeof(float) * nm);
+    kern_update_project_f32(M1, n, m, T, C, X, Y, O1);
+    kern_update_project_f32_portable(M2, n, m, T, C, X, Y, O2);
+    double ev = update_err(M0, M1, n, m, T, C, X), ep = update_err(M0, M2, n, m, T, C, X);
+    CHECK(ev <= 2 * T && ep <= 2 * T, "update n=%d m=%d T=%d: rows off by %.3g (vector), %.3g (portable) eps_f", n, m,
+          T, ev, ep);
+    ev = proj_err(M1, n, m, T, Y, O1, n);
+    ep = proj_err(M2, n, m, T, Y, O2, n);
+    CHECK(ev <= KERN_F32_TOL && ep <= KERN_F32_TOL,
+          "update n=%d m=%d T=%d pos=%d: projections off by %.3g (vector), %.3g (portable) eps_f sum|MY|", n, m, T,
+          positive, ev, ep);
+    /* projection only, into a longer output whose gaps stay untouched */
+    int ldo = n + 2;
+    double *O3 = malloc(sizeof(double) * (size_t)T * ldo);
+    for (int port = 0; port < 2; port++) {
+        for (size_t i = 0; i < (size_t)T * ldo; i++)
+            O3[i] = NAN;
+        (port ? kern_project_f32_portable : kern_project_f32)(M1, n, m, T, Y, O3, ldo);
+        int gaps = 1;
+        for (int b = 0; b < T; b++)
+            gaps &= isnan(O3[(size_t)b * ldo + n]) && isnan(O3[(size_t)b * ldo + n + 1]);
+        double e = proj_err(M1, n, m, T, Y, O3, ldo);
+        CHECK(e <= KERN_F32_TOL && gaps, "%s project n=%d m=%d T=%d pos=%d: off by %.3g eps_f sum|MY| or gaps written",
+              port ? "portable" : "vector", n, m, T, positive, e);
+    }
+    free(O3);
+    /* fused with nf rows of another matrix F */
+    for (int nf = 0; nf <= n; nf += n / 2 + 1) {
+        int ldz = nf + 3;
+        float *F = floats(g, (size_t)nf * m, positive);
+        double *Z = malloc(sizeof(double) * (size_t)T * ldz);
+        for (size_t i = 0; i < (size_t)T * ldz; i++)
+            Z[i] = NAN;
+        memcpy(M1, M0, sizeof(float) * nm);
+        int done = kern_update_project_fused_f32(M1, n, m, T, C, X, Y, O1, F, nf, Z, ldz);
+        int want = T == 2 ? (nf < n / 2 ? nf : n / 2) : 0;
+        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T, nf, done, want);
+        double eu = update_err(M0, M1, n, m, T, C, X), eo = proj_err(M1, n, m, T, Y, O1, n);
+        double ez = proj_err(F, done, m, T, Y, Z, ldz);
+        int untouched = 1;
+        for (int b = 0; b < T; b++)
+            for (int p = done; p < ldz; p++)
+                untouched &= isnan(Z[(size_t)b * ldz + p]);
+        CHECK(eu <= 2 * T && eo <= KERN_F32_TOL && ez <= KERN_F32_TOL && untouched,
+              "fused n=%d m=%d T=%d nf=%d pos=%d: rows %.3g, projections %.3g, teacher %.3g eps_f, or rows past %d "
+              "written",
+              n, m, T, nf, positive, eu, eo, ez, done);
+        free(F);
+        free(Z);
+    }
+    /* the double accumulation of kern_dot_f32 against the exact sum */
+    double dd = fabs(kern_dot_f32(M0, Y, (size_t)m) - (double)0), ex = 0, ab = 0;
+    for (int j = 0; j < m; j++) {
+        ex += (double)M0[j] * Y[j];
+        ab += fabs((double)M0[j] * Y[j]);
+    }
+    dd = fabs(kern_dot_f32(M0, Y, (size_t)m) - ex);
+    CHECK(dd <= 4 * DBL_EPSILON * m * ab + DBL_MIN, "dot_f32 m=%d: off by %.3g", m, dd);
+    free(M0);
+    free(M1);
+    free(M2);
+    free(X);
+    free(Y);
+    free(C);
+    free(O1);
+    free(O2);
+}
+
+int main(void)
+{
+    struct rng g;
+    rng_init(&g, 11, STREAM_TEST, 0);
+    int ns[] = {1, 2, 3, 5, 8, 33};
+    int ms[] = {1, 3, 7, 8, 9, 15, 16, 17, 40, 127, 128, 129, 401};
+    for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+        for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
+            for (int T = 1; T <= 3; T++)
+                one(&g, ns[a], ms[b], T, 0);
+    for (int T = 1; T <= 3; T++)
+        one(&g, 4, 16411, T, 1);
+    printf("vector kernels in this build: %s\n", kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
+    return check_done("test_kern_f32");
+}
