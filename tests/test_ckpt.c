@@ -81,8 +81,8 @@ static int stop_at(void *ctx)
     return 1;
 }
 
-static int run_ctl(const struct params *p, struct task_result *r, const char *path, long at, double every,
-                   const char *copy_to, char *note, size_t nn)
+static int run_ctl(const struct params *p, struct task_result *r, const char *path, long at,
+                   double every, const char *copy_to, char *note, size_t nn)
 {
     struct stopper s = {0, at, path, copy_to};
     struct worker_ctl wc;
@@ -131,9 +131,11 @@ int main(void)
             worker_result_free(&r);
         }
         CHECK(rc == 0 && segments > 5, "%s: %d segments", decomps[i], segments);
-        CHECK(same(&ref, &r), "%s: resumed %d times, trajectories differ from the uninterrupted run", decomps[i],
+        CHECK(same(&ref, &r),
+              "%s: resumed %d times, trajectories differ from the uninterrupted run", decomps[i],
               segments - 1);
-        CHECK(access(path, F_OK) != 0, "%s: checkpoint not removed when the task finished", decomps[i]);
+        CHECK(access(path, F_OK) != 0, "%s: checkpoint not removed when the task finished",
+              decomps[i]);
         worker_result_free(&r);
 
         /* 2. periodic checkpoints; the job "dies" after the one written at poll 30: resume from it */
@@ -145,11 +147,13 @@ int main(void)
         rename(copy, path);
         struct ckpt c;
         char err[512];
-        CHECK(ckpt_read(path, params_task_id(&p), 0, &c, err, sizeof err) == -1, "%s: a wrong text hash accepted",
-              decomps[i]);
+        CHECK(ckpt_read(path, params_task_id(&p), 0, &c, err, sizeof err) == -1,
+              "%s: a wrong text hash accepted", decomps[i]);
         char note[512];
-        CHECK(run_ctl(&p, &r, path, -1, 0, NULL, note, sizeof note) == 0 && !note[0], "resume: %s", note);
-        CHECK(same(&ref, &r), "%s: resumed from a periodic checkpoint, trajectories differ", decomps[i]);
+        CHECK(run_ctl(&p, &r, path, -1, 0, NULL, note, sizeof note) == 0 && !note[0], "resume: %s",
+              note);
+        CHECK(same(&ref, &r), "%s: resumed from a periodic checkpoint, trajectories differ",
+              decomps[i]);
         worker_result_free(&r);
 
         /* 3. corrupt, truncated and foreign checkpoints are refused; the task reruns from the start */
@@ -176,10 +180,12 @@ int main(void)
                 fclose(f);
                 CHECK(truncate(path, n - 100) == 0, "truncate");
             }
-            CHECK(run_ctl(&p, &r, path, -1, 0, NULL, note, sizeof note) == 0, "run after a bad checkpoint");
-            CHECK(strstr(note, "refused") != NULL, "%s: bad checkpoint %d not refused (note '%s')", decomps[i],
-                  kind, note);
-            CHECK(same(&ref, &r), "%s: after a refused checkpoint (%d) the numbers differ", decomps[i], kind);
+            CHECK(run_ctl(&p, &r, path, -1, 0, NULL, note, sizeof note) == 0,
+                  "run after a bad checkpoint");
+            CHECK(strstr(note, "refused") != NULL, "%s: bad checkpoint %d not refused (note '%s')",
+                  decomps[i], kind, note);
+            CHECK(same(&ref, &r), "%s: after a refused checkpoint (%d) the numbers differ",
+                  decomps[i], kind);
             worker_result_free(&r);
         }
         worker_result_free(&ref);

@@ -19,9 +19,10 @@
 int cli_merge(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: aimsweep merge STUDY.db PART.db [PART.db ...]\n"
-               "  merges the databases of `run --part I/N` into STUDY.db (created if missing): every task\n"
-               "  once, a task's newest finished result kept, the provenance of every run copied\n");
+        printf(
+            "usage: aimsweep merge STUDY.db PART.db [PART.db ...]\n"
+            "  merges the databases of `run --part I/N` into STUDY.db (created if missing): every task\n"
+            "  once, a task's newest finished result kept, the provenance of every run copied\n");
         return 0;
     }
     if (argc < 3) {
@@ -32,7 +33,8 @@ int cli_merge(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], argv[1]) || access(argv[i], R_OK) != 0) {
             fprintf(stderr, "aimsweep merge: %s: %s\n", argv[i],
-                    !strcmp(argv[i], argv[1]) ? "the study itself cannot be a part" : "cannot read it");
+                    !strcmp(argv[i], argv[1]) ? "the study itself cannot be a part"
+                                              : "cannot read it");
             return 2;
         }
         /* opening a part for writing checks it, brings its schema up to date and makes sure no
@@ -57,8 +59,9 @@ int cli_merge(int argc, char **argv)
             code = 1;
             break;
         }
-        printf("%s: %ld runs, %ld tasks added, %ld replaced by newer results, %ld kept as they were\n", argv[i],
-               ms.sweeps, ms.added, ms.replaced, ms.kept);
+        printf(
+            "%s: %ld runs, %ld tasks added, %ld replaced by newer results, %ld kept as they were\n",
+            argv[i], ms.sweeps, ms.added, ms.replaced, ms.kept);
     }
     store_close(&s);
     return code;
@@ -69,10 +72,11 @@ int cli_reset(int argc, char **argv)
     const char *file = NULL, *where = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep reset FILE --where \"SQL condition\"\n"
-                   "  puts the tasks matching the condition (over the columns of tasks, e.g.\n"
-                   "  \"status = 'error'\" or \"sweep_id IN (SELECT sweep_id FROM sweeps WHERE git_commit = 'abc')\")\n"
-                   "  back to pending; the next run computes them again and replaces their rows\n");
+            printf(
+                "usage: aimsweep reset FILE --where \"SQL condition\"\n"
+                "  puts the tasks matching the condition (over the columns of tasks, e.g.\n"
+                "  \"status = 'error'\" or \"sweep_id IN (SELECT sweep_id FROM sweeps WHERE git_commit = 'abc')\")\n"
+                "  back to pending; the next run computes them again and replaces their rows\n");
             return 0;
         }
         if (!strcmp(argv[i], "--where") && i + 1 < argc)
@@ -107,11 +111,12 @@ int cli_reset(int argc, char **argv)
         /* a reset task starts from the beginning: its checkpoint (of the build that wrote it) goes */
         long gone = 0;
         sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2(store_db(s), "SELECT task_id FROM tasks WHERE status = 'pending'", -1, &q, NULL) ==
-            SQLITE_OK)
+        if (sqlite3_prepare_v2(store_db(s), "SELECT task_id FROM tasks WHERE status = 'pending'",
+                               -1, &q, NULL) == SQLITE_OK)
             while (sqlite3_step(q) == SQLITE_ROW) {
                 char path[4200];
-                snprintf(path, sizeof path, "%s.ckpt/%s.ckpt", file, (const char *)sqlite3_column_text(q, 0));
+                snprintf(path, sizeof path, "%s.ckpt/%s.ckpt", file,
+                         (const char *)sqlite3_column_text(q, 0));
                 gone += unlink(path) == 0;
             }
         sqlite3_finalize(q);

@@ -11,12 +11,12 @@
 #include "aimsweep/base/task_status.h"
 #include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
-#include "aimsweep/run/worker.h"
-#include "cli_run.h"
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/run/worker.h"
+#include "cli_run.h"
 
 /* A duration for people: seconds, minutes or hours. */
 static void plan_dur(double s, char *buf, size_t n)
@@ -31,10 +31,12 @@ static void plan_dur(double s, char *buf, size_t n)
 
 static void plan_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
-               "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
-               "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
-               "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
+    fprintf(
+        f,
+        "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
+        "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
+        "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
+        "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
 }
 
 int cli_plan(int argc, char **argv)
@@ -53,7 +55,10 @@ int cli_plan(int argc, char **argv)
             return 2;
         if (a[0] != '-') {
             if (sweep) {
-                fprintf(stderr, "aimsweep plan: a second sweep file '%s' (after '%s'); one sweep at a time\n", a, sweep);
+                fprintf(
+                    stderr,
+                    "aimsweep plan: a second sweep file '%s' (after '%s'); one sweep at a time\n",
+                    a, sweep);
                 return 2;
             }
             sweep = a;
@@ -76,7 +81,8 @@ int cli_plan(int argc, char **argv)
             char *end;
             long r = strtol(v, &end, 10);
             if (*end || r < 1 || r > 1000000) {
-                fprintf(stderr, "aimsweep plan: --ranks '%s': must be an integer from 1 to 1000000\n", v);
+                fprintf(stderr,
+                        "aimsweep plan: --ranks '%s': must be an integer from 1 to 1000000\n", v);
                 return 2;
             }
             ranks = (int)r;
@@ -99,7 +105,8 @@ int cli_plan(int argc, char **argv)
     struct store *store = NULL;
     size_t n = 0;
     int code = 2;
-    if (run_load_spec(sweep, sets, nsets, &spec, err, sizeof err) || grid_expand(spec, &pts, &n, err, sizeof err)) {
+    if (run_load_spec(sweep, sets, nsets, &spec, err, sizeof err) ||
+        grid_expand(spec, &pts, &n, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
@@ -172,11 +179,15 @@ int cli_plan(int argc, char **argv)
     plan_dur(maxc, big, sizeof big);
     plan_dur(left, lft, sizeof lft);
     if (learned > 0)
-        printf("estimate    %s of one core in all, largest task %s (cost model corrected by %ld finished solver"
-               " runs in %s)\n", tot, big, learned, db);
+        printf(
+            "estimate    %s of one core in all, largest task %s (cost model corrected by %ld finished solver"
+            " runs in %s)\n",
+            tot, big, learned, db);
     else
-        printf("estimate    %s of one core in all, largest task %s (nominal model, %.0e flop/s: run some"
-               " tasks into the database to correct it)\n", tot, big, TASK_FLOPS_PER_S);
+        printf(
+            "estimate    %s of one core in all, largest task %s (nominal model, %.0e flop/s: run some"
+            " tasks into the database to correct it)\n",
+            tot, big, TASK_FLOPS_PER_S);
     if (store) {
         printf("database    %s:", db);
         for (int k = 0; k < TASK_STATUS_COUNT; k++)

@@ -24,38 +24,41 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
-               "                    [--time-limit S] [--end-time T] [--task-timeout S] [--checkpoint-interval S]\n"
-               "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
-               "                    [--retry-errors] [--quiet]\n"
-               "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
-               "  --db FILE         results database (created if missing; reruns resume it)\n"
-               "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
-               "                    a grid axis of that key is replaced by the one value)\n"
-               "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
-               "                    never past the job's end)\n"
-               "  --term-grace S    the grace after SIGTERM or SIGINT, at most (default %.0f; Slurm kills\n"
-               "                    KillWait seconds after its SIGTERM)\n"
-               "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
-               "  --end-time T      the job ends at T (seconds since 1970; default SLURM_JOB_END_TIME):\n"
-               "                    no task starts that is expected to end after T - grace, and the\n"
-               "                    grace after a signal ends %.0f s before T\n"
-               "  --task-timeout S  stop a task that has run S seconds: status timeout\n"
-               "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
-               "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
-               "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
-               "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
-               "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
-               "                    a killed job loses\n"
-               "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
-               "                    a job stopped by a signal counts no attempt\n"
-               "  --retry-errors    rerun tasks whose status is error or timeout\n"
-               "  --quiet           no progress on stderr\n\n"
-               "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
-               "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
-               "  again), 1 a failure of the run itself, 2 bad input.\n",
-            RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S, STORE_LOCK_WAIT_S,
-            RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS, RUN_EXIT_STOPPED);
+    fprintf(
+        f,
+        "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
+        "                    [--time-limit S] [--end-time T] [--task-timeout S] [--checkpoint-interval S]\n"
+        "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
+        "                    [--retry-errors] [--quiet]\n"
+        "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
+        "  --db FILE         results database (created if missing; reruns resume it)\n"
+        "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
+        "                    a grid axis of that key is replaced by the one value)\n"
+        "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
+        "                    never past the job's end)\n"
+        "  --term-grace S    the grace after SIGTERM or SIGINT, at most (default %.0f; Slurm kills\n"
+        "                    KillWait seconds after its SIGTERM)\n"
+        "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
+        "  --end-time T      the job ends at T (seconds since 1970; default SLURM_JOB_END_TIME):\n"
+        "                    no task starts that is expected to end after T - grace, and the\n"
+        "                    grace after a signal ends %.0f s before T\n"
+        "  --task-timeout S  stop a task that has run S seconds: status timeout\n"
+        "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
+        "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
+        "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
+        "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
+        "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
+        "                    a killed job loses\n"
+        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
+        "                    a job stopped by a signal counts no attempt\n"
+        "  --retry-errors    rerun tasks whose status is error or timeout\n"
+        "  --quiet           no progress on stderr\n\n"
+        "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
+        "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
+        "  again), 1 a failure of the run itself, 2 bad input.\n",
+        RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S,
+        STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS,
+        RUN_EXIT_STOPPED);
 }
 
 static int parse_double(const char *s, double *x)
@@ -68,9 +71,22 @@ static int parse_double(const char *s, double *x)
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
 
-static const char *const run_flags[] = {"db", "set", "grace", "term-grace", "time-limit", "end-time", "task-timeout",
-                                        "checkpoint-interval", "part", "lock-wait", "commit-interval",
-                                        "max-attempts", "retry-errors", "quiet", "help", NULL};
+static const char *const run_flags[] = {"db",
+                                        "set",
+                                        "grace",
+                                        "term-grace",
+                                        "time-limit",
+                                        "end-time",
+                                        "task-timeout",
+                                        "checkpoint-interval",
+                                        "part",
+                                        "lock-wait",
+                                        "commit-interval",
+                                        "max-attempts",
+                                        "retry-errors",
+                                        "quiet",
+                                        "help",
+                                        NULL};
 
 /* "I/N" with 1 <= I <= N into *i, *n. Returns 0, or -1. */
 static int parse_part(const char *s, int *i, int *n)
@@ -104,7 +120,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     o->lock_wait = STORE_LOCK_WAIT_S;
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
-        cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s", i ? " " : "aimsweep ", argv[i]);
+        cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s",
+                               i ? " " : "aimsweep ", argv[i]);
     cli_args_silence(!loud); /* only rank 0 speaks */
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
@@ -120,17 +137,20 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         }
         if (a[0] != '-') {
             if (o->sweep) {
-                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n", a, o->sweep);
+                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n",
+                        a, o->sweep);
                 rc = 2;
             } else
                 o->sweep = a;
             continue;
         }
         const char *name = a + 2;
-        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") || !strcmp(a, "--time-limit") ||
-                    !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") ||
+                    !strcmp(a, "--time-limit") || !strcmp(a, "--commit-interval") ||
+                    !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
                     !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
-                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
+                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") ||
+                    !strcmp(a, "--lock-wait");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
@@ -199,8 +219,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     }
     if (!rc && (!o->sweep || !o->db)) {
         cli_say("aimsweep run: need %s\n", !o->sweep && !o->db ? "a sweep file and --db FILE"
-                                                   : !o->sweep           ? "a sweep file"
-                                                                         : "--db FILE (the results database)");
+                                           : !o->sweep         ? "a sweep file"
+                                                       : "--db FILE (the results database)");
         if (loud)
             run_usage(stderr);
         rc = 2;
@@ -220,7 +240,6 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     return 0;
 }
 
-
 /* Rank 0: the options in force, for the log. */
 static void log_options(const struct run_opts *o, int nranks)
 {
@@ -238,10 +257,11 @@ static void log_options(const struct run_opts *o, int nranks)
     if (o->task_timeout > 0)
         snprintf(tt, sizeof tt, "%.0f s", o->task_timeout);
     run_log("%s", o->command);
-    run_log("options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, checkpoints "
-            "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
-            nranks, part, o->grace, o->term_grace, tl, end, tt, o->ckpt_every, o->ckpt_dir, o->max_attempts,
-            o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
+    run_log(
+        "options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, checkpoints "
+        "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
+        nranks, part, o->grace, o->term_grace, tl, end, tt, o->ckpt_every, o->ckpt_dir,
+        o->max_attempts, o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
 /* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
@@ -275,7 +295,8 @@ int cli_run(int argc, char **argv)
     int rank = 0, size = 1, provided;
     if (MPICHECK_FAILED(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided)))
         return 1;
-    if (mpicheck_errors_return(MPI_COMM_WORLD) || MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
+    if (mpicheck_errors_return(MPI_COMM_WORLD) ||
+        MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
         MPICHECK_FAILED(MPI_Comm_size(MPI_COMM_WORLD, &size)))
         return run_end(1, 1);
     sched_signals_install();
@@ -300,7 +321,8 @@ int cli_run(int argc, char **argv)
         run_log_open(logpath); /* best effort: a directory we cannot write fails later, clearly */
         if (!o.quiet)
             log_options(&o, size);
-        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
+        code =
+            run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
     }
     if (share_code(&code, &abort_job))
         goto out;
@@ -344,11 +366,13 @@ int cli_run(int argc, char **argv)
         if (c.tty && !o.quiet)
             fprintf(stderr, "\n");
         if (c.failed) {
-            run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db, c.err);
+            run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db,
+                    c.err);
             code = RUN_EXIT_FAILED;
         } else if (mpi_failed) {
-            run_log("%s: the sweep stopped on the failure reported above; what finished is committed, rerun to resume",
-                    o.db);
+            run_log(
+                "%s: the sweep stopped on the failure reported above; what finished is committed, rerun to resume",
+                o.db);
             code = RUN_EXIT_FAILED;
         } else {
             code = run_exit_code(&c, &stats);

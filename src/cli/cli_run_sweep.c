@@ -9,18 +9,18 @@
  * worker_run (run_task); rank 0 stores results in batches (RUN_BATCH_RESULTS or
  * RUN_BATCH_S), so a killed job loses at most the open batch.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <mpi.h>
 
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/grid.h"
@@ -79,7 +79,8 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
     struct task_result res;
     char err[512] = "", path[4200], hex[17];
     if (task_parse(text, &p, err, sizeof err) == 0 && params_task_id(&p) != id)
-        snprintf(err, sizeof err, "task text does not hash to its id (different aimsweep versions?)");
+        snprintf(err, sizeof err,
+                 "task text does not hash to its id (different aimsweep versions?)");
     if (err[0])
         return result_pack(NULL, err, out, len);
     memset(&res, 0, sizeof res);
@@ -88,7 +89,8 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
     wc.stop = stop;
     wc.stop_ctx = stop_ctx;
     task_id_hex(id, hex);
-    if (c->ckpt_dir && snprintf(path, sizeof path, "%s/%s.ckpt", c->ckpt_dir, hex) < (int)sizeof path) {
+    if (c->ckpt_dir &&
+        snprintf(path, sizeof path, "%s/%s.ckpt", c->ckpt_dir, hex) < (int)sizeof path) {
         wc.ckpt_path = path;
         wc.ckpt_every_s = c->ckpt_every;
     }
@@ -122,7 +124,8 @@ static void signal_sender(char *buf, size_t n)
             comm[strcspn(comm, "\n")] = 0;
         fclose(f);
     }
-    snprintf(buf, n, "pid %d (%s%s), uid %d", pid, comm, pid == (int)getppid() ? ", the parent process" : "", uid);
+    snprintf(buf, n, "pid %d (%s%s), uid %d", pid, comm,
+             pid == (int)getppid() ? ", the parent process" : "", uid);
 }
 
 /* ---- rank 0: the database side ---- */
@@ -161,7 +164,8 @@ static int on_started(void *ctx, size_t i, int rank, const char *host)
     if (c->failed)
         return -1;
     if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
-        return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING), store_errmsg(c->store));
+        return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
+                        store_errmsg(c->store));
     }
     return maybe_commit(c, 0);
 }
@@ -182,7 +186,8 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
         int bad = result_unpack(bytes, len, &res, terr, sizeof terr);
         if (bad)
             snprintf(terr, sizeof terr, "malformed result bytes from rank %d", rank);
-        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, serr, sizeof serr)) {
+        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, serr,
+                             sizeof serr)) {
             if (!bad)
                 worker_result_free(&res);
             return run_fail(c, "%s", serr);
@@ -228,8 +233,9 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
         char who[160];
         signal_sender(who, sizeof who);
         if (!c->quiet)
-            run_log("%s received from %s: no new tasks; running ones may finish until the grace ends",
-                    strsignal(sig), who);
+            run_log(
+                "%s received from %s: no new tasks; running ones may finish until the grace ends",
+                strsignal(sig), who);
         if (maybe_commit(c, 1) == 0 && store_note_stop(c->store, sig, who))
             run_fail(c, "cannot record the stop: %s", store_errmsg(c->store));
         c->stop_noted = sig;
@@ -252,14 +258,16 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     counts[0] = 0;
     for (int k = 0; k < TASK_STATUS_COUNT && off < sizeof counts; k++)
         if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (c->nstatus[k] || k == TASK_DONE))
-            off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "", c->nstatus[k],
-                                    task_status_name((enum task_status)k));
+            off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "",
+                                    c->nstatus[k], task_status_name((enum task_status)k));
     if (c->tty)
-        fprintf(stderr, "\r[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s   ", c->name, pr->done,
-                pr->total, counts, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "");
+        fprintf(stderr, "\r[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s   ",
+                c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta,
+                pr->stopping ? ", stopping" : "");
     else
-        run_log("[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s", c->name, pr->done, pr->total,
-                counts, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "");
+        run_log("[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s", c->name,
+                pr->done, pr->total, counts, pr->running, pr->rate, eta,
+                pr->stopping ? ", stopping" : "");
     fflush(stderr);
 }
 
@@ -281,8 +289,8 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
     pv->ranks = ranks;
 }
 
-int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
-                  size_t errlen)
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec,
+                  char *err, size_t errlen)
 {
     if (spec_load(path, spec, err, errlen))
         return -1;
@@ -294,8 +302,9 @@ int run_load_spec(const char *path, const char *const *sets, int nsets, struct s
     return 0;
 }
 
-int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
-                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo, size_t *old_errors)
+int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo,
+                size_t *ntodo, size_t *old_errors)
 {
     char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     enum task_status *status = NULL;
@@ -356,7 +365,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
     task_cost_model_free(&cm);
     struct store_provenance pv;
     provenance(&pv, host, sizeof host, mpi, nranks);
-    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
+    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err,
+                        sizeof err) < 0 ||
         store_task_status(*store, *tasks, *npts, status, attempts))
         goto dberr;
     if (store_set_run_info(*store, o->command, NULL))
@@ -368,7 +378,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
             goto dberr;
     }
     if (mkdir(o->ckpt_dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, sizeof err, "cannot make the checkpoint directory %.700s: %s", o->ckpt_dir, strerror(errno));
+        snprintf(err, sizeof err, "cannot make the checkpoint directory %.700s: %s", o->ckpt_dir,
+                 strerror(errno));
         goto dberr;
     }
     /* half-written checkpoints of killed jobs (NAME.ckpt.tmp.PID): no run writes here but ours */
@@ -394,7 +405,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         if (attempts[i] < o->max_attempts || o->retry_errors)
             continue;
         char msg[160], hex[17];
-        snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
+        snprintf(msg, sizeof msg,
+                 "was running each time a job died (%d times); --retry-errors runs it again",
                  attempts[i]);
         if (store_mark_error(*store, (*tasks)[i].id, msg))
             goto dberr;
@@ -422,10 +434,12 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
                      task_status_name(TASK_RUNNING), ninter, task_status_name(TASK_INTERRUPTED));
         char olde[128] = "";
         if (*old_errors)
-            snprintf(olde, sizeof olde, "; %zu in %s from earlier runs (--retry-errors reruns them)", *old_errors,
+            snprintf(olde, sizeof olde,
+                     "; %zu in %s from earlier runs (--retry-errors reruns them)", *old_errors,
                      task_status_name(TASK_ERROR));
-        run_log("sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s%s%s", (*spec)->name, *npts,
-                *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "", more, olde);
+        run_log("sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s%s%s",
+                (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "",
+                more, olde);
     }
     rc = 0;
     goto out;
@@ -437,8 +451,8 @@ out:
     return rc;
 }
 
-void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store, const struct task *todo,
-                  const char *name, struct sched_ops *ops)
+void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store,
+                  const struct task *todo, const char *name, struct sched_ops *ops)
 {
     memset(c, 0, sizeof *c);
     c->store = store;
@@ -477,14 +491,15 @@ void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int c
     size_t o = 0;
     for (int k = 0; k < TASK_STATUS_COUNT; k++)
         if (TASK_STATUS_SOLVER & TASK_STATUS_BIT(k))
-            o += (size_t)snprintf(line + o, sizeof line - o, "%s%zu %s", o ? ", " : "", c->nstatus[k],
-                                  task_status_name((enum task_status)k));
+            o += (size_t)snprintf(line + o, sizeof line - o, "%s%zu %s", o ? ", " : "",
+                                  c->nstatus[k], task_status_name((enum task_status)k));
     o += (size_t)snprintf(line + o, sizeof line - o, "; %zu not started", stats->not_started);
     if (stats->skipped_deadline)
         o += (size_t)snprintf(line + o, sizeof line - o, " (%zu would not fit in the time limit)",
                               stats->skipped_deadline);
     if (stats->returned)
-        o += (size_t)snprintf(line + o, sizeof line - o, " (%zu handed back unstarted)", stats->returned);
+        o += (size_t)snprintf(line + o, sizeof line - o, " (%zu handed back unstarted)",
+                              stats->returned);
     snprintf(line + o, sizeof line - o, "; %.3f s", stats->elapsed_s);
     run_log("%s", line);
     if (stats->signal)
@@ -494,7 +509,8 @@ void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int c
         [RUN_EXIT_FINISHED] = "every task of the sweep is finished",
         [RUN_EXIT_FAILED] = "the run failed",
         [RUN_EXIT_BAD_INPUT] = "bad input",
-        [RUN_EXIT_ERRORS] = "every task is finished, some with error or timeout (see status; --retry-errors)",
+        [RUN_EXIT_ERRORS] =
+            "every task is finished, some with error or timeout (see status; --retry-errors)",
         [RUN_EXIT_STOPPED] = "stopped with work left: run the same command again"};
     run_log("exit code %d: %s", code, meaning[code]);
 }

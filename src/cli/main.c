@@ -28,12 +28,14 @@ static const struct command commands[] = {
     {"export", cli_export, "export a table or view of a results database as csv or json"},
     {"merge", cli_merge, "merge the databases of `run --part I/N` into one study"},
     {"reset", cli_reset, "put the tasks matching an SQL condition back to pending"},
-    {"recommend", cli_recommend, "per (k, d, lr): the decomposition that recovers in the fewest samples"},
+    {"recommend", cli_recommend,
+     "per (k, d, lr): the decomposition that recovers in the fewest samples"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n", AIMSWEEP_VERSION);
+    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n",
+            AIMSWEEP_VERSION);
     fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);

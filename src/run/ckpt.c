@@ -57,8 +57,8 @@ static void put(struct out *o, const void *p, size_t n)
     }
 }
 
-int ckpt_write(const char *path, uint64_t id, uint64_t text_hash, const struct traj *trajs, int ntraj,
-               const void *state, size_t state_len, char *err, size_t errlen)
+int ckpt_write(const char *path, uint64_t id, uint64_t text_hash, const struct traj *trajs,
+               int ntraj, const void *state, size_t state_len, char *err, size_t errlen)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
@@ -88,7 +88,8 @@ int ckpt_write(const char *path, uint64_t id, uint64_t text_hash, const struct t
         put(&o, e, sizeof e);
         for (int k = 0; k < t->n; k++) {
             const struct obs_row *r = &t->rows[k];
-            double v[8] = {r->tau, r->samples, r->omega11, r->psi11, r->omega12, r->trace, r->overlap, r->loss};
+            double v[8] = {r->tau,     r->samples, r->omega11, r->psi11,
+                           r->omega12, r->trace,   r->overlap, r->loss};
             put(&o, v, sizeof v);
         }
     }
@@ -136,7 +137,8 @@ void ckpt_free(struct ckpt *c)
     memset(c, 0, sizeof *c);
 }
 
-int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c, char *err, size_t errlen)
+int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c, char *err,
+              size_t errlen)
 {
     memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "rb");
@@ -188,9 +190,11 @@ int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c,
         int32_t head[4];
         double dv, ws;
         char e[CKPT_ERROR_LEN];
-        if (get(&b, head, sizeof head) || get(&b, &dv, 8) || get(&b, &ws, 8) || get(&b, e, sizeof e))
+        if (get(&b, head, sizeof head) || get(&b, &dv, 8) || get(&b, &ws, 8) ||
+            get(&b, e, sizeof e))
             goto out;
-        if (head[2] < 0 || head[2] > CKPT_MAX_ROWS || traj_init(&c->traj[i], head[0], head[2] + 1)) {
+        if (head[2] < 0 || head[2] > CKPT_MAX_ROWS ||
+            traj_init(&c->traj[i], head[0], head[2] + 1)) {
             why = "malformed";
             goto out;
         }

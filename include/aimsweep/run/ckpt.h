@@ -19,9 +19,9 @@
 #include "aimsweep/model/obs.h"
 
 struct ckpt {
-    int ntraj;                       /* trajectories held, in solver order */
-    struct traj traj[SOLVER_COUNT];  /* the last one is the stopped solver's when state_len > 0 */
-    unsigned char *state;            /* the stopped solver's state, or NULL */
+    int ntraj;                      /* trajectories held, in solver order */
+    struct traj traj[SOLVER_COUNT]; /* the last one is the stopped solver's when state_len > 0 */
+    unsigned char *state;           /* the stopped solver's state, or NULL */
     size_t state_len;
 };
 
@@ -30,12 +30,13 @@ uint64_t ckpt_text_hash(const char *text);
 
 /* Writes trajs[0..ntraj) and the state (NULL, 0: none) to path atomically. Returns 0, or -1
  * with a message in err (the previous file, if any, is left as it was). */
-int ckpt_write(const char *path, uint64_t id, uint64_t text_hash, const struct traj *trajs, int ntraj,
-               const void *state, size_t state_len, char *err, size_t errlen);
+int ckpt_write(const char *path, uint64_t id, uint64_t text_hash, const struct traj *trajs,
+               int ntraj, const void *state, size_t state_len, char *err, size_t errlen);
 
 /* Reads path into c. Returns 0, 1 when there is no such file, or -1 with the reason in err when
  * the file is not a checkpoint of this task (foreign, corrupt, truncated). */
-int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c, char *err, size_t errlen);
+int ckpt_read(const char *path, uint64_t id, uint64_t text_hash, struct ckpt *c, char *err,
+              size_t errlen);
 void ckpt_free(struct ckpt *c);
 
 #endif

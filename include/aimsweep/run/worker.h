@@ -7,18 +7,20 @@
 #ifndef AIMSWEEP_WORKER_H
 #define AIMSWEEP_WORKER_H
 
-#include "aimsweep/model/obs.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/model/obs.h"
 
 struct solver_summary {
     int solver;
-    double tau_wr;      /* -1 when never reached (NULL in the database) */
-    double samples_wr;  /* samples at tau_wr (interpolated, an integer), -1 when never reached */
+    double tau_wr;     /* -1 when never reached (NULL in the database) */
+    double samples_wr; /* samples at tau_wr (interpolated, an integer), -1 when never reached */
     double final_overlap;
     double final_loss;
-    double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
+    double
+        max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
     enum run_status status;
-    double mu_star;        /* the teacher's mean Tr(S*)/sqrt(d) (docs/model.md §10), the same for every solver */
+    double
+        mu_star; /* the teacher's mean Tr(S*)/sqrt(d) (docs/model.md §10), the same for every solver */
 };
 
 struct task_result {
@@ -46,12 +48,14 @@ void worker_result_free(struct task_result *res);
 
 /* How a task is run: stop requests and checkpoints (see worker.c). */
 struct worker_ctl {
-    obs_stop_fn stop;       /* polled by every solver within seconds; OBS_STOP_TIMEOUT marks RUN_TIMEOUT */
+    obs_stop_fn
+        stop; /* polled by every solver within seconds; OBS_STOP_TIMEOUT marks RUN_TIMEOUT */
     void *stop_ctx;
-    const char *ckpt_path;  /* the task's checkpoint file, or NULL for none */
-    double ckpt_every_s;    /* write one at this wall-clock interval while running (0: only on a stop) */
-    int resumed, saved;     /* out: continued from a checkpoint; checkpoints written */
-    char note[512];         /* out: what went wrong with a checkpoint (refused, not written), or "" */
+    const char *ckpt_path; /* the task's checkpoint file, or NULL for none */
+    double
+        ckpt_every_s; /* write one at this wall-clock interval while running (0: only on a stop) */
+    int resumed, saved; /* out: continued from a checkpoint; checkpoints written */
+    char note[512];     /* out: what went wrong with a checkpoint (refused, not written), or "" */
 };
 
 /* worker_run steered by wc. Returns 0, or -1 on allocation failure. */

@@ -17,9 +17,9 @@
 
 struct mom_sys {
     int dim;
-    double *y0;                                                   /* initial state, dim */
+    double *y0;                                                       /* initial state, dim */
     int (*rhs)(void *ctx, double tau, const double *y, double *dydt); /* 0 or -1 */
-    int (*observe)(void *ctx, const double *y, struct obs_row *row);  /* fills all but tau/samples */
+    int (*observe)(void *ctx, const double *y, struct obs_row *row); /* fills all but tau/samples */
     void (*destroy)(void *ctx);
     void *ctx;
     int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
@@ -39,7 +39,7 @@ int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, c
                   struct traj *out);
 /* The same, polling stop(ctx) every MOM_POLL_STEPS steps (a nonzero answer ends the run with
  * RUN_INTERRUPTED and the records so far). */
-int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int ntau, const double *grid,
-                       struct traj *out, obs_stop_fn stop, void *ctx);
+int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int ntau,
+                       const double *grid, struct traj *out, obs_stop_fn stop, void *ctx);
 
 #endif
