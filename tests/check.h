@@ -25,28 +25,28 @@ static inline int check_record(int ok, const char *file, int line, const char *c
 }
 
 /* CHECK(cond, fmt, ...): the message says what was compared, with the values. */
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond)) {                           \
-            fputs(": ", stderr);                                                                 \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                 \
-        }                                                                                        \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond)) {                             \
+            fputs(": ", stderr);                                                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 /* CHECK_TRUE(cond): for a condition whose text says it all. */
-#define CHECK_TRUE(cond)                                                                         \
-    do {                                                                                         \
-        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond))                             \
-            fputc('\n', stderr);                                                                 \
+#define CHECK_TRUE(cond)                                                                           \
+    do {                                                                                           \
+        if (check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond))                               \
+            fputc('\n', stderr);                                                                   \
     } while (0)
 
 /* |a - b| <= atol + rtol |b| */
-#define CHECK_CLOSE(a, b, atol, rtol, what)                                                      \
-    do {                                                                                         \
-        double ca_ = (a), cb_ = (b);                                                             \
-        CHECK(fabs(ca_ - cb_) <= (atol) + (rtol)*fabs(cb_), "%s: %.12g vs %.12g (diff %.3g)",    \
-              what, ca_, cb_, fabs(ca_ - cb_));                                                  \
+#define CHECK_CLOSE(a, b, atol, rtol, what)                                                        \
+    do {                                                                                           \
+        double ca_ = (a), cb_ = (b);                                                               \
+        CHECK(fabs(ca_ - cb_) <= (atol) + (rtol)*fabs(cb_), "%s: %.12g vs %.12g (diff %.3g)",      \
+              what, ca_, cb_, fabs(ca_ - cb_));                                                    \
     } while (0)
 
 static inline int check_done(const char *name)

@@ -45,7 +45,8 @@ static double settle_time(const struct params *p, double mu_star, const struct t
     for (int i = 0; i < t->n; i++) {
         const struct obs_row *r = &t->rows[i];
         double ms;
-        if (phi_mu_slow(&p->activation, p->tokens, &law, r->mu, r->omega11, r->psi11, r->omega12, &ms))
+        if (phi_mu_slow(&p->activation, p->tokens, &law, r->mu, r->omega11, r->psi11, r->omega12,
+                        &ms))
             return -1;
         double g = fabs(r->mu - ms);
         if (i == 0)
@@ -54,7 +55,8 @@ static double settle_time(const struct params *p, double mu_star, const struct t
             /* linear interpolation of log g between the records */
             const struct obs_row *q = &t->rows[i - 1];
             double msq;
-            phi_mu_slow(&p->activation, p->tokens, &law, q->mu, q->omega11, q->psi11, q->omega12, &msq);
+            phi_mu_slow(&p->activation, p->tokens, &law, q->mu, q->omega11, q->psi11, q->omega12,
+                        &msq);
             double gq = fabs(q->mu - msq), f = (log(gq) - log(0.1 * gap0)) / (log(gq) - log(g));
             return p->d * (q->tau + f * (r->tau - q->tau));
         }
@@ -81,17 +83,17 @@ static void settle(void)
                 for (int i = 0; i < r.nsolvers; i++) {
                     const struct traj *t = &r.traj[i];
                     double ts = t->status == RUN_OK ? settle_time(&p, r.sum[i].mu_star, t) : -1;
-                    printf("%s %d %llu %s %.3f %.5f %.4f %.4f\n", acts[a], d, (unsigned long long)seed,
-                           t->solver == SOLVER_FLOW ? "flow" : "ode", ts, ts / d, t->rows[0].mu,
-                           t->rows[t->n - 1].mu);
+                    printf("%s %d %llu %s %.3f %.5f %.4f %.4f\n", acts[a], d,
+                           (unsigned long long)seed, t->solver == SOLVER_FLOW ? "flow" : "ode", ts,
+                           ts / d, t->rows[0].mu, t->rows[t->n - 1].mu);
                 }
                 fflush(stdout);
                 worker_result_free(&r);
             }
 }
 
-static void gaps(const struct traj *a, const struct traj *b, int d, double *g12, double *gmu, double *g12s,
-                 double *gmus)
+static void gaps(const struct traj *a, const struct traj *b, int d, double *g12, double *gmu,
+                 double *g12s, double *gmus)
 {
     *g12 = *gmu = *g12s = *gmus = 0;
     for (int i = 0; i < a->n && i < b->n; i++) {
@@ -111,8 +113,9 @@ static void odeerr(void)
 {
     const char *decs[] = {"direct", "untied"};
     const int ds[] = {50, 100, 200};
-    printf("decomposition act d seed form max_gap_omega12 max_gap_mu gap_omega12_after_t10 gap_mu_after_t10 "
-           "tau_wr_ode tau_wr_flow\n");
+    printf(
+        "decomposition act d seed form max_gap_omega12 max_gap_mu gap_omega12_after_t10 gap_mu_after_t10 "
+        "tau_wr_ode tau_wr_flow\n");
     for (int k = 0; k < 2; k++)
         for (size_t j = 0; j < sizeof ds / sizeof ds[0]; j++)
             for (uint64_t seed = 1; seed <= 2; seed++) {
@@ -133,8 +136,9 @@ static void odeerr(void)
                 for (int f = 0; f < 2; f++) {
                     double a, b, c, e;
                     gaps(forms[f], fl, d, &a, &b, &c, &e);
-                    printf("%s h2 %d %llu %s %.3g %.3g %.3g %.3g %.4g %.4g%s\n", decs[k], d, (unsigned long long)seed,
-                           f ? "slaved" : "stiff", a, b, c, e, obs_tau_wr(forms[f], 0.5), obs_tau_wr(fl, 0.5),
+                    printf("%s h2 %d %llu %s %.3g %.3g %.3g %.3g %.4g %.4g%s\n", decs[k], d,
+                           (unsigned long long)seed, f ? "slaved" : "stiff", a, b, c, e,
+                           obs_tau_wr(forms[f], 0.5), obs_tau_wr(fl, 0.5),
                            forms[f]->status == RUN_OK ? "" : " (not done)");
                 }
                 fflush(stdout);

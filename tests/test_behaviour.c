@@ -7,8 +7,8 @@
 #include "aimsweep/run/worker.h"
 #include "check.h"
 
-static void run(struct task_result *r, const char *decomp, const char *act, const char *teacher, double lr,
-                double tau_end, int seed)
+static void run(struct task_result *r, const char *decomp, const char *act, const char *teacher,
+                double lr, double tau_end, int seed)
 {
     struct params p;
     char err[256];
@@ -43,15 +43,19 @@ int main(void)
     for (int a = 0; a < 2; a++) {
         run(&r, "tied", acts[a], "wishart(0.5)", lrs[a], 0.2, 1);
         const struct traj *s = &r.traj[0], *f = &r.traj[1];
-        CHECK(s->status == RUN_OK && f->status == RUN_OK && s->n == 11 && f->n == 11, "tied %s runs", acts[a]);
-        CHECK(fabs(s->rows[0].overlap) < 0.1, "tied %s: m(0) = %g, not ~0", acts[a], s->rows[0].overlap);
-        CHECK(fabs(s->rows[s->n - 1].overlap) > 0.8, "tied %s: m(0.2) = %g: no recovery", acts[a], s->rows[s->n - 1].overlap);
+        CHECK(s->status == RUN_OK && f->status == RUN_OK && s->n == 11 && f->n == 11,
+              "tied %s runs", acts[a]);
+        CHECK(fabs(s->rows[0].overlap) < 0.1, "tied %s: m(0) = %g, not ~0", acts[a],
+              s->rows[0].overlap);
+        CHECK(fabs(s->rows[s->n - 1].overlap) > 0.8, "tied %s: m(0.2) = %g: no recovery", acts[a],
+              s->rows[s->n - 1].overlap);
         CHECK(fabs(s->rows[5].overlap) > 0.5, "tied %s: m(0.1) = %g", acts[a], s->rows[5].overlap);
         double gap = 0;
         for (int i = 0; i < s->n; i++)
             gap = fmax(gap, fabs(s->rows[i].overlap - f->rows[i].overlap));
-        printf("tied %s wishart(0.5) lr=%g: m(0)=%.3f m(0.1)=%.3f m(0.2)=%.3f, max |m_sgd - m_flow| = %.3f\n", acts[a],
-               lrs[a], s->rows[0].overlap, s->rows[5].overlap, s->rows[10].overlap, gap);
+        printf(
+            "tied %s wishart(0.5) lr=%g: m(0)=%.3f m(0.1)=%.3f m(0.2)=%.3f, max |m_sgd - m_flow| = %.3f\n",
+            acts[a], lrs[a], s->rows[0].overlap, s->rows[5].overlap, s->rows[10].overlap, gap);
         CHECK(gap < tol[a], "tied %s: SGD leaves the flow by %.3g", acts[a], gap);
         worker_result_free(&r);
     }
@@ -61,13 +65,15 @@ int main(void)
         run(&r, "direct", "h2", "wishart(0.5)", 0.05, 0.1, seed);
         double ms = max_abs_m(&r.traj[0], 0.1), mf = max_abs_m(&r.traj[1], 0.1);
         printf("direct h2 wishart(0.5) seed %d: max |m| sgd %.3f flow %.3f\n", seed, ms, mf);
-        CHECK(ms < 0.2 && mf < 0.2, "direct h2 seed %d: m leaves 0 (sgd %.3g, flow %.3g)", seed, ms, mf);
+        CHECK(ms < 0.2 && mf < 0.2, "direct h2 seed %d: m leaves 0 (sgd %.3g, flow %.3g)", seed, ms,
+              mf);
         worker_result_free(&r);
         run(&r, "tied", "h2", "goe", 0.05, 0.1, seed);
         ms = max_abs_m(&r.traj[0], 0.1);
         mf = max_abs_m(&r.traj[1], 0.1);
         printf("tied h2 goe seed %d: max |m| sgd %.3f flow %.3f\n", seed, ms, mf);
-        CHECK(ms < 0.2 && mf < 0.2, "tied h2 goe seed %d: m leaves 0 (sgd %.3g, flow %.3g)", seed, ms, mf);
+        CHECK(ms < 0.2 && mf < 0.2, "tied h2 goe seed %d: m leaves 0 (sgd %.3g, flow %.3g)", seed,
+              ms, mf);
         worker_result_free(&r);
     }
     /* h3 at a large learning rate: diverged, with the step, for every decomposition. */
@@ -75,9 +81,12 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         run(&r, decomps[i], "h3", "wishart(0.5)", 2.0, 0.2, 1);
         const struct traj *s = &r.traj[0];
-        printf("%s h3 lr=2: sgd %s at sample %.0f\n", decomps[i], run_status_name(s->status), s->diverged_at_samples);
-        CHECK(s->status == RUN_DIVERGED && s->diverged_at_samples > 0 && s->diverged_at_samples < 0.2 * 100 * 100 / 2.0,
-              "%s h3 lr=2: status %s at %g", decomps[i], run_status_name(s->status), s->diverged_at_samples);
+        printf("%s h3 lr=2: sgd %s at sample %.0f\n", decomps[i], run_status_name(s->status),
+               s->diverged_at_samples);
+        CHECK(s->status == RUN_DIVERGED && s->diverged_at_samples > 0 &&
+                  s->diverged_at_samples < 0.2 * 100 * 100 / 2.0,
+              "%s h3 lr=2: status %s at %g", decomps[i], run_status_name(s->status),
+              s->diverged_at_samples);
         CHECK(r.sum[0].status == RUN_DIVERGED, "summary status");
         worker_result_free(&r);
     }

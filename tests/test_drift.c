@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/solvers/flow.h"
 #include "aimsweep/model/model.h"
+#include "aimsweep/solvers/flow.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
@@ -51,7 +51,8 @@ static void one(const char *decomp, const char *act, int d, double allowance)
     struct order_params op, om;
     model_order_params(m, &sp, &op);
     model_order_params(m, &sm, &om);
-    double flow12 = (op.omega12 - om.omega12) / (2 * eps), flow11 = (op.omega11 - om.omega11) / (2 * eps);
+    double flow12 = (op.omega12 - om.omega12) / (2 * eps),
+           flow11 = (op.omega11 - om.omega11) / (2 * eps);
     /* SGD: one step from the initial state with each of TRIALS samples */
     double per_tau = (double)d * d / p.lr, s12 = 0, q12 = 0, s11 = 0, q11 = 0;
     for (long k = 0; k < TRIALS; k++) {
@@ -67,14 +68,17 @@ static void one(const char *decomp, const char *act, int d, double allowance)
         sgd_state_destroy(&st);
     }
     double m12 = s12 / TRIALS, m11 = s11 / TRIALS;
-    double se12 = sqrt((q12 / TRIALS - m12 * m12) / TRIALS), se11 = sqrt((q11 / TRIALS - m11 * m11) / TRIALS);
-    printf("%-7s %-10s d=%d  domega12/dtau: sgd %.4f +- %.4f flow %.4f   domega11/dtau: sgd %.4f +- %.4f flow %.4f\n",
-           decomp, act, d, m12, se12, flow12, m11, se11, flow11);
-    CHECK(fabs(m12 - flow12) < 3 * se12 + allowance * fabs(flow12), "%s %s omega12 drift %.5g +- %.2g vs flow %.5g",
-          decomp, act, m12, se12, flow12);
-    CHECK(fabs(m11 - flow11) < 3 * se11 + allowance * fabs(flow11), "%s %s omega11 drift %.5g +- %.2g vs flow %.5g",
-          decomp, act, m11, se11, flow11);
-    CHECK(fabs(flow12) > 5 * se12, "%s %s: the drift should be resolved (flow %.3g, se %.3g)", decomp, act, flow12, se12);
+    double se12 = sqrt((q12 / TRIALS - m12 * m12) / TRIALS),
+           se11 = sqrt((q11 / TRIALS - m11 * m11) / TRIALS);
+    printf(
+        "%-7s %-10s d=%d  domega12/dtau: sgd %.4f +- %.4f flow %.4f   domega11/dtau: sgd %.4f +- %.4f flow %.4f\n",
+        decomp, act, d, m12, se12, flow12, m11, se11, flow11);
+    CHECK(fabs(m12 - flow12) < 3 * se12 + allowance * fabs(flow12),
+          "%s %s omega12 drift %.5g +- %.2g vs flow %.5g", decomp, act, m12, se12, flow12);
+    CHECK(fabs(m11 - flow11) < 3 * se11 + allowance * fabs(flow11),
+          "%s %s omega11 drift %.5g +- %.2g vs flow %.5g", decomp, act, m11, se11, flow11);
+    CHECK(fabs(flow12) > 5 * se12, "%s %s: the drift should be resolved (flow %.3g, se %.3g)",
+          decomp, act, flow12, se12);
     free(dA);
     free(dB);
     student_free(&s0);

@@ -31,8 +31,8 @@
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
-static struct params mk(const char *decomp, const char *act, const char *teacher, double c, const char *index,
-                        const char *outputs, int d)
+static struct params mk(const char *decomp, const char *act, const char *teacher, double c,
+                        const char *index, const char *outputs, int d)
 {
     struct params p;
     char err[256];
@@ -82,18 +82,22 @@ static void isserlis(double c, const char *index)
         trS += S[(size_t)i * d + i];
         trP += P[(size_t)i * d + i];
     }
-    double om = tr_prod(d, S, S, 1) / d, ps = tr_prod(d, S, S, 0) / d, o12 = tr_prod(d, S, P, 0) / d;
-    double mu = trS / sqrt((double)d), ms = trP / sqrt((double)d), unc = !strcmp(index, "uncentred");
+    double om = tr_prod(d, S, S, 1) / d, ps = tr_prod(d, S, S, 0) / d,
+           o12 = tr_prod(d, S, P, 0) / d;
+    double mu = trS / sqrt((double)d), ms = trP / sqrt((double)d),
+           unc = !strcmp(index, "uncentred");
     /* the statistics and their exact values (docs/model.md §10; C_ab = c for a != b) */
     enum { M_OFF, M_DIAG, V_OFF, V_DIAG, C12_OFF, C12_DIAG, C_ABBA, C_AABB, C_ABAC, NSTAT };
-    const char *names[NSTAT] = {"E h_01", "E h_00", "Var h_01", "Var h_00", "Cov(h_01, h*_01)", "Cov(h_00, h*_00)",
-                                "Cov(h_01, h_10)", "Cov(h_00, h_11)", "Cov(h_01, h_02)"};
-    double exact[NSTAT] = {unc * c * mu,      unc * mu,       om + c * c * ps,       om + ps,
-                           (1 + c * c) * o12, 2 * o12,        c * c * om + ps,       c * c * (om + ps),
-                           c * om + c * c * ps};
+    const char *names[NSTAT] = {"E h_01",          "E h_00",           "Var h_01",
+                                "Var h_00",        "Cov(h_01, h*_01)", "Cov(h_00, h*_00)",
+                                "Cov(h_01, h_10)", "Cov(h_00, h_11)",  "Cov(h_01, h_02)"};
+    double exact[NSTAT] = {unc * c * mu,    unc * mu,          om + c * c * ps,
+                           om + ps,         (1 + c * c) * o12, 2 * o12,
+                           c * c * om + ps, c * c * (om + ps), c * om + c * c * ps};
     double sum[NSTAT] = {0}, sq[NSTAT] = {0};
     double *x = malloc(sizeof(double) * (size_t)T * d), h[9], hs[9];
-    rng_init(&g, 4 + (uint64_t)(10 * c) + 100 * (uint64_t)unc, STREAM_TEST, (uint32_t)d); /* a stream per case */
+    rng_init(&g, 4 + (uint64_t)(10 * c) + 100 * (uint64_t)unc, STREAM_TEST,
+             (uint32_t)d); /* a stream per case */
     for (int n = 0; n < N; n++) {
         rng_normals(&g, x, (size_t)T * d);
         model_correlate(d, T, m->L, x);
@@ -116,10 +120,10 @@ static void isserlis(double c, const char *index)
     }
     for (int k = 0; k < NSTAT; k++) {
         double mean = sum[k] / N, se = sqrt((sq[k] / N - mean * mean) / N);
-        printf("isserlis c=%.1f %-9s %-18s exact %+.4f  empirical %+.4f +- %.4f\n", c, index, names[k], exact[k], mean,
-               se);
-        CHECK(fabs(mean - exact[k]) < 3 * se, "c=%g %s %s: exact %.5g, empirical %.5g +- %.2g", c, index, names[k],
-              exact[k], mean, se);
+        printf("isserlis c=%.1f %-9s %-18s exact %+.4f  empirical %+.4f +- %.4f\n", c, index,
+               names[k], exact[k], mean, se);
+        CHECK(fabs(mean - exact[k]) < 3 * se, "c=%g %s %s: exact %.5g, empirical %.5g +- %.2g", c,
+              index, names[k], exact[k], mean, se);
     }
     free(x);
     free(S);
@@ -143,8 +147,8 @@ static double loss_of(const struct model *m, const struct student *s, const doub
 
 /* Returns the largest |gradient| seen, so that the caller can retry a sample with zero gradient
  * (relu with every index negative), as test_grad does. */
-static double grad_try(const char *decomp, const char *act, double c, const char *index, const char *outputs, int T,
-                       uint64_t seed, int final)
+static double grad_try(const char *decomp, const char *act, double c, const char *index,
+                       const char *outputs, int T, uint64_t seed, int final)
 {
     struct params p = mk(decomp, act, "goe_mean(0.8)", c, index, outputs, 9);
     p.width = 7.0 / 9.0;
@@ -188,8 +192,9 @@ static double grad_try(const char *decomp, const char *act, double c, const char
         model_destroy(&m);
         return 0;
     }
-    CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0, "%s %s c=%g %s %s T=%d: max |grad - fd| %.3g (max |grad| %.3g)",
-          decomp, act, c, index, outputs, T, maxerr, maxg);
+    CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0,
+          "%s %s c=%g %s %s T=%d: max |grad - fd| %.3g (max |grad| %.3g)", decomp, act, c, index,
+          outputs, T, maxerr, maxg);
     sgd_reference_step(&p, &s, m->teacher, x);
     double dmax = 0;
     for (size_t i = 0; i < n; i++) {
@@ -197,7 +202,8 @@ static double grad_try(const char *decomp, const char *act, double c, const char
         if (s.B)
             dmax = fmax(dmax, fabs(s.B[i] - after->B[i]));
     }
-    CHECK(dmax < 1e-12, "%s %s c=%g %s %s: fused vs reference step differ by %.3g", decomp, act, c, index, outputs, dmax);
+    CHECK(dmax < 1e-12, "%s %s c=%g %s %s: fused vs reference step differ by %.3g", decomp, act, c,
+          index, outputs, dmax);
     student_free(&s);
     free(x);
     sgd_state_destroy(&st);
@@ -205,7 +211,8 @@ static double grad_try(const char *decomp, const char *act, double c, const char
     return maxg;
 }
 
-static void grad_one(const char *decomp, const char *act, double c, const char *index, const char *outputs, int T)
+static void grad_one(const char *decomp, const char *act, double c, const char *index,
+                     const char *outputs, int T)
 {
     for (uint64_t seed = 7; seed < 12; seed++)
         if (grad_try(decomp, act, c, index, outputs, T, seed, seed == 11) > 0)
@@ -229,8 +236,8 @@ static void grad(void)
 
 /* ---- theorem1 ---- */
 
-static void theorem1_one(const char *decomp, const char *act, double c, const char *index, const char *outputs,
-                         double allowance)
+static void theorem1_one(const char *decomp, const char *act, double c, const char *index,
+                         const char *outputs, double allowance)
 {
     const int d = 200, T = 2, N = 30000;
     struct params p = mk(decomp, act, "goe_mean(0.8)", c, index, outputs, d);
@@ -247,7 +254,8 @@ static void theorem1_one(const char *decomp, const char *act, double c, const ch
             s.A[i] += 0.6 * m->teacher[i];
     } else {
         double *PV = malloc(sizeof(double) * (size_t)d * r);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, m->teacher, d, s.B, r, 0.0, PV, r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, m->teacher, d, s.B, r,
+                    0.0, PV, r);
         double t = cblas_ddot(d * r, s.B, 1, s.B, 1) / (m->kappa * d);
         for (size_t i = 0; i < (size_t)d * r; i++)
             s.A[i] += 0.6 * PV[i] / t;
@@ -259,7 +267,8 @@ static void theorem1_one(const char *decomp, const char *act, double c, const ch
     model_order_params(m, &s, &o);
     double mu = sqrt((double)d) * o.t1;
     struct phi_val pv;
-    CHECK(phi_eval_law(&p.activation, T, &m->law, mu, o.omega11, o.psi11, o.omega12, &pv) == 0, "phi");
+    CHECK(phi_eval_law(&p.activation, T, &m->law, mu, o.omega11, o.psi11, o.omega12, &pv) == 0,
+          "phi");
     struct rng g;
     rng_init(&g, 11, STREAM_TEST, (uint32_t)d);
     double *x = malloc(sizeof(double) * (size_t)T * d), h[4], hs[4], sum = 0, sum2 = 0;
@@ -273,11 +282,14 @@ static void theorem1_one(const char *decomp, const char *act, double c, const ch
         sum2 += l * l;
     }
     double mean = sum / N, se = sqrt((sum2 / N - mean * mean) / N);
-    printf("theorem1 %-6s %-10s c=%.1f %-9s %-7s mu=%+.3f mu*=%+.3f omega12=%.3f  Phi=%.5f  MC=%.5f +- %.5f\n", decomp,
-           act, c, index, outputs, mu, m->mu_star, o.omega12, pv.phi, mean, se);
+    printf(
+        "theorem1 %-6s %-10s c=%.1f %-9s %-7s mu=%+.3f mu*=%+.3f omega12=%.3f  Phi=%.5f  MC=%.5f +- %.5f\n",
+        decomp, act, c, index, outputs, mu, m->mu_star, o.omega12, pv.phi, mean, se);
     CHECK(fabs(mean - pv.phi) < 3 * se + allowance * fabs(pv.phi) + 3 * pv.err,
-          "%s %s c=%g %s %s: Phi %.6g vs Monte Carlo %.6g +- %.2g", decomp, act, c, index, outputs, pv.phi, mean, se);
-    CHECK(fabs(o.omega12) > 0.1, "%s: the student should carry a teacher component (omega12 = %g)", decomp, o.omega12);
+          "%s %s c=%g %s %s: Phi %.6g vs Monte Carlo %.6g +- %.2g", decomp, act, c, index, outputs,
+          pv.phi, mean, se);
+    CHECK(fabs(o.omega12) > 0.1, "%s: the student should carry a teacher component (omega12 = %g)",
+          decomp, o.omega12);
     free(x);
     free(S);
     student_free(&s);
@@ -301,7 +313,8 @@ static void theorem1(void)
 
 #define DRIFT_TRIALS 12000
 
-static void drift_one(const char *decomp, const char *act, double c, const char *outputs, int d, double allowance)
+static void drift_one(const char *decomp, const char *act, double c, const char *outputs, int d,
+                      double allowance)
 {
     struct params p = mk(decomp, act, "goe_mean(0.8)", c, "uncentred", outputs, d);
     p.lr = 1e-3;
@@ -347,13 +360,15 @@ static void drift_one(const char *decomp, const char *act, double c, const char 
     }
     const char *names[3] = {"dmu/dtau", "domega12/dtau", "domega11/dtau"};
     for (int i = 0; i < 3; i++) {
-        double mean = s[i] / DRIFT_TRIALS, se = sqrt((q[i] / DRIFT_TRIALS - mean * mean) / DRIFT_TRIALS);
-        printf("drift %-6s %-16s c=%.1f %-7s d=%d %-14s sgd %+.4f +- %.4f  flow %+.4f\n", decomp, act, c, outputs, d,
-               names[i], mean, se, flow[i]);
-        CHECK(fabs(mean - flow[i]) < 3 * se + allowance * fabs(flow[i]), "%s %s %s: sgd %.5g +- %.2g vs flow %.5g",
-              decomp, act, names[i], mean, se, flow[i]);
+        double mean = s[i] / DRIFT_TRIALS,
+               se = sqrt((q[i] / DRIFT_TRIALS - mean * mean) / DRIFT_TRIALS);
+        printf("drift %-6s %-16s c=%.1f %-7s d=%d %-14s sgd %+.4f +- %.4f  flow %+.4f\n", decomp,
+               act, c, outputs, d, names[i], mean, se, flow[i]);
+        CHECK(fabs(mean - flow[i]) < 3 * se + allowance * fabs(flow[i]),
+              "%s %s %s: sgd %.5g +- %.2g vs flow %.5g", decomp, act, names[i], mean, se, flow[i]);
     }
-    CHECK(fabs(flow[0]) > 5 * sqrt(q[0] / DRIFT_TRIALS - pow(s[0] / DRIFT_TRIALS, 2)) / sqrt(DRIFT_TRIALS),
+    CHECK(fabs(flow[0]) >
+              5 * sqrt(q[0] / DRIFT_TRIALS - pow(s[0] / DRIFT_TRIALS, 2)) / sqrt(DRIFT_TRIALS),
           "%s %s: the mean's drift should be resolved", decomp, act);
     free(dA);
     free(dB);
@@ -383,8 +398,8 @@ static double gap(const struct traj *a, const struct traj *b, int what, int from
     return g;
 }
 
-static void solvers_one(const char *decomp, const char *act, int d, double lr, double tau_end, double tol_sgd,
-                        double tol_ode)
+static void solvers_one(const char *decomp, const char *act, int d, double lr, double tau_end,
+                        double tol_sgd, double tol_ode)
 {
     struct params p = mk(decomp, act, "goe_mean(1)", 0.0, "uncentred", "all", d);
     p.lr = lr;
@@ -399,26 +414,33 @@ static void solvers_one(const char *decomp, const char *act, int d, double lr, d
     p.solvers = SOLVER_ODE;
     CHECK(worker_run(&p, &rs, NULL, NULL) == 0, "worker_run slaved");
     const struct traj *sg = &r.traj[0], *fl = &r.traj[1], *od = &r.traj[2], *sl = &rs.traj[0];
-    CHECK(sg->status == RUN_OK && fl->status == RUN_OK && od->status == RUN_OK && sl->status == RUN_OK,
-          "%s %s d=%d: statuses %s %s %s %s", decomp, act, d, run_status_name(sg->status), run_status_name(fl->status),
-          run_status_name(od->status), run_status_name(sl->status));
-    double g_sgd = gap(sg, fl, 0, 0), g_sgd_mu = gap(sg, fl, 1, 0), g_ode = gap(od, fl, 0, 0), g_ode_mu = gap(od, fl, 1, 0);
+    CHECK(sg->status == RUN_OK && fl->status == RUN_OK && od->status == RUN_OK &&
+              sl->status == RUN_OK,
+          "%s %s d=%d: statuses %s %s %s %s", decomp, act, d, run_status_name(sg->status),
+          run_status_name(fl->status), run_status_name(od->status), run_status_name(sl->status));
+    double g_sgd = gap(sg, fl, 0, 0), g_sgd_mu = gap(sg, fl, 1, 0), g_ode = gap(od, fl, 0, 0),
+           g_ode_mu = gap(od, fl, 1, 0);
     /* The slaved form skips the fast phase (t = d tau of order 1), which shifts its curve in tau
      * by O(1/d); once both have settled they meet: compare the last record. */
     int last = fl->n - 1;
-    double g_sl = fabs(sl->rows[last].omega12 - fl->rows[last].omega12), g_sl_mu = fabs(sl->rows[last].mu - fl->rows[last].mu);
-    printf("solvers %-6s %-3s d=%d: m(end) sgd %.3f flow %.3f; max gaps to flow: sgd omega12 %.4f mu %.4f, ode (stiff) "
-           "omega12 %.2e mu %.2e; slaved at the end: omega12 %.2e mu %.2e\n",
-           decomp, act, d, sg->rows[sg->n - 1].overlap, fl->rows[fl->n - 1].overlap, g_sgd, g_sgd_mu, g_ode, g_ode_mu,
-           g_sl, g_sl_mu);
-    CHECK(g_sgd < tol_sgd && g_sgd_mu < 5 * tol_sgd, "%s %s d=%d: SGD leaves the flow by %.3g (mu %.3g)", decomp, act, d,
-          g_sgd, g_sgd_mu);
-    CHECK(g_ode < tol_ode && g_ode_mu < 10 * tol_ode, "%s %s d=%d: the stiff ODE leaves the flow by %.3g (mu %.3g)",
-          decomp, act, d, g_ode, g_ode_mu);
-    CHECK(g_sl < 3 * tol_ode + 0.02 && g_sl_mu < 10 * tol_ode + 0.05, "%s %s d=%d: the slaved ODE ends %.3g (mu %.3g) from the flow",
-          decomp, act, d, g_sl, g_sl_mu);
-    CHECK(fabs(fl->rows[fl->n - 1].overlap) > 0.5, "%s %s d=%d: no recovery through the mean (m = %.3g)", decomp, act,
-          d, fl->rows[fl->n - 1].overlap);
+    double g_sl = fabs(sl->rows[last].omega12 - fl->rows[last].omega12),
+           g_sl_mu = fabs(sl->rows[last].mu - fl->rows[last].mu);
+    printf(
+        "solvers %-6s %-3s d=%d: m(end) sgd %.3f flow %.3f; max gaps to flow: sgd omega12 %.4f mu %.4f, ode (stiff) "
+        "omega12 %.2e mu %.2e; slaved at the end: omega12 %.2e mu %.2e\n",
+        decomp, act, d, sg->rows[sg->n - 1].overlap, fl->rows[fl->n - 1].overlap, g_sgd, g_sgd_mu,
+        g_ode, g_ode_mu, g_sl, g_sl_mu);
+    CHECK(g_sgd < tol_sgd && g_sgd_mu < 5 * tol_sgd,
+          "%s %s d=%d: SGD leaves the flow by %.3g (mu %.3g)", decomp, act, d, g_sgd, g_sgd_mu);
+    CHECK(g_ode < tol_ode && g_ode_mu < 10 * tol_ode,
+          "%s %s d=%d: the stiff ODE leaves the flow by %.3g (mu %.3g)", decomp, act, d, g_ode,
+          g_ode_mu);
+    CHECK(g_sl < 3 * tol_ode + 0.02 && g_sl_mu < 10 * tol_ode + 0.05,
+          "%s %s d=%d: the slaved ODE ends %.3g (mu %.3g) from the flow", decomp, act, d, g_sl,
+          g_sl_mu);
+    CHECK(fabs(fl->rows[fl->n - 1].overlap) > 0.5,
+          "%s %s d=%d: no recovery through the mean (m = %.3g)", decomp, act, d,
+          fl->rows[fl->n - 1].overlap);
     worker_result_free(&r);
     worker_result_free(&rs);
 }

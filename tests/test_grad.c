@@ -10,7 +10,8 @@
 #include "check.h"
 
 /* loss of parameters (A, B) on tokens x */
-static double loss_of(const struct params *p, const struct model *m, struct student *s, const double *x)
+static double loss_of(const struct params *p, const struct model *m, struct student *s,
+                      const double *x)
 {
     int d = m->d, T = m->T;
     double *S = malloc(sizeof(double) * (size_t)d * d), h[64], hs[64];
@@ -75,7 +76,8 @@ static double one(const char *decomp, const char *act, int T, uint64_t seed, int
         return 0;
     }
     char what[128];
-    snprintf(what, sizeof what, "%s %s T=%d: max |grad - finite difference| (max |grad| %.3g)", decomp, act, T, maxg);
+    snprintf(what, sizeof what, "%s %s T=%d: max |grad - finite difference| (max |grad| %.3g)",
+             decomp, act, T, maxg);
     CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0, "%s: %.3g", what, maxerr);
     /* The fused step and the reference step agree to rounding. */
     sgd_reference_step(&p, &s, m->teacher, x);
@@ -151,8 +153,10 @@ static void many(const char *decomp, const char *act, double wd, int steps)
             bad = k;
         }
     }
-    CHECK(worst <= 1e-10 * wamax, "%s %s wd=%g: fused steps differ from reference steps by %.3g at step %d (max |entry| %.3g)",
-          decomp, act, wd, worst, bad, wamax);
+    CHECK(
+        worst <= 1e-10 * wamax,
+        "%s %s wd=%g: fused steps differ from reference steps by %.3g at step %d (max |entry| %.3g)",
+        decomp, act, wd, worst, bad, wamax);
     student_free(&s);
     sgd_state_destroy(&st);
     model_destroy(&m);
@@ -161,7 +165,9 @@ static void many(const char *decomp, const char *act, double wd, int steps)
 int main(void)
 {
     const char *decomps[] = {"direct", "tied", "untied"};
-    const char *acts[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite(0.2,0.5,1,0.3)", "relu", "tanh", "erf", "softmax(1)", "softmax(3)"};
+    const char *acts[] = {
+        "h1",   "h2",   "h3",  "h4",         "h5",        "h6", "hermite(0.2,0.5,1,0.3)",
+        "relu", "tanh", "erf", "softmax(1)", "softmax(3)"};
     for (int i = 0; i < 3; i++)
         for (size_t j = 0; j < sizeof acts / sizeof acts[0]; j++)
             check_one(decomps[i], acts[j], 2);

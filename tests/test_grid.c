@@ -61,8 +61,9 @@ static void test_ids(void)
         struct params *p = NULL;
         size_t np = 0;
         snprintf(path, sizeof path, "%s/%s", srcdir, files[k]);
-        CHECK(spec_load(path, &s, err, sizeof err) == 0 && grid_expand(s, &p, &np, err, sizeof err) == 0, "%s: %s",
-              path, err);
+        CHECK(spec_load(path, &s, err, sizeof err) == 0 &&
+                  grid_expand(s, &p, &np, err, sizeof err) == 0,
+              "%s: %s", path, err);
         for (size_t i = 0; i < np && fgets(line, sizeof line, f); i++) {
             char hex[17];
             task_id_hex(params_task_id(&p[i]), hex);
@@ -72,7 +73,8 @@ static void test_ids(void)
             char text[8192];
             struct params q;
             params_canonical(&p[i], text, sizeof text);
-            CHECK(task_parse(text, &q, err, sizeof err) == 0 && params_task_id(&q) == params_task_id(&p[i]),
+            CHECK(task_parse(text, &q, err, sizeof err) == 0 &&
+                      params_task_id(&q) == params_task_id(&p[i]),
                   "%s does not give back its id", text);
             CHECK(!strstr(text, "00000000") && !strstr(text, "99999999"), "not shortest: %s", text);
         }
@@ -87,18 +89,20 @@ static void test_ranges(void)
 {
     char err[2048];
     size_t n;
-    struct params *p = expand("grid:\n  lr: {logspace: [0.01, 0.1, 3]}\n  d: {range: [40, 200, 40]}\n"
-                              "  init_scale: {linspace: [0.1, 0.5, 5]}\n",
-                              &n, err, sizeof err);
+    struct params *p =
+        expand("grid:\n  lr: {logspace: [0.01, 0.1, 3]}\n  d: {range: [40, 200, 40]}\n"
+               "  init_scale: {linspace: [0.1, 0.5, 5]}\n",
+               &n, err, sizeof err);
     CHECK(p && n == 3 * 4 * 5, "ranges: %zu points (%s)", n, err);
     if (p) {
         /* last axis fastest: init_scale 0.1 0.2 0.3 0.4 0.5, exactly the decimals */
         const double is[5] = {0.1, 0.2, 0.3, 0.4, 0.5};
         for (int i = 0; i < 5; i++)
             CHECK(p[i].init_scale == is[i], "linspace value %d = %.17g", i, p[i].init_scale);
-        CHECK(p[0].d == 40 && p[5].d == 80 && p[15].d == 160, "range values %d %d %d", p[0].d, p[5].d, p[15].d);
-        CHECK(p[0].lr == 0.01 && fabs(p[20].lr - sqrt(0.001)) < 1e-15 && p[40].lr == 0.1, "logspace %g %g %g",
-              p[0].lr, p[20].lr, p[40].lr);
+        CHECK(p[0].d == 40 && p[5].d == 80 && p[15].d == 160, "range values %d %d %d", p[0].d,
+              p[5].d, p[15].d);
+        CHECK(p[0].lr == 0.01 && fabs(p[20].lr - sqrt(0.001)) < 1e-15 && p[40].lr == 0.1,
+              "logspace %g %g %g", p[0].lr, p[20].lr, p[40].lr);
     }
     free(p);
     const char *bad[][2] = {
@@ -106,13 +110,15 @@ static void test_ranges(void)
         {"grid:\n  lr: {logspace: [0, 0.1, 3]}\n", "x.yaml:2: key 'lr': logspace"},
         {"grid:\n  lr: {range: [0.1, 0.01, 0.01]}\n", "x.yaml:2: key 'lr': range"},
         {"grid:\n  lr: {linspce: [0.1, 0.2, 2]}\n", "did you mean 'linspace'"},
-        {"grid:\n  lr: {linspace: [0.1, 0.2]}\n", "x.yaml:2: key 'lr': linspace takes three numbers"},
+        {"grid:\n  lr: {linspace: [0.1, 0.2]}\n",
+         "x.yaml:2: key 'lr': linspace takes three numbers"},
         {"grid:\n  activation: {linspace: [1, 2, 2]}\n", "needs a numeric key"},
         {"grid:\n  lr: {linspace: [0.1, 0.1, 2]}\n", "repeats"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = expand(bad[i][0], &n, err, sizeof err);
-        CHECK(!p && strstr(err, bad[i][1]), "'%s' gave '%s', expected '%s'", bad[i][0], p ? "points" : err, bad[i][1]);
+        CHECK(!p && strstr(err, bad[i][1]), "'%s' gave '%s', expected '%s'", bad[i][0],
+              p ? "points" : err, bad[i][1]);
         free(p);
     }
 }
@@ -121,49 +127,60 @@ static void test_zip_expr(void)
 {
     char err[2048];
     size_t n;
-    struct params *p = expand("grid:\n  decomposition: [tied, untied]\n  zip:\n    d: [40, 80, 160]\n"
-                              "    tau_end: [0.1, 0.2, 0.3]\nfixed:\n  lr: \"0.5 / log(d)\"\n",
-                              &n, err, sizeof err);
+    struct params *p =
+        expand("grid:\n  decomposition: [tied, untied]\n  zip:\n    d: [40, 80, 160]\n"
+               "    tau_end: [0.1, 0.2, 0.3]\nfixed:\n  lr: \"0.5 / log(d)\"\n",
+               &n, err, sizeof err);
     CHECK(p && n == 6, "zip: %zu points (%s)", n, err);
     if (p) {
         const int d[3] = {40, 80, 160};
         const double te[3] = {0.1, 0.2, 0.3};
         for (int i = 0; i < 6; i++) {
-            CHECK(p[i].d == d[i % 3] && p[i].tau_end == te[i % 3], "zip point %d: d %d tau_end %g", i, p[i].d,
-                  p[i].tau_end);
+            CHECK(p[i].d == d[i % 3] && p[i].tau_end == te[i % 3], "zip point %d: d %d tau_end %g",
+                  i, p[i].d, p[i].tau_end);
             char want[64];
             text_double(0.5 / log((double)d[i % 3]), want, sizeof want);
-            CHECK(p[i].lr == strtod(want, NULL), "expression at d = %d: lr %.17g, expected %s", d[i % 3], p[i].lr, want);
+            CHECK(p[i].lr == strtod(want, NULL), "expression at d = %d: lr %.17g, expected %s",
+                  d[i % 3], p[i].lr, want);
         }
     }
     free(p);
     /* an expression in a grid list, of a grid key */
     p = expand("grid:\n  d: [20, 40]\n  lr: [\"1/d\", \"2/d\"]\n", &n, err, sizeof err);
-    CHECK(p && n == 4 && p[0].lr == 0.05 && p[1].lr == 0.1 && p[2].lr == 0.025 && p[3].lr == 0.05, "grid expr (%s)",
-          err);
+    CHECK(p && n == 4 && p[0].lr == 0.05 && p[1].lr == 0.1 && p[2].lr == 0.025 && p[3].lr == 0.05,
+          "grid expr (%s)", err);
     free(p);
     const char *bad[][2] = {
-        {"grid:\n  zip:\n    d: [40, 80]\n    lr: [0.1]\n", "x.yaml:4: key 'zip': lists of unequal length"},
-        {"grid:\n  d: [40]\nfixed:\n  lr: \"0.5 / log(dd)\"\n", "x.yaml:4: key 'lr': expression '0.5 / log(dd)': unknown name 'dd' (did you mean 'd'?)"},
-        {"grid:\n  d: [40, 80]\nfixed:\n  lr: \"1 / (d - 40)\"\n", "x.yaml:4: key 'lr': expression '1 / (d - 40)': division by zero"},
+        {"grid:\n  zip:\n    d: [40, 80]\n    lr: [0.1]\n",
+         "x.yaml:4: key 'zip': lists of unequal length"},
+        {"grid:\n  d: [40]\nfixed:\n  lr: \"0.5 / log(dd)\"\n",
+         "x.yaml:4: key 'lr': expression '0.5 / log(dd)': unknown name 'dd' (did you mean 'd'?)"},
+        {"grid:\n  d: [40, 80]\nfixed:\n  lr: \"1 / (d - 40)\"\n",
+         "x.yaml:4: key 'lr': expression '1 / (d - 40)': division by zero"},
         {"fixed:\n  lr: \"0.5 / (d\"\n", "x.yaml:2: key 'lr': expression '0.5 / (d', column"},
         {"fixed:\n  lr: \"2 * lr\"\n", "names its own key"},
-        {"fixed:\n  lr: \"1/d\"\n  init_scale: \"lr * 2\"\n", "x.yaml:3: key 'init_scale': expression 'lr * 2' names lr, which is itself an expression"},
-        {"fixed:\n  d: \"10 * log(10)\"\n", "x.yaml:2: key 'd': expression '10 * log(10)' = 23.02585092994046: d = 23.02585092994046: not an integer"},
-        {"fixed:\n  lr: \"1 - d\"\n", "x.yaml:2: key 'lr': expression '1 - d' = -99: lr = -99: must be a number in (0, 1000]"},
+        {"fixed:\n  lr: \"1/d\"\n  init_scale: \"lr * 2\"\n",
+         "x.yaml:3: key 'init_scale': expression 'lr * 2' names lr, which is itself an expression"},
+        {"fixed:\n  d: \"10 * log(10)\"\n",
+         "x.yaml:2: key 'd': expression '10 * log(10)' = 23.02585092994046: d = 23.02585092994046: not an integer"},
+        {"fixed:\n  lr: \"1 - d\"\n",
+         "x.yaml:2: key 'lr': expression '1 - d' = -99: lr = -99: must be a number in (0, 1000]"},
         {"fixed:\n  zip:\n    d: [40]\n", "zip blocks go under grid"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = expand(bad[i][0], &n, err, sizeof err);
-        CHECK(!p && strstr(err, bad[i][1]), "'%s' gave '%s', expected '%s'", bad[i][0], p ? "points" : err, bad[i][1]);
+        CHECK(!p && strstr(err, bad[i][1]), "'%s' gave '%s', expected '%s'", bad[i][0],
+              p ? "points" : err, bad[i][1]);
         free(p);
     }
     /* every failing point listed, grouped by message */
-    p = expand("grid:\n  decomposition: [tied, untied, direct]\n  order_m: [3, 4, 6]\nfixed:\n  closure: flat\n"
-               "solvers: [ode]\n",
-               &n, err, sizeof err);
+    p = expand(
+        "grid:\n  decomposition: [tied, untied, direct]\n  order_m: [3, 4, 6]\nfixed:\n  closure: flat\n"
+        "solvers: [ode]\n",
+        &n, err, sizeof err);
     CHECK(!p && strstr(err, "x.yaml:1: key 'grid': 4 of 9 points cannot run") &&
-              strstr(err, "(decomposition=tied, order_m=4)") && strstr(err, "(decomposition=untied, order_m=6)"),
+              strstr(err, "(decomposition=tied, order_m=4)") &&
+              strstr(err, "(decomposition=untied, order_m=6)"),
           "whole-grid check: %s", err);
     free(p);
 }
@@ -171,23 +188,29 @@ static void test_zip_expr(void)
 static void test_override(void)
 {
     char err[2048];
-    struct sweep_spec *s = parse("grid:\n  d: [20, 40]\n  lr: [0.1, 0.2]\nfixed:\n  tau_end: 0.5\n", err, sizeof err);
+    struct sweep_spec *s =
+        parse("grid:\n  d: [20, 40]\n  lr: [0.1, 0.2]\nfixed:\n  tau_end: 0.5\n", err, sizeof err);
     CHECK(s != NULL, "%s", err);
     if (!s)
         return;
     CHECK(spec_override(s, "tau_end=2", err, sizeof err) == 0, "%s", err);
     CHECK(spec_override(s, "lr=0.05", err, sizeof err) == 0, "%s", err);
     CHECK(spec_override(s, "init_scale=0.5 / log(d)", err, sizeof err) == 0, "%s", err);
-    CHECK(spec_override(s, "tau_endd=2", err, sizeof err) != 0 && strstr(err, "did you mean 'tau_end'"), "%s", err);
-    CHECK(spec_override(s, "d=1", err, sizeof err) != 0 && strstr(err, "--set d=1: d = 1: must be an integer from 2"),
+    CHECK(spec_override(s, "tau_endd=2", err, sizeof err) != 0 &&
+              strstr(err, "did you mean 'tau_end'"),
+          "%s", err);
+    CHECK(spec_override(s, "d=1", err, sizeof err) != 0 &&
+              strstr(err, "--set d=1: d = 1: must be an integer from 2"),
           "%s", err);
     CHECK(spec_override(s, "tau_end", err, sizeof err) != 0 && strstr(err, "KEY=VALUE"), "%s", err);
     CHECK(strstr(s->text, "# --set tau_end=2") != NULL, "override not recorded in the text");
     struct params *p = NULL;
     size_t n = 0;
-    CHECK(grid_expand(s, &p, &n, err, sizeof err) == 0 && n == 2, "override grid: %zu (%s)", n, err);
+    CHECK(grid_expand(s, &p, &n, err, sizeof err) == 0 && n == 2, "override grid: %zu (%s)", n,
+          err);
     for (size_t i = 0; p && i < n; i++)
-        CHECK(p[i].tau_end == 2 && p[i].lr == 0.05 && p[i].init_scale == 0.5 / log((double)p[i].d), "override point");
+        CHECK(p[i].tau_end == 2 && p[i].lr == 0.05 && p[i].init_scale == 0.5 / log((double)p[i].d),
+              "override point");
     free(p);
     spec_destroy(&s);
 }
@@ -223,12 +246,15 @@ static void test_recovery(void)
     traj_free(&t);
 }
 
-static double direct_tau_wr(sqlite3 *db, const char *task, const char *solver, double th, int *found)
+static double direct_tau_wr(sqlite3 *db, const char *task, const char *solver, double th,
+                            int *found)
 {
     /* the first record with |m| >= th, and the one before it, read row by row */
     sqlite3_stmt *q;
-    sqlite3_prepare_v2(db, "SELECT tau, abs(overlap) FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k",
-                       -1, &q, NULL);
+    sqlite3_prepare_v2(
+        db,
+        "SELECT tau, abs(overlap) FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k",
+        -1, &q, NULL);
     sqlite3_bind_text(q, 1, task, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
     double tp = 0, mp = -1, r = -1;
@@ -291,10 +317,11 @@ static void test_view(void)
                 int found, rows = 0;
                 double want = direct_tau_wr(db, hex, solver, ths[j], &found), got = -1;
                 sqlite3_stmt *q;
-                sqlite3_prepare_v2(db,
-                                   "SELECT crossing(?3, tau_prev, tau, m_prev, m), tau_prev, tau FROM recovery_segments"
-                                   " WHERE task_id = ?1 AND solver = ?2 AND m >= ?3 AND m_max_before < ?3",
-                                   -1, &q, NULL);
+                sqlite3_prepare_v2(
+                    db,
+                    "SELECT crossing(?3, tau_prev, tau, m_prev, m), tau_prev, tau FROM recovery_segments"
+                    " WHERE task_id = ?1 AND solver = ?2 AND m >= ?3 AND m_max_before < ?3",
+                    -1, &q, NULL);
                 sqlite3_bind_text(q, 1, hex, -1, SQLITE_STATIC);
                 sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
                 sqlite3_bind_double(q, 3, ths[j]);
@@ -307,7 +334,8 @@ static void test_view(void)
                     rows++;
                 }
                 sqlite3_finalize(q);
-                CHECK(rows == found, "%s %s th %g: %d rows from the view, found %d", hex, solver, ths[j], rows, found);
+                CHECK(rows == found, "%s %s th %g: %d rows from the view, found %d", hex, solver,
+                      ths[j], rows, found);
                 if (found) {
                     CHECK_CLOSE(got, want, 1e-14, 1e-12, "view against the direct computation");
                     compared++;
@@ -315,20 +343,24 @@ static void test_view(void)
             }
             /* the stored summary is the view at the point's own threshold */
             sqlite3_stmt *q;
-            sqlite3_prepare_v2(db, "SELECT tau_wr, typeof(samples_wr) FROM summary WHERE task_id = ?1 AND solver = ?2",
-                               -1, &q, NULL);
+            sqlite3_prepare_v2(
+                db,
+                "SELECT tau_wr, typeof(samples_wr) FROM summary WHERE task_id = ?1 AND solver = ?2",
+                -1, &q, NULL);
             sqlite3_bind_text(q, 1, hex, -1, SQLITE_STATIC);
             sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
             int found;
             double want = direct_tau_wr(db, hex, solver, 0.3, &found);
             if (sqlite3_step(q) == SQLITE_ROW && found) {
                 CHECK_CLOSE(sqlite3_column_double(q, 0), want, 1e-14, 1e-12, "summary.tau_wr");
-                CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), "integer"), "samples_wr not INTEGER");
+                CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), "integer"),
+                      "samples_wr not INTEGER");
             }
             sqlite3_finalize(q);
         }
     }
-    CHECK(compared >= 12 && bad == 0, "%d thresholds compared, %d outside their records", compared, bad);
+    CHECK(compared >= 12 && bad == 0, "%d thresholds compared, %d outside their records", compared,
+          bad);
     for (int i = 0; i < 3; i++)
         task_free(&tasks[i]);
     store_close(&s);
@@ -367,7 +399,8 @@ static void test_migration(void)
     unlink(path);
     sqlite3 *db;
     sqlite3_open(path, &db);
-    CHECK(sqlite3_exec(db, v1_schema, NULL, NULL, NULL) == SQLITE_OK, "v1 schema: %s", sqlite3_errmsg(db));
+    CHECK(sqlite3_exec(db, v1_schema, NULL, NULL, NULL) == SQLITE_OK, "v1 schema: %s",
+          sqlite3_errmsg(db));
     /* a point written the old way: %.17g numbers, samples as tau d^2/eta in REAL */
     struct params p;
     params_default(&p);
@@ -382,25 +415,28 @@ static void test_migration(void)
         params_get(&p, params_keys[i], v, sizeof v);
         if (!strcmp(params_keys[i], "lr") || !strcmp(params_keys[i], "init_scale") ||
             !strcmp(params_keys[i], "width") || !strcmp(params_keys[i], "tau_end") ||
-            !strcmp(params_keys[i], "recovery_threshold") || !strcmp(params_keys[i], "weight_decay"))
+            !strcmp(params_keys[i], "recovery_threshold") ||
+            !strcmp(params_keys[i], "weight_decay"))
             snprintf(v, sizeof v, "%.17g", strtod(v, NULL));
         if (!strcmp(params_keys[i], "teacher"))
             snprintf(v, sizeof v, "wishart(%.17g)", p.teacher.arg);
-        off += (size_t)snprintf(canon17 + off, sizeof canon17 - off, "%s%s=%s", i ? ";" : "", params_keys[i], v);
+        off += (size_t)snprintf(canon17 + off, sizeof canon17 - off, "%s%s=%s", i ? ";" : "",
+                                params_keys[i], v);
     }
     CHECK(strstr(canon17, "lr=0.10000000000000001") != NULL, "old text: %s", canon17);
     task_id_hex(params_task_id(&p), hex);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO sweeps VALUES (1, 'v1', 'x', 'now', '', '', '', '', '', '', 1);"
-             "INSERT INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens, teacher, width,"
-             " weight_decay, order_m, closure, tau_end, seed, status, records, log_grid, recovery_threshold, ode_noise,"
-             " solvers, params) VALUES ('%s', 1, 'tied', 'h1', 20, 0.1, 0.3, 2, 'wishart(0.5)', 1, 0, 4, 'auto', 0.5, 1,"
-             " 'done', 4, 0, 0.5, 0, 'sgd', '%s');"
-             "INSERT INTO trajectory VALUES ('%s', 'sgd', 0, 0, 0, 1, 1, 0, 0, 0.1, 1),"
-             " ('%s', 'sgd', 1, 0.1, 400.00000000000006, 1, 1, 0, 0, 0.3, 1),"
-             " ('%s', 'sgd', 2, 0.2, 800.0000000000001, 1, 1, 0, 0, 0.7, 1);"
-             "INSERT INTO summary VALUES ('%s', 'sgd', 0.2, 800.0000000000001, 0.7, 1, NULL, 'done', 1, NULL, NULL);",
-             hex, canon17, hex, hex, hex, hex);
+    snprintf(
+        sql, sizeof sql,
+        "INSERT INTO sweeps VALUES (1, 'v1', 'x', 'now', '', '', '', '', '', '', 1);"
+        "INSERT INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens, teacher, width,"
+        " weight_decay, order_m, closure, tau_end, seed, status, records, log_grid, recovery_threshold, ode_noise,"
+        " solvers, params) VALUES ('%s', 1, 'tied', 'h1', 20, 0.1, 0.3, 2, 'wishart(0.5)', 1, 0, 4, 'auto', 0.5, 1,"
+        " 'done', 4, 0, 0.5, 0, 'sgd', '%s');"
+        "INSERT INTO trajectory VALUES ('%s', 'sgd', 0, 0, 0, 1, 1, 0, 0, 0.1, 1),"
+        " ('%s', 'sgd', 1, 0.1, 400.00000000000006, 1, 1, 0, 0, 0.3, 1),"
+        " ('%s', 'sgd', 2, 0.2, 800.0000000000001, 1, 1, 0, 0, 0.7, 1);"
+        "INSERT INTO summary VALUES ('%s', 'sgd', 0.2, 800.0000000000001, 0.7, 1, NULL, 'done', 1, NULL, NULL);",
+        hex, canon17, hex, hex, hex, hex);
     CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK, "v1 rows: %s", sqlite3_errmsg(db));
     sqlite3_close(db);
 
@@ -410,29 +446,34 @@ static void test_migration(void)
         return;
     db = store_db(s);
     sqlite3_stmt *q;
-    sqlite3_prepare_v2(db,
-                       "SELECT (SELECT user_version FROM pragma_user_version), t.params, t.task_id, s.tau_wr,"
-                       " typeof(s.samples_wr), s.samples_wr,"
-                       " (SELECT group_concat(typeof(samples) || samples) FROM trajectory), (SELECT count(*) FROM results)"
-                       " FROM tasks t JOIN summary s USING (task_id)",
-                       -1, &q, NULL);
+    sqlite3_prepare_v2(
+        db,
+        "SELECT (SELECT user_version FROM pragma_user_version), t.params, t.task_id, s.tau_wr,"
+        " typeof(s.samples_wr), s.samples_wr,"
+        " (SELECT group_concat(typeof(samples) || samples) FROM trajectory), (SELECT count(*) FROM results)"
+        " FROM tasks t JOIN summary s USING (task_id)",
+        -1, &q, NULL);
     CHECK(sqlite3_step(q) == SQLITE_ROW, "migrated rows: %s", sqlite3_errmsg(db));
-    CHECK(sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION, "user_version %d", sqlite3_column_int(q, 0));
+    CHECK(sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION, "user_version %d",
+          sqlite3_column_int(q, 0));
     char want[4096];
     params_canonical(&p, want, sizeof want);
-    CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), want), "params %s", sqlite3_column_text(q, 1));
+    CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), want), "params %s",
+          sqlite3_column_text(q, 1));
     CHECK(!strcmp((const char *)sqlite3_column_text(q, 2), hex), "task id changed");
     /* 0.5 is reached between tau 0.1 (0.3) and 0.2 (0.7): tau_wr = 0.15, n_wr = 600 */
     CHECK_CLOSE(sqlite3_column_double(q, 3), 0.15, 1e-15, 0, "migrated tau_wr");
-    CHECK(!strcmp((const char *)sqlite3_column_text(q, 4), "integer") && sqlite3_column_int(q, 5) == 600,
+    CHECK(!strcmp((const char *)sqlite3_column_text(q, 4), "integer") &&
+              sqlite3_column_int(q, 5) == 600,
           "samples_wr %s %d", sqlite3_column_text(q, 4), sqlite3_column_int(q, 5));
-    CHECK(!strcmp((const char *)sqlite3_column_text(q, 6), "integer0,integer400,integer800"), "trajectory samples %s",
-          sqlite3_column_text(q, 6));
+    CHECK(!strcmp((const char *)sqlite3_column_text(q, 6), "integer0,integer400,integer800"),
+          "trajectory samples %s", sqlite3_column_text(q, 6));
     CHECK(sqlite3_column_int(q, 7) == 1, "the view results survives");
     sqlite3_finalize(q);
     /* schema 4: the task ran in double */
     sqlite3_prepare_v2(db, "SELECT precision FROM tasks", -1, &q, NULL);
-    CHECK(q && sqlite3_step(q) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(q, 0), "double"),
+    CHECK(q && sqlite3_step(q) == SQLITE_ROW &&
+              !strcmp((const char *)sqlite3_column_text(q, 0), "double"),
           "migrated precision: %s", sqlite3_errmsg(db));
     sqlite3_finalize(q);
     store_close(&s);

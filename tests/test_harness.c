@@ -2,19 +2,19 @@
  * test_harness.c: the harness modules without MPI: sweep files, grid expansion, task text,
  * result bytes and the results database.
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sqlite3.h>
 #include <unistd.h>
 
-#include "aimsweep/harness/grid.h"
 #include "aimsweep/base/params.h"
 #include "aimsweep/base/task_status.h"
-#include "aimsweep/run/result.h"
+#include "aimsweep/harness/grid.h"
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/run/result.h"
 #include "check.h"
 
 static const char good[] = "name: t\n"
@@ -106,13 +106,15 @@ static void test_spec_grid(void)
     /* an error names file, line and key: a value out of range when the file is read, a
      * combination out of range when the grid is expanded */
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1,\n    -1]\n", err, sizeof err);
-    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL && strstr(err, "(0, 1000]") != NULL);
+    CHECK_TRUE(s == NULL && strstr(err, "x.yaml:4: key 'lr'") != NULL &&
+               strstr(err, "(0, 1000]") != NULL);
     s = parse("grid:\n  d: [10, 20]\n  teacher: [goe,\n    wishart(0.03)]\n", err, sizeof err);
     CHECK_TRUE(s != NULL);
     if (s) {
         struct params *bad = NULL;
         CHECK_TRUE(grid_expand(s, &bad, &n, err, sizeof err) != 0 && bad == NULL);
-        CHECK_TRUE(strstr(err, "x.yaml:1: key 'grid'") != NULL && strstr(err, "d=10, teacher=wishart(0.03)") != NULL);
+        CHECK_TRUE(strstr(err, "x.yaml:1: key 'grid'") != NULL &&
+                   strstr(err, "d=10, teacher=wishart(0.03)") != NULL);
         spec_destroy(&s);
     }
     s = parse("grid:\n  d: [10, 20]\n  lr: [0.1, 0.2]\n  d: [5]\n", err, sizeof err);
@@ -127,13 +129,14 @@ static void fake_result(struct task_result *r, int n, double base)
     for (int s = 0; s < 2; s++) {
         traj_init(&r->traj[s], s ? SOLVER_FLOW : SOLVER_SGD, n);
         for (int k = 0; k < n; k++) {
-            struct obs_row o = {0.1 * k, 10.0 * k, base + k, 2, 3, 4, 0.1 * k, 1.0 / (k + 1), 0.5 * k};
+            struct obs_row o = {0.1 * k, 10.0 * k, base + k,      2,      3,
+                                4,       0.1 * k,  1.0 / (k + 1), 0.5 * k};
             traj_push(&r->traj[s], &o);
         }
         r->traj[s].status = RUN_OK;
         r->traj[s].diverged_at_samples = -1;
-        r->sum[s] = (struct solver_summary){r->traj[s].solver, s ? 0.2 : -1, s ? 20 : -1, 0.5, 0.25, s ? 0.01 : -1,
-                                            RUN_OK, 0.125 * s};
+        r->sum[s] = (struct solver_summary){r->traj[s].solver, s ? 0.2 : -1, s ? 20 : -1, 0.5, 0.25,
+                                            s ? 0.01 : -1,     RUN_OK,       0.125 * s};
     }
     r->traj[1].status = RUN_DIVERGED;
     snprintf(r->traj[1].error, sizeof r->traj[1].error, "exploded");
@@ -151,7 +154,8 @@ static void test_result_bytes(void)
     CHECK_TRUE(back.nsolvers == 2 && back.traj[0].n == 7 && back.traj[1].rows[6].omega11 == 7.0);
     CHECK_TRUE(back.traj[1].status == RUN_DIVERGED && !strcmp(back.traj[1].error, "exploded"));
     CHECK_TRUE(back.sum[1].max_gap_to_sgd == 0.01 && back.wall_s == 1.5 && terr[0] == 0);
-    CHECK_TRUE(back.sum[1].mu_star == 0.125 && back.traj[1].rows[6].mu == 3.0); /* docs/model.md §10's means */
+    CHECK_TRUE(back.sum[1].mu_star == 0.125 &&
+               back.traj[1].rows[6].mu == 3.0); /* docs/model.md §10's means */
     worker_result_free(&back);
     /* every truncation and a trailing byte are refused */
     int refused = 1;
@@ -168,7 +172,8 @@ static void test_result_bytes(void)
     free(big);
     free(buf);
     CHECK_TRUE(result_pack(NULL, "bad task", &buf, &len) == 0);
-    CHECK_TRUE(result_unpack(buf, len, &back, terr, sizeof terr) == 0 && back.nsolvers == 0 && !strcmp(terr, "bad task"));
+    CHECK_TRUE(result_unpack(buf, len, &back, terr, sizeof terr) == 0 && back.nsolvers == 0 &&
+               !strcmp(terr, "bad task"));
     free(buf);
     worker_result_free(&r);
 }
@@ -188,8 +193,8 @@ static int count(sqlite3 *db, const char *sql)
  * database), and a status dropped from a set changes the lists below. */
 static void test_task_status(void)
 {
-    static const char *const words[] = {"new", "pending", "running", "done", "diverged", "ode_diverged", "error",
-                                        "interrupted"};
+    static const char *const words[] = {"new",      "pending",      "running", "done",
+                                        "diverged", "ode_diverged", "error",   "interrupted"};
     CHECK_TRUE(sizeof words / sizeof *words == TASK_STATUS_COUNT);
     for (int i = 0; i < TASK_STATUS_COUNT; i++) {
         enum task_status st = TASK_STATUS_COUNT;
@@ -200,16 +205,19 @@ static void test_task_status(void)
     CHECK_TRUE(task_status_parse("finished", &st) == -1 && st == TASK_DONE);
     CHECK_TRUE(!strcmp(task_status_name(TASK_STATUS_COUNT), "?"));
     char buf[128];
-    CHECK_TRUE(task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
-          !strcmp(buf, "'pending','running','done','diverged','ode_diverged','error','interrupted'"));
+    CHECK_TRUE(
+        task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
+        !strcmp(buf, "'pending','running','done','diverged','ode_diverged','error','interrupted'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_TO_RUN, buf, sizeof buf) == 0 &&
-          !strcmp(buf, "'pending','running','interrupted'"));
+               !strcmp(buf, "'pending','running','interrupted'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_FINISHED, buf, sizeof buf) == 0 &&
-          !strcmp(buf, "'done','diverged','ode_diverged','error'"));
+               !strcmp(buf, "'done','diverged','ode_diverged','error'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_STORED, buf, 20) == -1);
     /* a solver's outcome maps onto the same words */
-    CHECK_TRUE(!strcmp(run_status_name(RUN_OK), "done") && !strcmp(run_status_name(RUN_ODE_DIVERGED), "ode_diverged") &&
-          !strcmp(run_status_name(RUN_INTERRUPTED), "interrupted") && !strcmp(run_status_name(RUN_ERROR), "error"));
+    CHECK_TRUE(!strcmp(run_status_name(RUN_OK), "done") &&
+               !strcmp(run_status_name(RUN_ODE_DIVERGED), "ode_diverged") &&
+               !strcmp(run_status_name(RUN_INTERRUPTED), "interrupted") &&
+               !strcmp(run_status_name(RUN_ERROR), "error"));
 }
 
 static void test_store(const char *dir)
@@ -239,40 +247,55 @@ static void test_store(const char *dir)
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM sweep_tasks") == (int)(n + n / 2));
     enum task_status *status = calloc(n, sizeof *status);
     int *attempts = calloc(n, sizeof *attempts);
-    CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 && status[0] == TASK_PENDING && attempts[0] == 0);
+    CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 &&
+               status[0] == TASK_PENDING && attempts[0] == 0);
     CHECK_TRUE(task_status_todo(TASK_PENDING, 0) && task_status_todo(TASK_RUNNING, 0) &&
-          task_status_todo(TASK_INTERRUPTED, 0) && task_status_todo(TASK_NEW, 0));
-    CHECK_TRUE(!task_status_todo(TASK_DONE, 0) && !task_status_todo(TASK_DIVERGED, 0) && !task_status_todo(TASK_ERROR, 0));
+               task_status_todo(TASK_INTERRUPTED, 0) && task_status_todo(TASK_NEW, 0));
+    CHECK_TRUE(!task_status_todo(TASK_DONE, 0) && !task_status_todo(TASK_DIVERGED, 0) &&
+               !task_status_todo(TASK_ERROR, 0));
     CHECK_TRUE(task_status_todo(TASK_ERROR, 1) && !task_status_todo(TASK_ODE_DIVERGED, 1));
     /* the CHECK constraint derived from the enum refuses a word it does not know */
-    CHECK_TRUE(sqlite3_exec(store_db(st), "UPDATE tasks SET status = 'finished'", NULL, NULL, NULL) == SQLITE_CONSTRAINT_CHECK);
-    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending'") == (int)n);
+    CHECK_TRUE(sqlite3_exec(store_db(st), "UPDATE tasks SET status = 'finished'", NULL, NULL,
+                            NULL) == SQLITE_CONSTRAINT_CHECK);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending'") ==
+               (int)n);
 
     struct task_result r;
     enum task_status out;
     fake_result(&r, 5, 1.0);
     CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
-    CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DIVERGED);
+    CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 &&
+               out == TASK_DIVERGED);
     /* the same task again: rows replaced, never duplicated */
     CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0);
     CHECK_TRUE(store_commit(st) == 0);
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM trajectory") == 10);
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM summary") == 2);
-    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
+    CHECK_TRUE(count(store_db(st),
+                     "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
     CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM results") == 2);
     r.traj[1].status = RUN_OK;
-    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE);
+    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 &&
+               out == TASK_DONE);
     r.traj[0].status = RUN_INTERRUPTED;
-    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_INTERRUPTED);
-    CHECK_TRUE(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) == 0 && out == TASK_ERROR);
+    CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 &&
+               out == TASK_INTERRUPTED);
+    CHECK_TRUE(store_put_result(st, tasks[2].id, NULL, "cannot parse", &out, err, sizeof err) ==
+                   0 &&
+               out == TASK_ERROR);
     CHECK_TRUE(store_mark_interrupted(st, tasks[3].id) == 0);
     /* handed out, given back unstarted: pending again, the attempt not counted */
-    CHECK_TRUE(store_mark_running(st, tasks[5].id, 1, "node") == 0 && store_mark_pending(st, tasks[5].id) == 0);
-    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
-          (int)n - 4);
+    CHECK_TRUE(store_mark_running(st, tasks[5].id, 1, "node") == 0 &&
+               store_mark_pending(st, tasks[5].id) == 0);
+    CHECK_TRUE(
+        count(
+            store_db(st),
+            "SELECT count(*) FROM tasks WHERE status = 'pending' AND attempts = 0 AND rank IS NULL") ==
+        (int)n - 4);
     CHECK_TRUE(store_commit(st) == 0);
-    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM trajectory") == 10); /* interrupted keeps no rows */
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM trajectory") ==
+               10); /* interrupted keeps no rows */
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
     CHECK_TRUE(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
     CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
@@ -281,19 +304,22 @@ static void test_store(const char *dir)
      * call and SQLite's message, and leaves no binding behind: the failed write had bound an
      * error text, the next one has none, and its row must show none. A step whose failure went
      * unnoticed returns 0; a binding left over shows as error = 'first'. */
-    CHECK_TRUE(sqlite3_exec(store_db(st), "CREATE TEMP TRIGGER no_finish BEFORE UPDATE OF finished_at ON tasks"
-                                     " BEGIN SELECT RAISE(ABORT, 'finish refused'); END",
-                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_TRUE(sqlite3_exec(store_db(st),
+                            "CREATE TEMP TRIGGER no_finish BEFORE UPDATE OF finished_at ON tasks"
+                            " BEGIN SELECT RAISE(ABORT, 'finish refused'); END",
+                            NULL, NULL, NULL) == SQLITE_OK);
     CHECK_TRUE(store_put_result(st, tasks[6].id, NULL, "first", &out, err, sizeof err) == -1 &&
-          strstr(err, "sqlite3_step: finish refused") && strstr(store_errmsg(st), "finish refused"));
+               strstr(err, "sqlite3_step: finish refused") &&
+               strstr(store_errmsg(st), "finish refused"));
     store_rollback(st);
     CHECK_TRUE(sqlite3_exec(store_db(st), "DROP TRIGGER no_finish", NULL, NULL, NULL) == SQLITE_OK);
     r.traj[0].status = r.traj[1].status = RUN_OK;
-    CHECK_TRUE(store_put_result(st, tasks[7].id, &r, NULL, &out, err, sizeof err) == 0 && out == TASK_DONE &&
-          store_commit(st) == 0);
+    CHECK_TRUE(store_put_result(st, tasks[7].id, &r, NULL, &out, err, sizeof err) == 0 &&
+               out == TASK_DONE && store_commit(st) == 0);
     char sql[160], hex7[17];
     task_id_hex(tasks[7].id, hex7);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE task_id = '%s' AND error IS NULL", hex7);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE task_id = '%s' AND error IS NULL",
+             hex7);
     CHECK_TRUE(count(store_db(st), sql) == 1);
     /* a second writer is refused while the first holds the file */
     struct store *st2 = store_open(path, err, sizeof err);
@@ -314,8 +340,9 @@ static void test_store(const char *dir)
     /* a file that is not a database is refused and left as it was */
     snprintf(path, sizeof path, "%s/test_harness.txt", dir);
     FILE *f = fopen(path, "w");
-    const char text[] = "precious notes, not a database, long enough to look like a header......................"
-                        "...............................................................................\n";
+    const char text[] =
+        "precious notes, not a database, long enough to look like a header......................"
+        "...............................................................................\n";
     fputs(text, f);
     fclose(f);
     CHECK_TRUE(store_open(path, err, sizeof err) == NULL && strstr(err, "not an SQLite database"));
@@ -332,7 +359,8 @@ static void test_store(const char *dir)
     sqlite3_open(path, &db);
     sqlite3_exec(db, "CREATE TABLE mine(x); INSERT INTO mine VALUES (42);", NULL, NULL, NULL);
     sqlite3_close(db);
-    CHECK_TRUE(store_open(path, err, sizeof err) == NULL && strstr(err, "not an aimsweep results database"));
+    CHECK_TRUE(store_open(path, err, sizeof err) == NULL &&
+               strstr(err, "not an aimsweep results database"));
 
     for (size_t i = 0; i < n; i++)
         task_free(&tasks[i]);

@@ -50,9 +50,12 @@ static double maxdiff(const double *a, const double *b, size_t n)
 static void one(struct rng *g, int n, int m, int T)
 {
     size_t nm = (size_t)n * m, Tn = (size_t)T * n, Tm = (size_t)T * m;
-    double *M0 = malloc(sizeof(double) * nm), *M1 = malloc(sizeof(double) * nm), *M2 = malloc(sizeof(double) * nm);
-    double *C = malloc(sizeof(double) * Tn), *X = malloc(sizeof(double) * Tm), *Y = malloc(sizeof(double) * Tm);
-    double *O0 = malloc(sizeof(double) * Tn), *O1 = malloc(sizeof(double) * Tn), *O2 = malloc(sizeof(double) * Tn);
+    double *M0 = malloc(sizeof(double) * nm), *M1 = malloc(sizeof(double) * nm),
+           *M2 = malloc(sizeof(double) * nm);
+    double *C = malloc(sizeof(double) * Tn), *X = malloc(sizeof(double) * Tm),
+           *Y = malloc(sizeof(double) * Tm);
+    double *O0 = malloc(sizeof(double) * Tn), *O1 = malloc(sizeof(double) * Tn),
+           *O2 = malloc(sizeof(double) * Tn);
     rng_normals(g, M0, nm);
     rng_normals(g, C, Tn);
     rng_normals(g, X, Tm);
@@ -64,15 +67,19 @@ static void one(struct rng *g, int n, int m, int T)
     kern_update_project_portable(M2, n, m, T, C, X, Y, O2);
     /* the entries of M are O(1) and the dot products O(sqrt(m) T): a few ulps of each */
     double tm = 1e-14 * maxabs(M0, nm), to = 1e-14 * (double)m * maxabs(O0, Tn);
-    CHECK(maxdiff(M1, M0, nm) <= tm, "update n=%d m=%d T=%d: rows differ by %.3g", n, m, T, maxdiff(M1, M0, nm));
+    CHECK(maxdiff(M1, M0, nm) <= tm, "update n=%d m=%d T=%d: rows differ by %.3g", n, m, T,
+          maxdiff(M1, M0, nm));
     CHECK(maxdiff(O1, O0, Tn) <= to, "update n=%d m=%d T=%d: projections differ by %.3g", n, m, T,
           maxdiff(O1, O0, Tn));
-    CHECK(maxdiff(M2, M0, nm) <= tm && maxdiff(O2, O0, Tn) <= to, "portable update n=%d m=%d T=%d differs", n, m, T);
+    CHECK(maxdiff(M2, M0, nm) <= tm && maxdiff(O2, O0, Tn) <= to,
+          "portable update n=%d m=%d T=%d differs", n, m, T);
     /* projection only, of the updated rows */
     kern_project(M0, n, m, T, Y, O1, n);
     kern_project_portable(M0, n, m, T, Y, O2, n);
-    CHECK(maxdiff(O1, O0, Tn) <= to, "project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O1, O0, Tn));
-    CHECK(maxdiff(O2, O0, Tn) <= to, "portable project n=%d m=%d T=%d: differs by %.3g", n, m, T, maxdiff(O2, O0, Tn));
+    CHECK(maxdiff(O1, O0, Tn) <= to, "project n=%d m=%d T=%d: differs by %.3g", n, m, T,
+          maxdiff(O1, O0, Tn));
+    CHECK(maxdiff(O2, O0, Tn) <= to, "portable project n=%d m=%d T=%d: differs by %.3g", n, m, T,
+          maxdiff(O2, O0, Tn));
     /* into rows of a longer output (ldo = n + 2): the same values, the gaps untouched */
     for (int port = 0; port < 2; port++) {
         int ldo = n + 2;
@@ -92,14 +99,16 @@ static void one(struct rng *g, int n, int m, int T)
             }
             gaps &= isnan(O3[(size_t)b * ldo + n]) && isnan(O3[(size_t)b * ldo + n + 1]);
         }
-        CHECK(worst <= to && gaps, "%s project n=%d m=%d T=%d ldo=%d: differs by %.3g or gaps written",
+        CHECK(worst <= to && gaps,
+              "%s project n=%d m=%d T=%d ldo=%d: differs by %.3g or gaps written",
               port ? "portable" : "vector", n, m, T, ldo, worst);
         free(O3);
     }
     /* fused with the projection of nf rows of another matrix F, at two offsets of Z's rows */
     for (int nf = 0; nf <= n; nf += n / 2 + 1) {
         int ldz = nf + 3;
-        double *F = malloc(sizeof(double) * ((size_t)nf * m + 1)), *Z = malloc(sizeof(double) * (size_t)T * ldz);
+        double *F = malloc(sizeof(double) * ((size_t)nf * m + 1)),
+               *Z = malloc(sizeof(double) * (size_t)T * ldz);
         rng_normals(g, F, (size_t)nf * m);
         memcpy(M1, M2, sizeof(double) * nm);
         memcpy(M0, M2, sizeof(double) * nm);
@@ -108,8 +117,10 @@ static void one(struct rng *g, int n, int m, int T)
             Z[i] = NAN;
         int done = kern_update_project_fused(M1, n, m, T, C, X, Y, O1, F, nf, Z, ldz);
         int want = T == 2 ? (nf < n / 2 ? nf : n / 2) : 0;
-        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T, nf, done, want);
-        CHECK(maxdiff(M1, M0, nm) <= 1e-14 * maxabs(M0, nm) && maxdiff(O1, O0, Tn) <= 1e-14 * (double)m * maxabs(O0, Tn),
+        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T,
+              nf, done, want);
+        CHECK(maxdiff(M1, M0, nm) <= 1e-14 * maxabs(M0, nm) &&
+                  maxdiff(O1, O0, Tn) <= 1e-14 * (double)m * maxabs(O0, Tn),
               "fused n=%d m=%d T=%d nf=%d: update differs", n, m, T, nf);
         double zd = 0, zmax = 0;
         for (int p = 0; p < done; p++)
@@ -125,7 +136,8 @@ static void one(struct rng *g, int n, int m, int T)
             for (int p = done; p < ldz; p++)
                 untouched &= isnan(Z[(size_t)b * ldz + p]);
         CHECK(zd <= 1e-14 * (double)m * (1 + zmax) && untouched,
-              "fused n=%d m=%d T=%d nf=%d: teacher rows differ by %.3g or rows past %d written", n, m, T, nf, zd, done);
+              "fused n=%d m=%d T=%d nf=%d: teacher rows differ by %.3g or rows past %d written", n,
+              m, T, nf, zd, done);
         free(F);
         free(Z);
     }
@@ -150,6 +162,7 @@ int main(void)
         for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
             for (int T = 1; T <= 3; T++)
                 one(&g, ns[a], ms[b], T);
-    printf("vector kernels in this build: %s\n", kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
+    printf("vector kernels in this build: %s\n",
+           kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
     return check_done("test_kern");
 }

@@ -36,7 +36,8 @@ static float *floats(struct rng *g, size_t n, int positive)
 }
 
 /* For each row and token b: the worst |O - exact| / (eps_f sum |M Y|) over the kernel's rows M. */
-static double proj_err(const float *M, int n, int m, int T, const float *Y, const double *O, int ldo)
+static double proj_err(const float *M, int n, int m, int T, const float *Y, const double *O,
+                       int ldo)
 {
     double worst = 0;
     for (int i = 0; i < n; i++)
@@ -47,7 +48,8 @@ static double proj_err(const float *M, int n, int m, int T, const float *Y, cons
                 s += p;
                 a += fabsl(p);
             }
-            double e = fabs(O[(size_t)b * ldo + i] - (double)s) / (FLT_EPSILON / 2 * (double)a + DBL_MIN);
+            double e =
+                fabs(O[(size_t)b * ldo + i] - (double)s) / (FLT_EPSILON / 2 * (double)a + DBL_MIN);
             if (!(e <= worst))
                 worst = e;
         }
@@ -55,7 +57,8 @@ static double proj_err(const float *M, int n, int m, int T, const float *Y, cons
 }
 
 /* The worst |M1 - exact update of M0| / (eps_f (|r| + sum_a |c x_a|)). */
-static double update_err(const float *M0, const float *M1, int n, int m, int T, const double *C, const float *X)
+static double update_err(const float *M0, const float *M1, int n, int m, int T, const double *C,
+                         const float *X)
 {
     double worst = 0;
     for (int i = 0; i < n; i++)
@@ -66,7 +69,8 @@ static double update_err(const float *M0, const float *M1, int n, int m, int T, 
                 v -= p;
                 a += fabsl(p);
             }
-            double e = fabs(M1[(size_t)i * m + j] - (double)v) / (FLT_EPSILON / 2 * (double)a + FLT_MIN);
+            double e =
+                fabs(M1[(size_t)i * m + j] - (double)v) / (FLT_EPSILON / 2 * (double)a + FLT_MIN);
             if (!(e <= worst))
                 worst = e;
         }
@@ -78,7 +82,8 @@ static void one(struct rng *g, int n, int m, int T, int positive)
     size_t nm = (size_t)n * m, Tn = (size_t)T * n, Tm = (size_t)T * m;
     float *M0 = floats(g, nm, positive), *X = floats(g, Tm, 0), *Y = floats(g, Tm, positive);
     float *M1 = malloc(sizeof(float) * nm), *M2 = malloc(sizeof(float) * nm);
-    double *C = malloc(sizeof(double) * Tn), *O1 = malloc(sizeof(double) * Tn), *O2 = malloc(sizeof(double) * Tn);
+    double *C = malloc(sizeof(double) * Tn), *O1 = malloc(sizeof(double) * Tn),
+           *O2 = malloc(sizeof(double) * Tn);
     rng_normals(g, C, Tn);
     for (size_t i = 0; i < Tn; i++)
         C[i] *= positive ? 0 : 1; /* keep the rows constant */
@@ -87,13 +92,15 @@ static void one(struct rng *g, int n, int m, int T, int positive)
     kern_update_project_f32(M1, n, m, T, C, X, Y, O1);
     kern_update_project_f32_portable(M2, n, m, T, C, X, Y, O2);
     double ev = update_err(M0, M1, n, m, T, C, X), ep = update_err(M0, M2, n, m, T, C, X);
-    CHECK(ev <= 2 * T && ep <= 2 * T, "update n=%d m=%d T=%d: rows off by %.3g (vector), %.3g (portable) eps_f", n, m,
-          T, ev, ep);
+    CHECK(ev <= 2 * T && ep <= 2 * T,
+          "update n=%d m=%d T=%d: rows off by %.3g (vector), %.3g (portable) eps_f", n, m, T, ev,
+          ep);
     ev = proj_err(M1, n, m, T, Y, O1, n);
     ep = proj_err(M2, n, m, T, Y, O2, n);
-    CHECK(ev <= KERN_F32_TOL && ep <= KERN_F32_TOL,
-          "update n=%d m=%d T=%d pos=%d: projections off by %.3g (vector), %.3g (portable) eps_f sum|MY|", n, m, T,
-          positive, ev, ep);
+    CHECK(
+        ev <= KERN_F32_TOL && ep <= KERN_F32_TOL,
+        "update n=%d m=%d T=%d pos=%d: projections off by %.3g (vector), %.3g (portable) eps_f sum|MY|",
+        n, m, T, positive, ev, ep);
     /* projection only, into a longer output whose gaps stay untouched */
     int ldo = n + 2;
     double *O3 = malloc(sizeof(double) * (size_t)T * ldo);
@@ -105,7 +112,8 @@ static void one(struct rng *g, int n, int m, int T, int positive)
         for (int b = 0; b < T; b++)
             gaps &= isnan(O3[(size_t)b * ldo + n]) && isnan(O3[(size_t)b * ldo + n + 1]);
         double e = proj_err(M1, n, m, T, Y, O3, ldo);
-        CHECK(e <= KERN_F32_TOL && gaps, "%s project n=%d m=%d T=%d pos=%d: off by %.3g eps_f sum|MY| or gaps written",
+        CHECK(e <= KERN_F32_TOL && gaps,
+              "%s project n=%d m=%d T=%d pos=%d: off by %.3g eps_f sum|MY| or gaps written",
               port ? "portable" : "vector", n, m, T, positive, e);
     }
     free(O3);
@@ -119,17 +127,19 @@ static void one(struct rng *g, int n, int m, int T, int positive)
         memcpy(M1, M0, sizeof(float) * nm);
         int done = kern_update_project_fused_f32(M1, n, m, T, C, X, Y, O1, F, nf, Z, ldz);
         int want = T == 2 ? (nf < n / 2 ? nf : n / 2) : 0;
-        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T, nf, done, want);
+        CHECK(done == want, "fused n=%d m=%d T=%d nf=%d: %d rows of F projected, want %d", n, m, T,
+              nf, done, want);
         double eu = update_err(M0, M1, n, m, T, C, X), eo = proj_err(M1, n, m, T, Y, O1, n);
         double ez = proj_err(F, done, m, T, Y, Z, ldz);
         int untouched = 1;
         for (int b = 0; b < T; b++)
             for (int p = done; p < ldz; p++)
                 untouched &= isnan(Z[(size_t)b * ldz + p]);
-        CHECK(eu <= 2 * T && eo <= KERN_F32_TOL && ez <= KERN_F32_TOL && untouched,
-              "fused n=%d m=%d T=%d nf=%d pos=%d: rows %.3g, projections %.3g, teacher %.3g eps_f, or rows past %d "
-              "written",
-              n, m, T, nf, positive, eu, eo, ez, done);
+        CHECK(
+            eu <= 2 * T && eo <= KERN_F32_TOL && ez <= KERN_F32_TOL && untouched,
+            "fused n=%d m=%d T=%d nf=%d pos=%d: rows %.3g, projections %.3g, teacher %.3g eps_f, or rows past %d "
+            "written",
+            n, m, T, nf, positive, eu, eo, ez, done);
         free(F);
         free(Z);
     }
@@ -163,6 +173,7 @@ int main(void)
                 one(&g, ns[a], ms[b], T, 0);
     for (int T = 1; T <= 3; T++)
         one(&g, 4, 16411, T, 1);
-    printf("vector kernels in this build: %s\n", kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
+    printf("vector kernels in this build: %s\n",
+           kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
     return check_done("test_kern_f32");
 }

@@ -53,10 +53,15 @@ int main(int argc, char **argv)
         fclose(f);
     unlink(path);
     printf("%s", text);
-    CHECK(strstr(text, "aimsweep: rank 0: MPI_Send(&size, 1, MPI_INT, size + 3, 5, MPI_COMM_WORLD) failed") != NULL,
-          "report of the first call");
+    CHECK(
+        strstr(
+            text,
+            "aimsweep: rank 0: MPI_Send(&size, 1, MPI_INT, size + 3, 5, MPI_COMM_WORLD) failed") !=
+            NULL,
+        "report of the first call");
     CHECK(strstr(text, "test_mpicheck.c:") != NULL, "the report names the file");
-    CHECK(strstr(text, "MPI_Send(&x, 1, MPI_INT, to, 5, MPI_COMM_WORLD) failed") != NULL, "report of the second");
+    CHECK(strstr(text, "MPI_Send(&x, 1, MPI_INT, to, 5, MPI_COMM_WORLD) failed") != NULL,
+          "report of the second");
     /* a call that succeeds passes: a send to ourselves is buffered, then received */
     int y = 0, z = 42;
     MPI_Request req;

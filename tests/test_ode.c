@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/solvers/flow.h"
 #include "aimsweep/model/model.h"
+#include "aimsweep/model/rng.h"
+#include "aimsweep/solvers/flow.h"
 #include "aimsweep/theory/noise.h"
 #include "aimsweep/theory/ode.h"
-#include "aimsweep/model/rng.h"
 #include "check.h"
 
 static struct params mk(const char *decomp, const char *act, int d, double tau_end, int records)
@@ -160,7 +160,8 @@ static void noise_mc(const char *act, int T, double om, double ps, double c)
 {
     struct params p = mk("direct", act, 10, 1, 1);
     int n = 2 * T * T;
-    gsl_matrix *C = gsl_matrix_calloc((size_t)n, (size_t)n), *V = gsl_matrix_alloc((size_t)n, (size_t)n);
+    gsl_matrix *C = gsl_matrix_calloc((size_t)n, (size_t)n),
+               *V = gsl_matrix_alloc((size_t)n, (size_t)n);
     gsl_vector *ev = gsl_vector_alloc((size_t)n);
     /* index: student (a, b) -> a T + b, teacher -> T^2 + a T + b */
     for (int k = 0; k < 2; k++)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
 #include "aimsweep/solvers/sgd.h"
+#include "aimsweep/theory/ode.h"
 #include "check.h"
 
 #define NSEED 6
@@ -37,7 +37,8 @@ static void compare(const char *act, int d)
             struct traj to;
             traj_init(&to, SOLVER_ODE, NREC + 1);
             ode_run(m, &to);
-            CHECK(to.status == RUN_OK && to.n == NREC + 1, "ode %s noise %d: %s", act, nz, to.error);
+            CHECK(to.status == RUN_OK && to.n == NREC + 1, "ode %s noise %d: %s", act, nz,
+                  to.error);
             for (int k = 0; k < to.n && k < ts.n; k++) {
                 bias[nz][k][0] += (ts.rows[k].omega11 - to.rows[k].omega11) / NSEED;
                 bias[nz][k][1] += (ts.rows[k].psi11 - to.rows[k].psi11) / NSEED;

@@ -59,7 +59,8 @@ static void test_two_phase_counts(void)
         return;
     CHECK(params_switch_steps(&p) == 200, "n1 = %ld, expected 200", params_switch_steps(&p));
     CHECK_CLOSE(params_switch_tau(&p), 0.025, 1e-15, 0, "tau_sw");
-    CHECK(params_rate(&p, 0.0249) == 0.2 && params_rate(&p, 0.025) == 0.05, "rate in force around the switch");
+    CHECK(params_rate(&p, 0.0249) == 0.2 && params_rate(&p, 0.025) == 0.05,
+          "rate in force around the switch");
     struct params bad = p;
     char err[256];
     CHECK(params_set(&bad, "lr_schedule", "two_phase(1e-300,1)", err, sizeof err) == 0 &&
@@ -67,7 +68,8 @@ static void test_two_phase_counts(void)
           "a first phase of 4e301 steps is not refused: %s", err);
     struct params c = p;
     c.lr_schedule.kind = LR_CONSTANT;
-    CHECK(params_rate(&c, 0) == 0.05 && params_switch_steps(&c) == 0 && params_samples(&c, 0.1) == 0.1 * (1600.0 / 0.05),
+    CHECK(params_rate(&c, 0) == 0.05 && params_switch_steps(&c) == 0 &&
+              params_samples(&c, 0.1) == 0.1 * (1600.0 / 0.05),
           "constant: rate lr, no switch, n = tau d^2/lr");
     struct task_result res;
     if (worker_run(&p, &res, NULL, NULL)) {
@@ -80,13 +82,16 @@ static void test_two_phase_counts(void)
         CHECK(t->n == 9, "%s: %d rows", obs_solver_name(t->solver), t->n);
         for (int k = 0; k < t->n && k < 9; k++) {
             double tau = 0.1 * k / 8;
-            CHECK(t->rows[k].tau == (k == 8 ? 0.1 : tau), "%s: tau grid changed at record %d: %.17g",
-                  obs_solver_name(t->solver), k, t->rows[k].tau);
+            CHECK(t->rows[k].tau == (k == 8 ? 0.1 : tau),
+                  "%s: tau grid changed at record %d: %.17g", obs_solver_name(t->solver), k,
+                  t->rows[k].tau);
             if (t->solver == SOLVER_SGD)
-                CHECK(t->rows[k].samples == (double)by_hand[k], "sgd: record %d: %.0f samples, by hand %ld", k,
-                      t->rows[k].samples, by_hand[k]);
+                CHECK(t->rows[k].samples == (double)by_hand[k],
+                      "sgd: record %d: %.0f samples, by hand %ld", k, t->rows[k].samples,
+                      by_hand[k]);
             else
-                CHECK_CLOSE(t->rows[k].samples, (double)by_hand[k], 1e-9, 1e-12, "flow/ode samples");
+                CHECK_CLOSE(t->rows[k].samples, (double)by_hand[k], 1e-9, 1e-12,
+                            "flow/ode samples");
         }
     }
     /* samples_wr: the records' counts interpolated to the (interpolated) tau_wr and rounded to
@@ -100,7 +105,8 @@ static void test_two_phase_counts(void)
         double expect = s->tau_wr <= 0.025 ? 8000 * s->tau_wr : 200 + (s->tau_wr - 0.025) * 32000;
         CHECK_CLOSE(s->samples_wr, expect, 0.5 + 1e-9, 0, "samples_wr by hand");
     }
-    CHECK(res.sum[0].tau_wr >= 0, "tied h1 did not recover by tau = 0.1 (the samples_wr check saw nothing)");
+    CHECK(res.sum[0].tau_wr >= 0,
+          "tied h1 did not recover by tau = 0.1 (the samples_wr check saw nothing)");
     worker_result_free(&res);
 }
 
@@ -139,8 +145,10 @@ static void test_two_phase_steps(const char *decomp)
     }
     struct order_params o;
     model_order_params(m, &s, &o);
-    CHECK_CLOSE(t.rows[t.n - 1].omega12, o.omega12, 1e-12, 1e-9, "two_phase: Omega12 against reference steps");
-    CHECK_CLOSE(t.rows[t.n - 1].omega11, o.omega11, 1e-12, 1e-9, "two_phase: Omega11 against reference steps");
+    CHECK_CLOSE(t.rows[t.n - 1].omega12, o.omega12, 1e-12, 1e-9,
+                "two_phase: Omega12 against reference steps");
+    CHECK_CLOSE(t.rows[t.n - 1].omega11, o.omega11, 1e-12, 1e-9,
+                "two_phase: Omega11 against reference steps");
     /* the same reference at the constant rate is far away: the check above can fail */
     struct student c;
     student_init_copy(&c, m);
@@ -173,8 +181,11 @@ static int same_rows(const struct task_result *a, const struct task_result *b, i
             if (skip_samples)
                 r.samples = s.samples = 0;
             if (memcmp(&r, &s, sizeof r)) {
-                fprintf(stderr, "solver %d record %d: tau %.17g %.17g samples %.17g %.17g o11 %.17g %.17g mu %.17g %.17g loss %.17g %.17g\n", x->solver, k,
-                        r.tau, s.tau, r.samples, s.samples, r.omega11, s.omega11, r.mu, s.mu, r.loss, s.loss);
+                fprintf(
+                    stderr,
+                    "solver %d record %d: tau %.17g %.17g samples %.17g %.17g o11 %.17g %.17g mu %.17g %.17g loss %.17g %.17g\n",
+                    x->solver, k, r.tau, s.tau, r.samples, s.samples, r.omega11, s.omega11, r.mu,
+                    s.mu, r.loss, s.loss);
                 return 0;
             }
         }
@@ -233,13 +244,16 @@ static void test_two_phase_ode_rate(void)
     struct task_result a, b;
     worker_run(&p, &a, NULL, NULL);
     worker_run(&q, &b, NULL, NULL);
-    CHECK(same_rows(&a, &b, 1), "ode: a schedule that never leaves eta1 differs from constant eta1");
+    CHECK(same_rows(&a, &b, 1),
+          "ode: a schedule that never leaves eta1 differs from constant eta1");
     r = p;
     r.lr = 0.05;
     struct task_result c;
     worker_run(&r, &c, NULL, NULL);
-    const struct obs_row *ea = &a.traj[0].rows[a.traj[0].n - 1], *ec = &c.traj[0].rows[c.traj[0].n - 1];
-    CHECK(fabs(ea->omega11 - ec->omega11) > 1e-4, "ode noise: eta 0.2 and 0.05 give the same Omega11 (%.3g)",
+    const struct obs_row *ea = &a.traj[0].rows[a.traj[0].n - 1],
+                         *ec = &c.traj[0].rows[c.traj[0].n - 1];
+    CHECK(fabs(ea->omega11 - ec->omega11) > 1e-4,
+          "ode noise: eta 0.2 and 0.05 give the same Omega11 (%.3g)",
           fabs(ea->omega11 - ec->omega11));
     worker_result_free(&a);
     worker_result_free(&b);
@@ -293,11 +307,13 @@ static void test_orthogonal(const char *decomp, double width)
         model_destroy(&m);
     }
     double mean = sum / seeds, se = sqrt((sum2 / seeds - mean * mean) / (seeds - 1));
-    CHECK(fabs(orth - mean) <= 3 * se, "%s width %g: orthogonal Omega11(0) = %.6g, Gaussian mean %.6g +- %.2g",
-          decomp, width, orth, mean, se);
+    CHECK(fabs(orth - mean) <= 3 * se,
+          "%s width %g: orthogonal Omega11(0) = %.6g, Gaussian mean %.6g +- %.2g", decomp, width,
+          orth, mean, se);
     /* the expectation of model.c's derivation, s0^4 (d + r + 1)/d (tied) or s0^4 (untied) */
     int r = (int)lround(width * p.d);
-    double s4 = pow(p.init_scale, 4), expect = p.decomposition == DECOMP_TIED ? s4 * (p.d + r + 1.0) / p.d : s4;
+    double s4 = pow(p.init_scale, 4),
+           expect = p.decomposition == DECOMP_TIED ? s4 * (p.d + r + 1.0) / p.d : s4;
     CHECK_CLOSE(orth, expect, 0, 1e-12, "orthogonal Omega11(0) against the formula");
 }
 
@@ -327,7 +343,8 @@ static void test_init_trace(void)
         model_order_params(a, &sa, &oa);
         model_order_params(b, &sb, &ob);
         CHECK_CLOSE(ob.t1, t + oa.t1, 1e-14, 0, "init_trace: t1(0) = t + goe's trace");
-        CHECK_CLOSE(ob.omega12, oa.omega12 + t * b->t2, 1e-14, 0, "init_trace: Omega12(0) = Omega12_goe + t t2");
+        CHECK_CLOSE(ob.omega12, oa.omega12 + t * b->t2, 1e-14, 0,
+                    "init_trace: Omega12(0) = Omega12_goe + t t2");
         CHECK(b->t2 > 0.3, "wishart teacher: t2 = %.3g", b->t2);
         double e = ob.omega12 - t * b->t2;
         se += e;
@@ -339,10 +356,12 @@ static void test_init_trace(void)
     }
     double var = 2 * p.init_scale * p.init_scale / ((double)p.d * p.d);
     double mean = se / seeds, msq = se2 / seeds;
-    CHECK(fabs(mean) <= 3 * sqrt(var / seeds), "init_trace: Omega12(0) - t t2 has mean %.3g (sd of the mean %.3g)",
-          mean, sqrt(var / seeds));
+    CHECK(fabs(mean) <= 3 * sqrt(var / seeds),
+          "init_trace: Omega12(0) - t t2 has mean %.3g (sd of the mean %.3g)", mean,
+          sqrt(var / seeds));
     /* the mean square of N(0, var) over 60 draws: sd var sqrt(2/60) */
-    CHECK(fabs(msq - var) <= 3 * var * sqrt(2.0 / seeds), "init_trace: mean square %.3g, expected %.3g", msq, var);
+    CHECK(fabs(msq - var) <= 3 * var * sqrt(2.0 / seeds),
+          "init_trace: mean square %.3g, expected %.3g", msq, var);
 }
 
 int main(void)

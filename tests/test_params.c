@@ -51,12 +51,23 @@ int main(void)
     CHECK(params_info_exponent(&a.activation) == 3, "info exponent h3");
 
     /* Bad values and keys are refused with a message. */
-    const char *bad[][2] = {{"decomposition", "diagonal"}, {"activation", "h7"}, {"activation", "sigmoid"},
-                            {"activation", "softmax(-1)"}, {"activation", "hermite(0,0"},
-                            {"activation", "hermite(1)"}, {"teacher", "wishart(0)"}, {"teacher", "gue"},
-                            {"d", "12.5"}, {"d", "abc"}, {"lr", "fast"}, {"lr", "nan"},
-                            {"solvers", "sgd,mcmc"}, {"closure", "exact"}, {"ode_noise", "maybe"},
-                            {"colour", "red"}, {"seed", "-1"}};
+    const char *bad[][2] = {{"decomposition", "diagonal"},
+                            {"activation", "h7"},
+                            {"activation", "sigmoid"},
+                            {"activation", "softmax(-1)"},
+                            {"activation", "hermite(0,0"},
+                            {"activation", "hermite(1)"},
+                            {"teacher", "wishart(0)"},
+                            {"teacher", "gue"},
+                            {"d", "12.5"},
+                            {"d", "abc"},
+                            {"lr", "fast"},
+                            {"lr", "nan"},
+                            {"solvers", "sgd,mcmc"},
+                            {"closure", "exact"},
+                            {"ode_noise", "maybe"},
+                            {"colour", "red"},
+                            {"seed", "-1"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         params_default(&c);
         err[0] = 0;
@@ -65,23 +76,33 @@ int main(void)
     }
     /* Out-of-range values are refused where they are read, with the range in the message, and
      * params_validate refuses them in a struct filled by code. */
-    const char *invalid[][3] = {{"d", "0", "from 2 to"}, {"d", "-5", "from 2 to"}, {"lr", "-0.1", "(0, 1000]"},
-                                {"lr", "0", "(0, 1000]"}, {"tokens", "1", "from 2 to 16"}, {"tau_end", "0", "[1e-09, 1000000]"},
-                                {"records", "0", "from 1 to"}, {"width", "0", "(0, 4]"},
-                                {"recovery_threshold", "1.5", "(0, 1]"}, {"order_m", "0", "from 1 to 16"},
-                                {"weight_decay", "-1", "[0, 1000]"}, {"seed", "-1", "from 0 to"}};
+    const char *invalid[][3] = {{"d", "0", "from 2 to"},
+                                {"d", "-5", "from 2 to"},
+                                {"lr", "-0.1", "(0, 1000]"},
+                                {"lr", "0", "(0, 1000]"},
+                                {"tokens", "1", "from 2 to 16"},
+                                {"tau_end", "0", "[1e-09, 1000000]"},
+                                {"records", "0", "from 1 to"},
+                                {"width", "0", "(0, 4]"},
+                                {"recovery_threshold", "1.5", "(0, 1]"},
+                                {"order_m", "0", "from 1 to 16"},
+                                {"weight_decay", "-1", "[0, 1000]"},
+                                {"seed", "-1", "from 0 to"}};
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         params_default(&c);
         err[0] = 0;
-        CHECK(params_set(&c, invalid[i][0], invalid[i][1], err, sizeof err) != 0 && strstr(err, invalid[i][2]),
+        CHECK(params_set(&c, invalid[i][0], invalid[i][1], err, sizeof err) != 0 &&
+                  strstr(err, invalid[i][2]),
               "%s=%s: '%s' without '%s'", invalid[i][0], invalid[i][1], err, invalid[i][2]);
     }
     params_default(&c);
     c.d = 1;
-    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "d = 1"), "d = 1 in code: %s", err);
+    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "d = 1"), "d = 1 in code: %s",
+          err);
     params_default(&c);
     c.recovery_threshold = 0;
-    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "(0, 1]"), "threshold 0 in code: %s", err);
+    CHECK(params_validate(&c, err, sizeof err) != 0 && strstr(err, "(0, 1]"),
+          "threshold 0 in code: %s", err);
 
     /* Messages name the allowed values and the closest one. */
     params_default(&c);
@@ -98,14 +119,16 @@ int main(void)
     CHECK(params_set(&c, "activation", "softmax()", err, sizeof err) != 0, "softmax() accepted");
     CHECK(params_set(&c, "solvers", "sgd,sgd", err, sizeof err) != 0, "sgd twice accepted");
     CHECK(params_set(&c, "solvers", "sgd,,flow", err, sizeof err) != 0, "empty solver accepted");
-    CHECK(params_set(&c, "lr", "", err, sizeof err) != 0 && strstr(err, "empty"), "empty lr: %s", err);
+    CHECK(params_set(&c, "lr", "", err, sizeof err) != 0 && strstr(err, "empty"), "empty lr: %s",
+          err);
 
     /* The parameter table has one row per key, in canonical order, each with its meaning. */
     int nk = 0;
     for (; params_keys[nk]; nk++) {
-        CHECK(params_info[nk].key && !strcmp(params_info[nk].key, params_keys[nk]), "row %d is not %s", nk,
-              params_keys[nk]);
-        CHECK(params_info[nk].key && params_info[nk].help && strlen(params_info[nk].help) > 10, "row %d: no help", nk);
+        CHECK(params_info[nk].key && !strcmp(params_info[nk].key, params_keys[nk]),
+              "row %d is not %s", nk, params_keys[nk]);
+        CHECK(params_info[nk].key && params_info[nk].help && strlen(params_info[nk].help) > 10,
+              "row %d: no help", nk);
     }
     CHECK(params_info[nk].key == NULL, "the table has rows beyond params_keys");
 
@@ -128,18 +151,23 @@ int main(void)
      * the defaults as every earlier build wrote it); set, they appear and round-trip. */
     params_default(&c);
     params_canonical(&c, ca, sizeof ca);
-    CHECK(!strcmp(ca, "decomposition=tied;activation=h1;d=100;lr=0.05;init_scale=0.7;"
-                      "tokens=2;teacher=wishart(0.5);width=1;weight_decay=0;tau_end=0.5;records=20;log_grid=off;"
-                      "seed=1;solvers=sgd,flow;recovery_threshold=0.5;order_m=4;closure=auto;ode_noise=off"),
-          "default canonical text changed: %s", ca);
+    CHECK(
+        !strcmp(
+            ca,
+            "decomposition=tied;activation=h1;d=100;lr=0.05;init_scale=0.7;"
+            "tokens=2;teacher=wishart(0.5);width=1;weight_decay=0;tau_end=0.5;records=20;log_grid=off;"
+            "seed=1;solvers=sgd,flow;recovery_threshold=0.5;order_m=4;closure=auto;ode_noise=off"),
+        "default canonical text changed: %s", ca);
     uint64_t id0 = params_task_id(&c);
-    CHECK(set(&c, "token_corr", "-0") == 0 && set(&c, "index", "centred") == 0 && set(&c, "outputs", "offdiag") == 0 &&
-              set(&c, "ode_mean", "stiff") == 0 && set(&c, "lr_schedule", "constant") == 0,
+    CHECK(set(&c, "token_corr", "-0") == 0 && set(&c, "index", "centred") == 0 &&
+              set(&c, "outputs", "offdiag") == 0 && set(&c, "ode_mean", "stiff") == 0 &&
+              set(&c, "lr_schedule", "constant") == 0,
           "defaults spelled out");
     CHECK(params_task_id(&c) == id0, "a default spelled out changes the id");
     set(&c, "decomposition", "untied");
-    CHECK(set(&c, "token-corr", "0.3") == 0 && set(&c, "index", "uncentred") == 0 && set(&c, "outputs", "all") == 0 &&
-              set(&c, "teacher", "goe_mean(1.5)") == 0 && set(&c, "ode_mean", "slaved") == 0,
+    CHECK(set(&c, "token-corr", "0.3") == 0 && set(&c, "index", "uncentred") == 0 &&
+              set(&c, "outputs", "all") == 0 && set(&c, "teacher", "goe_mean(1.5)") == 0 &&
+              set(&c, "ode_mean", "slaved") == 0,
           "general index keys");
     CHECK(params_validate(&c, err, sizeof err) == 0, "untied uncentred all: %s", err);
     params_canonical(&c, ca, sizeof ca);
@@ -159,14 +187,19 @@ int main(void)
     CHECK(set(&c, "lr_schedule", "two_phase(0.5,2)") == 0 && c.lr_schedule.kind == LR_TWO_PHASE &&
               c.lr_schedule.eta1 == 0.5 && c.lr_schedule.t_switch == 2,
           "two_phase parse");
-    const char *bad2[][2] = {{"index", "middle"}, {"outputs", "diag"}, {"init", "uniform"}, {"ode_mean", "fast"},
-                             {"lr_schedule", "two_phase(1)"}, {"lr_schedule", "cosine"}, {"token_corr", "x"},
+    const char *bad2[][2] = {{"index", "middle"},
+                             {"outputs", "diag"},
+                             {"init", "uniform"},
+                             {"ode_mean", "fast"},
+                             {"lr_schedule", "two_phase(1)"},
+                             {"lr_schedule", "cosine"},
+                             {"token_corr", "x"},
                              {"teacher", "goe_mean"}};
     for (size_t i = 0; i < sizeof bad2 / sizeof bad2[0]; i++) {
         params_default(&c);
         err[0] = 0;
-        CHECK(params_set(&c, bad2[i][0], bad2[i][1], err, sizeof err) != 0 && err[0], "%s=%s accepted", bad2[i][0],
-              bad2[i][1]);
+        CHECK(params_set(&c, bad2[i][0], bad2[i][1], err, sizeof err) != 0 && err[0],
+              "%s=%s accepted", bad2[i][0], bad2[i][1]);
     }
     /* combinations that cannot hold (docs/model.md §10-11) */
     const char *combos[][3][2] = {
@@ -199,14 +232,20 @@ int main(void)
         params_default(&c);
         params_canonical(&c, c0, sizeof c0);
         uint64_t id0 = params_task_id(&c);
-        CHECK(!strstr(c0, "precision") && c.precision == PRECISION_DOUBLE, "default precision in the canonical text: %s", c0);
-        CHECK(set(&c, "precision", "double") == 0 && params_task_id(&c) == id0, "precision=double changes the task id");
-        CHECK(set(&c, "precision", "single") == 0 && c.precision == PRECISION_SINGLE, "precision=single not parsed");
+        CHECK(!strstr(c0, "precision") && c.precision == PRECISION_DOUBLE,
+              "default precision in the canonical text: %s", c0);
+        CHECK(set(&c, "precision", "double") == 0 && params_task_id(&c) == id0,
+              "precision=double changes the task id");
+        CHECK(set(&c, "precision", "single") == 0 && c.precision == PRECISION_SINGLE,
+              "precision=single not parsed");
         params_canonical(&c, c1, sizeof c1);
-        CHECK(strstr(c1, ";precision=single") && params_task_id(&c) != id0, "single not in the canonical text: %s", c1);
-        CHECK(params_get(&c, "precision", v, sizeof v) > 0 && !strcmp(v, "single"), "params_get precision: %s", v);
+        CHECK(strstr(c1, ";precision=single") && params_task_id(&c) != id0,
+              "single not in the canonical text: %s", c1);
+        CHECK(params_get(&c, "precision", v, sizeof v) > 0 && !strcmp(v, "single"),
+              "params_get precision: %s", v);
         err[0] = 0;
-        CHECK(params_set(&c, "precision", "half", err, sizeof err) != 0 && err[0], "precision=half accepted");
+        CHECK(params_set(&c, "precision", "half", err, sizeof err) != 0 && err[0],
+              "precision=half accepted");
     }
     return check_done("test_params");
 }

@@ -16,7 +16,8 @@ static struct act parse(const char *s)
 }
 
 /* (omega11, psi11, omega12) points, all valid covariances. */
-static const double pts[][3] = {{0.5, 0.5, 0.3}, {1.2, 0.4, 0.85}, {0.3, -0.1, 0.05}, {2.0, 2.0, -1.1}, {0.9, 0.9, 0.0}};
+static const double pts[][3] = {
+    {0.5, 0.5, 0.3}, {1.2, 0.4, 0.85}, {0.3, -0.1, 0.05}, {2.0, 2.0, -1.1}, {0.9, 0.9, 0.0}};
 #define NPTS (sizeof pts / sizeof pts[0])
 
 static void fd_check(const char *name, int T, double tol)
@@ -34,7 +35,8 @@ static void fd_check(const char *name, int T, double tol)
             phi_eval(&a, T, xp[0], xp[1], xp[2], &p);
             phi_eval(&a, T, xm[0], xm[1], xm[2], &m);
             char what[96];
-            snprintf(what, sizeof what, "%s T=%d point %zu dPhi/dx%d vs finite difference", name, T, i, k);
+            snprintf(what, sizeof what, "%s T=%d point %zu dPhi/dx%d vs finite difference", name, T,
+                     i, k);
             CHECK_CLOSE(g[k], (p.phi - m.phi) / (2 * h), tol, tol, what);
         }
     }
@@ -79,7 +81,8 @@ int main(void)
     }
 
     /* Gradients against central differences of Phi. */
-    const char *all[] = {"h1", "h2", "h3", "h4", "h5", "h6", "relu", "tanh", "erf", "softmax(1)", "softmax(2.5)"};
+    const char *all[] = {"h1",   "h2",   "h3",  "h4",         "h5",          "h6",
+                         "relu", "tanh", "erf", "softmax(1)", "softmax(2.5)"};
     for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
         fd_check(all[j], 2, 2e-6);
     /* T = 3 uses a 6D tensor rule of 7 nodes per axis: Price's identity holds to its accuracy

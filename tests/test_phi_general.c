@@ -29,7 +29,8 @@ static struct act parse(const char *s)
     return a;
 }
 
-static const char *const acts[] = {"h1", "h2", "h3", "hermite(0.3,1,0.5)", "relu", "tanh", "erf", "softmax(1.5)"};
+static const char *const acts[] = {"h1",   "h2",   "h3",  "hermite(0.3,1,0.5)",
+                                   "relu", "tanh", "erf", "softmax(1.5)"};
 #define NACTS (sizeof acts / sizeof acts[0])
 
 /* (mu, omega11, psi11, omega12) */
@@ -44,12 +45,14 @@ static void check_special(void)
         for (size_t k = 0; k < NPTS; k++)
             for (int T = 2; T <= 3; T++) {
                 struct phi_val g, s;
-                int rg = phi_eval_law_general(&a, T, &law, pts[k][0], pts[k][1], pts[k][2], pts[k][3], &g);
+                int rg = phi_eval_law_general(&a, T, &law, pts[k][0], pts[k][1], pts[k][2],
+                                              pts[k][3], &g);
                 int rs = phi_eval(&a, T, pts[k][1], pts[k][2], pts[k][3], &s);
                 CHECK(rg == 0 && rs == 0, "%s T=%d eval", acts[i], T);
                 /* T = 3 softmax: both are 7-node tensor rules in different whitenings; their
                  * gradients differ by up to ~20 % at these points (the rules' own accuracy) */
-                double tol = 1e-8 + 5 * (s.err + g.err) + (a.kind == ACT_SOFTMAX && T == 3 ? 0.03 : 0);
+                double tol =
+                    1e-8 + 5 * (s.err + g.err) + (a.kind == ACT_SOFTMAX && T == 3 ? 0.03 : 0);
                 CHECK_CLOSE(g.phi, s.phi, tol, 1e-9, acts[i]);
                 CHECK_CLOSE(g.d_omega11, s.d_omega11, tol + 1e-7, 1e-6, acts[i]);
                 CHECK_CLOSE(g.d_psi11, s.d_psi11, tol + 1e-7, 1e-6, acts[i]);
@@ -61,7 +64,8 @@ static void check_special(void)
 
 static void check_fd(void)
 {
-    const struct phi_law laws[] = {{0.3, 0, 0, 0.5}, {0.0, 1, 1, 0.8}, {0.3, 1, 0, -0.6}, {0.3, 1, 1, 1.1}};
+    const struct phi_law laws[] = {
+        {0.3, 0, 0, 0.5}, {0.0, 1, 1, 0.8}, {0.3, 1, 0, -0.6}, {0.3, 1, 1, 1.1}};
     for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
         for (size_t i = 0; i < NACTS; i++) {
             struct act a = parse(acts[i]);
@@ -73,7 +77,8 @@ static void check_fd(void)
                         continue; /* the 6-dim rule is slow: one point, under the law with c, mean and all */
                     struct phi_val v, p, m;
                     double x[4] = {pts[k][0], pts[k][1], pts[k][2], pts[k][3]};
-                    CHECK(phi_eval_law(&a, T, &laws[l], x[0], x[1], x[2], x[3], &v) == 0, "%s eval", acts[i]);
+                    CHECK(phi_eval_law(&a, T, &laws[l], x[0], x[1], x[2], x[3], &v) == 0, "%s eval",
+                          acts[i]);
                     double g[4] = {v.d_mu, v.d_omega11, v.d_psi11, v.d_omega12}, h = 1e-5;
                     for (int j = 0; j < 4; j++) {
                         double xp[4], xm[4];
@@ -86,7 +91,8 @@ static void check_fd(void)
                         double fd = (p.phi - m.phi) / (2 * h);
                         /* quadrature noise in a difference over 2h: the rules' own error bound */
                         double tol = 2e-5 + 1e-4 * fabs(fd) + (v.err > 1e-12 ? 10 * v.err / h : 0);
-                        CHECK(fabs(fd - g[j]) <= tol, "%s law %zu T=%d pt %zu d/d%s: %.8g vs fd %.8g", acts[i], l, T, k,
+                        CHECK(fabs(fd - g[j]) <= tol,
+                              "%s law %zu T=%d pt %zu d/d%s: %.8g vs fd %.8g", acts[i], l, T, k,
                               (const char *[]){"mu", "omega11", "psi11", "omega12"}[j], g[j], fd);
                     }
                 }
@@ -105,7 +111,8 @@ static void check_mc(void)
             if (a.kind == ACT_SOFTMAX && laws[l].all)
                 continue;
             const double *x = pts[0];
-            double mu = x[0], o11 = x[1], p11 = x[2], o12 = x[3], c = laws[l].c, u = laws[l].uncentred;
+            double mu = x[0], o11 = x[1], p11 = x[2], o12 = x[3], c = laws[l].c,
+                   u = laws[l].uncentred;
             double ms = laws[l].mu_star;
             struct phi_val v;
             CHECK(phi_eval_law(&a, T, &laws[l], mu, o11, p11, o12, &v) == 0, "%s eval", acts[i]);
@@ -164,8 +171,8 @@ static void check_mc(void)
                 s2 += loss * loss;
             }
             double mean = s / N, se = sqrt((s2 / N - mean * mean) / N);
-            CHECK(fabs(mean - v.phi) <= 3 * se + 2 * v.err + 1e-9, "%s law %zu: Phi %.6g vs MC %.6g +- %.2g", acts[i], l,
-                  v.phi, mean, se);
+            CHECK(fabs(mean - v.phi) <= 3 * se + 2 * v.err + 1e-9,
+                  "%s law %zu: Phi %.6g vs MC %.6g +- %.2g", acts[i], l, v.phi, mean, se);
         }
 }
 

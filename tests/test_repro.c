@@ -5,8 +5,8 @@
 
 #include "aimsweep/model/model.h"
 #include "aimsweep/model/rng.h"
-#include "aimsweep/solvers/sgd.h"
 #include "aimsweep/run/worker.h"
+#include "aimsweep/solvers/sgd.h"
 #include "check.h"
 
 static void params_for(struct params *p, const char *decomp, uint64_t seed)

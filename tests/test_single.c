@@ -57,19 +57,22 @@ static double rel_diff(const struct student *a, const struct student *b)
 }
 
 /* extra: NULL, or "key=value;key=value" set after the others (the general index) */
-static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n, const char *extra);
+static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n,
+                  const char *extra);
 
 static void one(const char *dec, const char *act, int d, int T, double width, double wd, long n)
 {
     one_x(dec, act, d, T, width, wd, n, NULL);
 }
 
-static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n, const char *extra)
+static void one_x(const char *dec, const char *act, int d, int T, double width, double wd, long n,
+                  const char *extra)
 {
     struct params p;
     char err[256];
     params_default(&p);
-    int ok = !params_set(&p, "decomposition", dec, err, sizeof err) && !params_set(&p, "activation", act, err, sizeof err);
+    int ok = !params_set(&p, "decomposition", dec, err, sizeof err) &&
+             !params_set(&p, "activation", act, err, sizeof err);
     p.d = d;
     p.tokens = T;
     p.width = width;
@@ -79,7 +82,8 @@ static void one_x(const char *dec, const char *act, int d, int T, double width, 
     if (extra) {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", extra);
-        for (char *save = NULL, *kv = strtok_r(buf, ";", &save); ok && kv; kv = strtok_r(NULL, ";", &save)) {
+        for (char *save = NULL, *kv = strtok_r(buf, ";", &save); ok && kv;
+             kv = strtok_r(NULL, ";", &save)) {
             char *eq = strchr(kv, '=');
             ok = eq && (*eq = 0, !params_set(&p, kv, eq + 1, err, sizeof err));
         }
@@ -94,17 +98,20 @@ static void one_x(const char *dec, const char *act, int d, int T, double width, 
     struct sgd_state *sd = sgd_state_create(md), *ss = sgd_state_create(ms);
     int dd = sgd_steps(sd, n), ds = sgd_steps(ss, n);
     CHECK(!dd && !ds, "%s %s d=%d: diverged (double %d, single %d)", dec, act, d, dd, ds);
-    double e = rel_diff(sgd_student(sd), sgd_student(ss)), tol = C_GROWTH * C_ROUND * sqrt((double)n) * FLT_EPSILON / 2;
+    double e = rel_diff(sgd_student(sd), sgd_student(ss)),
+           tol = C_GROWTH * C_ROUND * sqrt((double)n) * FLT_EPSILON / 2;
     /* the run must have moved: otherwise equal students prove nothing */
     struct student s0;
     student_init_copy(&s0, md);
     double moved = rel_diff(sgd_student(sd), &s0);
     student_free(&s0);
-    CHECK(e <= tol && moved > 100 * tol, "%s %s d=%d T=%d width=%g wd=%g n=%ld: single differs by %.3g (tolerance %.3g, moved %.3g)",
-          dec, act, d, T, width, wd, n, e, tol, moved);
+    CHECK(
+        e <= tol && moved > 100 * tol,
+        "%s %s d=%d T=%d width=%g wd=%g n=%ld: single differs by %.3g (tolerance %.3g, moved %.3g)",
+        dec, act, d, T, width, wd, n, e, tol, moved);
     if (getenv("AIMSWEEP_TEST_VERBOSE"))
-        printf("%s %s d=%d T=%d n=%ld: %.3g of tolerance (%.3g sqrt(n) u), moved %.3g\n", dec, act, d, T, n, e / tol,
-               e / (sqrt((double)n) * FLT_EPSILON / 2), moved);
+        printf("%s %s d=%d T=%d n=%ld: %.3g of tolerance (%.3g sqrt(n) u), moved %.3g\n", dec, act,
+               d, T, n, e / tol, e / (sqrt((double)n) * FLT_EPSILON / 2), moved);
     sgd_state_destroy(&sd);
     sgd_state_destroy(&ss);
     model_destroy(&md);
@@ -118,7 +125,7 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
             one(decs[i], acts[a], 37, 2, 1.0, 0.0, 400);
-        one(decs[i], "h2", 40, 3, 0.5, 0.5, 400); /* portable loops, r < d, weight decay */
+        one(decs[i], "h2", 40, 3, 0.5, 0.5, 400);  /* portable loops, r < d, weight decay */
         one(decs[i], "h1", 24, 2, 1.0, 0.5, 4500); /* past SGD_RESYNC */
         /* the general index: correlated tokens, all outputs, uncentred where allowed */
         one_x(decs[i], "h1", 37, 2, 1.0, 0.0, 400,

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/solvers/flow.h"
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
 #include "aimsweep/model/rng.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/theory/ode.h"
 #include "aimsweep/theory/spectral.h"
 #include "check.h"
 
@@ -85,14 +85,16 @@ static void exact_traces(const struct model *m, double phi, double psi, double f
         for (int j = 0; j < d; j++) {
             double a = 0, b = 0;
             for (int k = 0; k < d; k++) {
-                double l = gsl_vector_get(lam, k), qi = gsl_matrix_get(Q, i, k), qj = gsl_matrix_get(Q, j, k);
+                double l = gsl_vector_get(lam, k), qi = gsl_matrix_get(Q, i, k),
+                       qj = gsl_matrix_get(Q, j, k);
                 a += qi * qj * (f0 + f1 * l);
                 b += qi * qj * exp(-phi * l - psi);
             }
             FP[(size_t)i * d + j] = a;
             EP[(size_t)i * d + j] = b;
         }
-    gsl_matrix *A = gsl_matrix_alloc(d, d), *X = gsl_matrix_alloc(d, d), *S = gsl_matrix_alloc(d, d);
+    gsl_matrix *A = gsl_matrix_alloc(d, d), *X = gsl_matrix_alloc(d, d),
+               *S = gsl_matrix_alloc(d, d);
     gsl_matrix_view s0 = gsl_matrix_view_array(S0, d, d), fp = gsl_matrix_view_array(FP, d, d),
                     ep = gsl_matrix_view_array(EP, d, d);
     gsl_matrix_set_identity(A);
@@ -344,11 +346,13 @@ static void convergence_in_M(const char *act, int d, double tau_end, double floo
         traj_free(&to);
     }
     for (int i = 0; i + 1 < 4; i++) { /* strictly falling until the finite-d floor */
-        CHECK(e12[i + 1] < e12[i] || e12[i + 1] < floor_level, "%s omega12 M=%d -> %d", act, Ms[i], Ms[i + 1]);
-        CHECK(e11[i + 1] < e11[i] || e11[i + 1] < floor_level, "%s omega11 M=%d -> %d", act, Ms[i], Ms[i + 1]);
+        CHECK(e12[i + 1] < e12[i] || e12[i + 1] < floor_level, "%s omega12 M=%d -> %d", act, Ms[i],
+              Ms[i + 1]);
+        CHECK(e11[i + 1] < e11[i] || e11[i + 1] < floor_level, "%s omega11 M=%d -> %d", act, Ms[i],
+              Ms[i + 1]);
     }
-    CHECK(e12[4] < floor_level && e11[4] < floor_level, "%s at M=6: %.3g %.3g above finite-d level %.3g",
-          act, e11[4], e12[4], floor_level);
+    CHECK(e12[4] < floor_level && e11[4] < floor_level,
+          "%s at M=6: %.3g %.3g above finite-d level %.3g", act, e11[4], e12[4], floor_level);
     CHECK(e12[1] > 5 * e12[4], "%s: M=2 error %.3g not well above M=6 %.3g", act, e12[1], e12[4]);
     CHECK(fabs(e12[5] - e12[4]) < 0.2 * e12[4] + 1e-4, "%s: M=6 and M=8 at the same floor", act);
     traj_free(&tf);
@@ -370,7 +374,8 @@ static void weight_decay(void)
     double e11, e12;
     max_err(&to, &tf, &e11, &e12);
     CHECK(to.status == RUN_OK && e11 < 0.01 && e12 < 0.01,
-          "weight decay 0.5, d=200: max|d omega11| %.3g, max|d omega12| %.3g (%s)", e11, e12, to.error);
+          "weight decay 0.5, d=200: max|d omega11| %.3g, max|d omega12| %.3g (%s)", e11, e12,
+          to.error);
     /* and it matters: without it in the ode the error is large */
     m->p.weight_decay = 0.0;
     struct traj t0;

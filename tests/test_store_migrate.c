@@ -60,11 +60,13 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     if (!sql)
         return;
     sqlite3 *raw = NULL;
-    CHECK(sqlite3_open(path, &raw) == SQLITE_OK && sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK,
+    CHECK(sqlite3_open(path, &raw) == SQLITE_OK &&
+              sqlite3_exec(raw, sql, NULL, NULL, NULL) == SQLITE_OK,
           "loading the fixture: %s", sqlite3_errmsg(raw));
     free(sql);
     double ntraj = value(raw, "SELECT count(*) FROM trajectory");
-    CHECK(value(raw, "PRAGMA user_version") == from && ntraj > 0, "fixture is not a version-%d database", from);
+    CHECK(value(raw, "PRAGMA user_version") == from && ntraj > 0,
+          "fixture is not a version-%d database", from);
     sqlite3_close(raw);
 
     /* read-only commands read it as it is, without migrating */
@@ -80,18 +82,27 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         if (!st)
             return;
         sqlite3 *db = store_db(st);
-        CHECK(value(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION, "user_version after migration");
+        CHECK(value(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION,
+              "user_version after migration");
         CHECK(value(db, "SELECT count(*) FROM trajectory") == ntraj, "rows lost");
-        CHECK(value(db, "SELECT count(*) FROM tasks WHERE token_corr = 0 AND index_kind = 'centred' AND outputs = "
-                        "'offdiag' AND lr_schedule = 'constant' AND init = 'gaussian' AND init_trace = 0 AND "
-                        "ode_mean = 'stiff'") == 2,
-              "old tasks without their defaults");
-        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == 2, "old tasks not in double");
-        CHECK(value(db, "SELECT max(abs(tr.mu - tr.trace * sqrt(t.d))) FROM trajectory tr JOIN tasks t USING "
-                        "(task_id)") < 1e-12 &&
-                  value(db, "SELECT count(*) FROM trajectory WHERE mu IS NULL") == 0,
-              "mu not backfilled from the trace");
-        CHECK(value(db, "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NULL") == 4,
+        CHECK(
+            value(
+                db,
+                "SELECT count(*) FROM tasks WHERE token_corr = 0 AND index_kind = 'centred' AND outputs = "
+                "'offdiag' AND lr_schedule = 'constant' AND init = 'gaussian' AND init_trace = 0 AND "
+                "ode_mean = 'stiff'") == 2,
+            "old tasks without their defaults");
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == 2,
+              "old tasks not in double");
+        CHECK(
+            value(
+                db,
+                "SELECT max(abs(tr.mu - tr.trace * sqrt(t.d))) FROM trajectory tr JOIN tasks t USING "
+                "(task_id)") < 1e-12 &&
+                value(db, "SELECT count(*) FROM trajectory WHERE mu IS NULL") == 0,
+            "mu not backfilled from the trace");
+        CHECK(value(db, "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NULL") ==
+                  4,
               "results view without the new columns");
         store_close(&st);
     }
@@ -100,7 +111,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     struct store *st = store_open(path, err, sizeof err);
     sqlite3_stmt *q = NULL;
     int seen = 0;
-    if (st && sqlite3_prepare_v2(store_db(st), "SELECT task_id, params FROM tasks", -1, &q, NULL) == SQLITE_OK) {
+    if (st && sqlite3_prepare_v2(store_db(st), "SELECT task_id, params FROM tasks", -1, &q, NULL) ==
+                  SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *hex = (const char *)sqlite3_column_text(q, 0);
             const char *text = (const char *)sqlite3_column_text(q, 1);
@@ -116,7 +128,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             struct task_result r;
             enum task_status status;
             CHECK(worker_run(&p, &r, NULL, NULL) == 0, "worker_run");
-            CHECK(store_begin(st) == 0 && store_put_result(st, t.id, &r, NULL, &status, err, sizeof err) == 0 &&
+            CHECK(store_begin(st) == 0 &&
+                      store_put_result(st, t.id, &r, NULL, &status, err, sizeof err) == 0 &&
                       store_commit(st) == 0,
                   "store_put_result into the migrated database: %s", err);
             worker_result_free(&r);
@@ -127,7 +140,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     sqlite3_finalize(q);
     CHECK(seen == 2, "old tasks seen: %d", seen);
     if (st) {
-        CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == 4, "mu_star written");
+        CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == 4,
+              "mu_star written");
         CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj, "rerun rows");
     }
     store_close(&st);

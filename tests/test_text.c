@@ -39,9 +39,18 @@ int main(void)
 {
     char buf[TEXT_DOUBLE_MAX], err[256];
     /* shortest forms */
-    const char *cases[][2] = {{"0.05", "0.05"}, {"5e-2", "0.05"}, {"0.1", "0.1"}, {"28000.000000000004", "28000.000000000004"},
-                              {"28000", "28000"}, {"1e-3", "0.001"}, {"1e-7", "1e-07"}, {"0.3", "0.3"},
-                              {"123456789012", "123456789012"}, {"-2.5", "-2.5"}, {"0", "0"}, {"1e300", "1e+300"}};
+    const char *cases[][2] = {{"0.05", "0.05"},
+                              {"5e-2", "0.05"},
+                              {"0.1", "0.1"},
+                              {"28000.000000000004", "28000.000000000004"},
+                              {"28000", "28000"},
+                              {"1e-3", "0.001"},
+                              {"1e-7", "1e-07"},
+                              {"0.3", "0.3"},
+                              {"123456789012", "123456789012"},
+                              {"-2.5", "-2.5"},
+                              {"0", "0"},
+                              {"1e300", "1e+300"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         text_double(strtod(cases[i][0], NULL), buf, sizeof buf);
         CHECK(!strcmp(buf, cases[i][1]), "%s -> %s, expected %s", cases[i][0], buf, cases[i][1]);
@@ -73,10 +82,14 @@ int main(void)
 
     /* suggestions */
     const char *const words[] = {"decomposition", "activation", "d", "lr", "tau_end", NULL};
-    CHECK(text_closest("decompositon", words) && !strcmp(text_closest("decompositon", words), "decomposition"), "typo");
-    CHECK(text_closest("tau-end", words) && !strcmp(text_closest("tau-end", words), "tau_end"), "dash");
+    CHECK(text_closest("decompositon", words) &&
+              !strcmp(text_closest("decompositon", words), "decomposition"),
+          "typo");
+    CHECK(text_closest("tau-end", words) && !strcmp(text_closest("tau-end", words), "tau_end"),
+          "dash");
     CHECK(text_closest("zzzzzz", words) == NULL, "no suggestion for a far word");
-    CHECK(text_closest("activ", words) && !strcmp(text_closest("activ", words), "activation"), "prefix");
+    CHECK(text_closest("activ", words) && !strcmp(text_closest("activ", words), "activation"),
+          "prefix");
 
     /* expressions against C arithmetic */
     int ok;
@@ -110,6 +123,7 @@ int main(void)
     struct expr *e = expr_compile(deep, err, sizeof err);
     CHECK(!e && strstr(err, "deeply"), "deep nesting: %s", err);
     CHECK(expr_looks_like("0.5 / log(d)") && expr_looks_like("d*2") && !expr_looks_like("5e-2") &&
-              !expr_looks_like("-1.5") && !expr_looks_like("1E+3"), "expr_looks_like");
+              !expr_looks_like("-1.5") && !expr_looks_like("1E+3"),
+          "expr_looks_like");
     return check_done("test_text");
 }

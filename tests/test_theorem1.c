@@ -39,7 +39,8 @@ static double trace_prod(int d, const double *A, const double *B, int transB)
 static double exact_h2_pair(int d, const double *S, const double *P)
 {
     size_t dd = (size_t)d * d;
-    double *StS = malloc(sizeof(double) * dd), *P2 = malloc(sizeof(double) * dd), *C = malloc(sizeof(double) * dd);
+    double *StS = malloc(sizeof(double) * dd), *P2 = malloc(sizeof(double) * dd),
+           *C = malloc(sizeof(double) * dd);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, S, d, S, d, 0.0, StS, d);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, P, d, P, d, 0.0, P2, d);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, d, d, 1.0, S, d, P, d, 0.0, C, d);
@@ -53,7 +54,8 @@ static double exact_h2_pair(int d, const double *S, const double *P)
     double Eu4 = 3 * (trA * trA + 2 * trace_prod(d, StS, StS, 0)) / d2;
     double Ew4 = 3 * (trB * trB + 2 * trace_prod(d, P2, P2, 0)) / d2;
     double Eu2w2 = (trA * trB + 2 * trace_prod(d, StS, P2, 0) +
-                    2 * (trC * trC + trace_prod(d, C, C, 0) + trace_prod(d, C, C, 1))) / d2;
+                    2 * (trC * trC + trace_prod(d, C, C, 0) + trace_prod(d, C, C, 1))) /
+                   d2;
     double Euu = Eu4 - 2 * Eu2 + 1, Eww = Ew4 - 2 * Ew2 + 1, Euw = Eu2w2 - Eu2 - Ew2 + 1;
     free(StS);
     free(P2);
@@ -107,13 +109,15 @@ static double one(const char *decomp, const char *act, const char *teacher, int 
     int is_h2 = !strcmp(act, "h2");
     double exact = is_h2 ? T * (T - 1) * exact_h2_pair(d, S, m->teacher) : 0;
     if (is_h2 && !test) {
-        printf("%-7s %-10s d=%d  Phi=%.5f  exact finite-d=%.5f  gap=%.5f\n", decomp, act, d, pv.phi, exact, exact - pv.phi);
+        printf("%-7s %-10s d=%d  Phi=%.5f  exact finite-d=%.5f  gap=%.5f\n", decomp, act, d, pv.phi,
+               exact, exact - pv.phi);
         free(S);
         student_free(&s);
         model_destroy(&m);
         return exact - pv.phi;
     }
-    double *X = malloc(sizeof(double) * (size_t)BLOCK * T * d), *Y = malloc(sizeof(double) * (size_t)BLOCK * T * d),
+    double *X = malloc(sizeof(double) * (size_t)BLOCK * T * d),
+           *Y = malloc(sizeof(double) * (size_t)BLOCK * T * d),
            *Z = malloc(sizeof(double) * (size_t)BLOCK * T * d);
     struct rng g;
     rng_init(&g, 11, STREAM_TEST, (uint32_t)d);
@@ -121,15 +125,22 @@ static double one(const char *decomp, const char *act, const char *teacher, int 
     for (int blk = 0; blk < NSAMPLES / BLOCK; blk++) {
         rng_normals(&g, X, (size_t)BLOCK * T * d);
         /* Y = X S^T, Z = X P (rows are tokens) */
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, BLOCK * T, d, d, 1.0, X, d, S, d, 0.0, Y, d);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, BLOCK * T, d, d, 1.0, X, d, m->teacher, d, 0.0, Z, d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, BLOCK * T, d, d, 1.0, X, d, S, d, 0.0,
+                    Y, d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, BLOCK * T, d, d, 1.0, X, d,
+                    m->teacher, d, 0.0, Z, d);
         for (int n = 0; n < BLOCK; n++) {
             double h[256], hs[256];
-            const double *x = X + (size_t)n * T * d, *y = Y + (size_t)n * T * d, *z = Z + (size_t)n * T * d;
+            const double *x = X + (size_t)n * T * d, *y = Y + (size_t)n * T * d,
+                         *z = Z + (size_t)n * T * d;
             for (int a = 0; a < T; a++)
                 for (int b = 0; b < T; b++) {
-                    h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, y + (size_t)b * d, 1) - (a == b ? trS : 0)) / sqd;
-                    hs[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, z + (size_t)b * d, 1) - (a == b ? trP : 0)) / sqd;
+                    h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, y + (size_t)b * d, 1) -
+                                    (a == b ? trS : 0)) /
+                                   sqd;
+                    hs[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, z + (size_t)b * d, 1) -
+                                     (a == b ? trP : 0)) /
+                                    sqd;
                 }
             double l = model_loss(&p.activation, T, h, hs, NULL);
             sum += l;
@@ -139,14 +150,16 @@ static double one(const char *decomp, const char *act, const char *teacher, int 
     double mean = sum / NSAMPLES, se = sqrt((sum2 / NSAMPLES - mean * mean) / NSAMPLES);
     double ref = is_h2 ? exact : pv.phi;
     double z = (mean - ref) / se;
-    printf("%-7s %-10s %-12s T=%d omega11=%.4f psi11=%.4f omega12=%.4f  Phi=%.5f  MC=%.5f +- %.5f  z=%+.2f\n",
-           decomp, act, teacher, T, o.omega11, o.psi11, o.omega12, pv.phi, mean, se, z);
+    printf(
+        "%-7s %-10s %-12s T=%d omega11=%.4f psi11=%.4f omega12=%.4f  Phi=%.5f  MC=%.5f +- %.5f  z=%+.2f\n",
+        decomp, act, teacher, T, o.omega11, o.psi11, o.omega12, pv.phi, mean, se, z);
     if (test)
-        CHECK(fabs(z) < 3, "%s %s %s: %s %.6g vs Monte Carlo %.6g +- %.2g (z = %.2f)", decomp, act, teacher,
-              is_h2 ? "exact finite-d" : "Phi", ref, mean, se, z);
+        CHECK(fabs(z) < 3, "%s %s %s: %s %.6g vs Monte Carlo %.6g +- %.2g (z = %.2f)", decomp, act,
+              teacher, is_h2 ? "exact finite-d" : "Phi", ref, mean, se, z);
     /* (a tied student can only gain the positive part |S*| of a goe teacher: omega12 ~ 0 there) */
     if (strcmp(teacher, "goe") || p.decomposition != DECOMP_TIED)
-        CHECK(fabs(o.omega12) > 0.1, "%s: the student should carry a teacher component (omega12 = %g)", decomp, o.omega12);
+        CHECK(fabs(o.omega12) > 0.1,
+              "%s: the student should carry a teacher component (omega12 = %g)", decomp, o.omega12);
     free(S);
     free(X);
     free(Y);
@@ -175,7 +188,8 @@ int main(void)
         double g1 = one(decomps[i], "h2", "wishart(0.5)", 2, 200, 0, NULL);
         double g2 = one(decomps[i], "h2", "wishart(0.5)", 2, 800, 0, NULL);
         CHECK(fabs(g1) > 0 && g2 / g1 > 0.25 / 1.3 && g2 / g1 < 0.25 * 1.3,
-              "%s h2: finite-d gap %.4g at d = 200, %.4g at d = 800: not falling like 1/d", decomps[i], g1, g2);
+              "%s h2: finite-d gap %.4g at d = 200, %.4g at d = 800: not falling like 1/d",
+              decomps[i], g1, g2);
     }
     return check_done("test_theorem1");
 }

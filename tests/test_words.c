@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/solvers/flow.h"
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
 #include "aimsweep/model/rng.h"
+#include "aimsweep/solvers/flow.h"
+#include "aimsweep/theory/ode.h"
 #include "aimsweep/theory/words.h"
 #include "check.h"
 #include "words_hooks.h"
@@ -59,13 +59,15 @@ static void test_enum(void)
     if (!bt || !bu)
         return;
     for (int n = 0; n <= 14; n++)
-        CHECK(words_basis_count_len(bt, n) == burnside(2, 2, n), "tied length %d: %d classes, Burnside %ld", n,
-              words_basis_count_len(bt, n), burnside(2, 2, n));
+        CHECK(words_basis_count_len(bt, n) == burnside(2, 2, n),
+              "tied length %d: %d classes, Burnside %ld", n, words_basis_count_len(bt, n),
+              burnside(2, 2, n));
     for (int n = 0; n <= 7; n++)
-        CHECK(words_basis_count_len(bu, n) == burnside(5, 3, n), "untied length %d: %d classes, Burnside %ld",
-              n, words_basis_count_len(bu, n), burnside(5, 3, n));
-    printf("classes: tied up to 14 = %d, untied up to 7 = %d (length 7: %d)\n", words_basis_count(bt),
-           words_basis_count(bu), words_basis_count_len(bu, 7));
+        CHECK(words_basis_count_len(bu, n) == burnside(5, 3, n),
+              "untied length %d: %d classes, Burnside %ld", n, words_basis_count_len(bu, n),
+              burnside(5, 3, n));
+    printf("classes: tied up to 14 = %d, untied up to 7 = %d (length 7: %d)\n",
+           words_basis_count(bt), words_basis_count(bu), words_basis_count_len(bu, 7));
     /* canonical forms are constant on orbits and are members of them */
     struct rng g;
     rng_init(&g, 7, STREAM_TEST, 1);
@@ -85,11 +87,15 @@ static void test_enum(void)
         /* S S^T is not S S: the twist matters */
     }
     CHECK(bad == 0, "%d canonical forms differ across an orbit", bad);
-    int a[2] = {WORDS_S, WORDS_ST}, b2[2] = {WORDS_S, WORDS_S}, c3[3] = {WORDS_S, WORDS_SIGMA, WORDS_ST},
-        c4[3] = {WORDS_S, WORDS_SIGMA, WORDS_S}, c5[3] = {WORDS_ST, WORDS_SIGMA, WORDS_ST};
-    CHECK(words_basis_index(bu, 2, a) != words_basis_index(bu, 2, b2), "S S^T and S S are distinct");
-    CHECK(words_basis_index(bu, 3, c3) != words_basis_index(bu, 3, c4), "S G S' and S G S distinct");
-    CHECK(words_basis_index(bu, 3, c4) == words_basis_index(bu, 3, c5), "S G S ~ S' G S' (transpose)");
+    int a[2] = {WORDS_S, WORDS_ST}, b2[2] = {WORDS_S, WORDS_S},
+        c3[3] = {WORDS_S, WORDS_SIGMA, WORDS_ST}, c4[3] = {WORDS_S, WORDS_SIGMA, WORDS_S},
+        c5[3] = {WORDS_ST, WORDS_SIGMA, WORDS_ST};
+    CHECK(words_basis_index(bu, 2, a) != words_basis_index(bu, 2, b2),
+          "S S^T and S S are distinct");
+    CHECK(words_basis_index(bu, 3, c3) != words_basis_index(bu, 3, c4),
+          "S G S' and S G S distinct");
+    CHECK(words_basis_index(bu, 3, c4) == words_basis_index(bu, 3, c5),
+          "S G S ~ S' G S' (transpose)");
     words_basis_destroy(&bt);
     words_basis_destroy(&bu);
 }
@@ -115,7 +121,8 @@ static double free_gap(const char *text, int maxlen, int verbose)
     struct model *m = model_create(&p);
     struct words_basis *b = words_basis_create(p.decomposition, maxlen);
     int n = words_basis_count(b);
-    double *ex = malloc(sizeof(double) * n), *fr = malloc(sizeof(double) * n), pm[WORDS_MAX_LEN + 1];
+    double *ex = malloc(sizeof(double) * n), *fr = malloc(sizeof(double) * n),
+           pm[WORDS_MAX_LEN + 1];
     exact_traces(m, b, ex);
     /* teacher moments Tr(P^k)/d from the exact traces of the pure-P classes */
     int w[WORDS_MAX_LEN];
@@ -137,15 +144,16 @@ static double free_gap(const char *text, int maxlen, int verbose)
     char name[64];
     words_class_name(b, wc, name, sizeof name);
     if (verbose)
-        printf("free init %-62s classes %4d: worst relative gap %.2e (%s exact %.5f free %.5f)\n", text, n,
-               worst, name, ex[wc], fr[wc]);
+        printf("free init %-62s classes %4d: worst relative gap %.2e (%s exact %.5f free %.5f)\n",
+               text, n, worst, name, ex[wc], fr[wc]);
     /* m(S) = s0^2 sqrt(rho) (tied) and the second moment m(S S^T) = s0^4 (1 + rho) (tied), s0^4 (untied) */
     int s[1] = {WORDS_S}, ss[2] = {WORDS_S, p.decomposition == DECOMP_TIED ? WORDS_S : WORDS_ST};
     double rho = (double)m->r / m->d, s2 = p.init_scale * p.init_scale;
-    CHECK(fabs(fr[words_basis_index(b, 1, s)] - (p.decomposition == DECOMP_TIED ? s2 * sqrt(rho) : 0)) < 1e-12,
+    CHECK(fabs(fr[words_basis_index(b, 1, s)] -
+               (p.decomposition == DECOMP_TIED ? s2 * sqrt(rho) : 0)) < 1e-12,
           "m(S) free");
-    CHECK(fabs(fr[words_basis_index(b, 2, ss)] - s2 * s2 * (p.decomposition == DECOMP_TIED ? 1 + rho : 1)) <
-              1e-12,
+    CHECK(fabs(fr[words_basis_index(b, 2, ss)] -
+               s2 * s2 * (p.decomposition == DECOMP_TIED ? 1 + rho : 1)) < 1e-12,
           "m(S S^T) free = %.6f", fr[words_basis_index(b, 2, ss)]);
     free(ex);
     free(fr);
@@ -162,7 +170,8 @@ static void free_case(const char *text, int maxlen)
     snprintf(t2, sizeof t2, "%s d=400", text);
     double g1 = free_gap(t1, maxlen, 1), g2 = free_gap(t2, maxlen, 1);
     CHECK(g2 < 0.05, "free init vs exact %s: %.3e at d = 400", text, g2);
-    CHECK(g2 < 0.7 * g1, "free init vs exact %s: gap %.3e at d = 100, %.3e at d = 400", text, g1, g2);
+    CHECK(g2 < 0.7 * g1, "free init vs exact %s: gap %.3e at d = 100, %.3e at d = 400", text, g1,
+          g2);
 }
 
 /* Free cumulants of the free initialisation: the student's are Marchenko-Pastur's,
@@ -185,8 +194,10 @@ static void free_cumulant_case(double s0, double rho)
         double want = ns == L ? pow(a, L) * pow(c, L - 1) : ns == 0 ? kap[cl] : 0;
         worst = fmax(worst, fabs(kap[cl] - want) / (1 + fabs(want)));
     }
-    printf("free cumulants s0=%.2f rho=%.2f: worst gap to Marchenko-Pastur / zero mixed %.2e\n", s0, rho, worst);
-    CHECK(worst < 1e-12, "free cumulants of the free initialisation (s0 %.2f, rho %.2f): %.2e", s0, rho, worst);
+    printf("free cumulants s0=%.2f rho=%.2f: worst gap to Marchenko-Pastur / zero mixed %.2e\n", s0,
+           rho, worst);
+    CHECK(worst < 1e-12, "free cumulants of the free initialisation (s0 %.2f, rho %.2f): %.2e", s0,
+          rho, worst);
     free(mom);
     free(kap);
     words_basis_destroy(&b);
@@ -201,7 +212,8 @@ static void fallback_case(const char *text, int maxlen)
     struct model *m = model_create(&p);
     struct words_basis *b = words_basis_create(p.decomposition, maxlen);
     int n = words_basis_count(b), e1, e2, w[WORDS_MAX_LEN];
-    double *ex = malloc(sizeof(double) * n), *fb = malloc(sizeof(double) * n), worst = 0, short_gap = 0;
+    double *ex = malloc(sizeof(double) * n), *fb = malloc(sizeof(double) * n), worst = 0,
+           short_gap = 0;
     words_initial_values(m, b, 0, ex, &e1);
     words_initial_values(m, b, 1, fb, &e2);
     CHECK(e1 == 1 && e2 == 0, "exact at d = %d, forced fallback", m->d);
@@ -214,10 +226,13 @@ static void fallback_case(const char *text, int maxlen)
             worst = fmax(worst, g);
     }
     long np = words_traces_products(b);
-    printf("fallback %-55s: products %ld, length <= 2 gap %.1e, longer worst %.2e\n", text, np, short_gap, worst);
+    printf("fallback %-55s: products %ld, length <= 2 gap %.1e, longer worst %.2e\n", text, np,
+           short_gap, worst);
     CHECK(short_gap < 1e-12, "fallback keeps lengths <= 2 exact");
-    CHECK(worst < 0.1, "fallback vs exact %s: %.3e", text, worst); /* finite d, long words (free_case) */
-    CHECK(np > 0 && 2.0 * np * 800.0 * 800.0 * 800.0 <= 1e12, "exact affordable at d = 800 (%ld products)", np);
+    CHECK(worst < 0.1, "fallback vs exact %s: %.3e", text,
+          worst); /* finite d, long words (free_case) */
+    CHECK(np > 0 && 2.0 * np * 800.0 * 800.0 * 800.0 <= 1e12,
+          "exact affordable at d = 800 (%ld products)", np);
     free(ex);
     free(fb);
     words_basis_destroy(&b);
@@ -297,8 +312,8 @@ static void rhs_case(const char *text)
     }
     char name[64];
     words_class_name(sb, cls[wi], name, sizeof name);
-    printf("rhs vs flow %-70s words %4d: max |rhs - fd| %.2e (at %s), max |fd| %.2e\n", text, sys.dim, worst,
-           name, scale);
+    printf("rhs vs flow %-70s words %4d: max |rhs - fd| %.2e (at %s), max |fd| %.2e\n", text,
+           sys.dim, worst, name, scale);
     CHECK(worst < 1e-6 * (1 + scale), "rhs vs flow %s: %.2e", text, worst);
     free(dA);
     free(dB);
@@ -315,12 +330,16 @@ static void rhs_case(const char *text)
 
 static void test_rhs(void)
 {
-    rhs_case("decomposition=tied d=300 activation=h2 teacher=wishart(0.5) order_m=6 closure=free_cumulant");
-    rhs_case("decomposition=tied d=300 activation=h3 teacher=goe_shift(0.5) width=0.5 weight_decay=0.3 "
-             "order_m=5 closure=free_cumulant");
-    rhs_case("decomposition=untied d=300 activation=h2 teacher=wishart(0.5) order_m=4 closure=free_cumulant");
-    rhs_case("decomposition=untied d=300 activation=h1 teacher=goe_shift(1) width=0.7 weight_decay=0.2 "
-             "order_m=3 closure=freeze");
+    rhs_case(
+        "decomposition=tied d=300 activation=h2 teacher=wishart(0.5) order_m=6 closure=free_cumulant");
+    rhs_case(
+        "decomposition=tied d=300 activation=h3 teacher=goe_shift(0.5) width=0.5 weight_decay=0.3 "
+        "order_m=5 closure=free_cumulant");
+    rhs_case(
+        "decomposition=untied d=300 activation=h2 teacher=wishart(0.5) order_m=4 closure=free_cumulant");
+    rhs_case(
+        "decomposition=untied d=300 activation=h1 teacher=goe_shift(1) width=0.7 weight_decay=0.2 "
+        "order_m=3 closure=freeze");
 }
 
 /* Max |omega12_ode - omega12_flow| over the records with tau <= window; -1 when the ode
@@ -378,8 +397,8 @@ static void conv_case(const char *text, int nruns, const struct conv_run *runs)
             double e = ode_vs_flow(m, &fl, runs[r].window, &nr);
             printf(" M=%d %.2e", M, e);
             CHECK(e >= 0, "%s %s M=%d stopped after %d rows", text, runs[r].closure, M, nr);
-            CHECK(e < prev, "%s %s: error at M=%d (%.2e) not below the previous order's (%.2e)", text,
-                  runs[r].closure, M, e, prev);
+            CHECK(e < prev, "%s %s: error at M=%d (%.2e) not below the previous order's (%.2e)",
+                  text, runs[r].closure, M, e, prev);
             prev = e;
         }
         printf("\n");
@@ -393,11 +412,17 @@ static void test_conv(void)
     /* flat holds through strong recovery (m -> 0.99) over tau in [0, 0.2]; free_cumulant
      * converges only before it (the radius of the moment expansion): tau <= 0.05 here, see
      * docs/closures.md. */
-    const struct conv_run tied[2] = {{"flat", 0.2, 3, {3, 5, 7}}, {"free_cumulant", 0.05, 6, {2, 3, 4, 5, 6, 7}}};
-    conv_case("decomposition=tied d=300 activation=h1 teacher=wishart(0.5) tau_end=0.2 records=40", 2, tied);
-    conv_case("decomposition=tied d=300 activation=h2 teacher=wishart(0.5) tau_end=0.2 records=40", 2, tied);
-    const struct conv_run untied[2] = {{"free_cumulant", 0.1, 3, {3, 4, 5}}, {"flat", 0.1, 2, {3, 5}}};
-    conv_case("decomposition=untied d=200 activation=h1 teacher=wishart(0.5) tau_end=0.1 records=10", 2, untied);
+    const struct conv_run tied[2] = {{"flat", 0.2, 3, {3, 5, 7}},
+                                     {"free_cumulant", 0.05, 6, {2, 3, 4, 5, 6, 7}}};
+    conv_case("decomposition=tied d=300 activation=h1 teacher=wishart(0.5) tau_end=0.2 records=40",
+              2, tied);
+    conv_case("decomposition=tied d=300 activation=h2 teacher=wishart(0.5) tau_end=0.2 records=40",
+              2, tied);
+    const struct conv_run untied[2] = {{"free_cumulant", 0.1, 3, {3, 4, 5}},
+                                       {"flat", 0.1, 2, {3, 5}}};
+    conv_case(
+        "decomposition=untied d=200 activation=h1 teacher=wishart(0.5) tau_end=0.1 records=10", 2,
+        untied);
 }
 
 /* The O(eta) noise drift at tau = 0 against the second-order term of one SGD step, averaged
@@ -430,8 +455,8 @@ static void noise_case(const char *text, int nsamp, double tol)
     double *lm[5], *f0 = malloc(sizeof(double) * n), *fp = malloc(sizeof(double) * n),
                    *fm = malloc(sizeof(double) * n), *acc = calloc(n, sizeof(double));
     double *pred = malloc(sizeof(double) * dim), *res = calloc(dim, sizeof(double));
-    double *x = malloc(sizeof(double) * T * d), *g = malloc(sizeof(double) * dd), *A = malloc(sizeof(double) * dr),
-           *B = malloc(sizeof(double) * dr), h[64], hs[64], D[64];
+    double *x = malloc(sizeof(double) * T * d), *g = malloc(sizeof(double) * dd),
+           *A = malloc(sizeof(double) * dr), *B = malloc(sizeof(double) * dr), h[64], hs[64], D[64];
     for (int i = 0; i < nl; i++)
         lm[i] = malloc(sizeof(double) * dd);
     words_letters(b, d, r, m->kappa, m->W0, m->V0, m->teacher, lm);
@@ -452,7 +477,8 @@ static void noise_case(const char *text, int nsamp, double tol)
                 double v = D[a * T + c] / sqrt((double)d);
                 if (p.decomposition == DECOMP_TIED)
                     v += D[c * T + a] / sqrt((double)d); /* g + g^T */
-                cblas_dger(CblasRowMajor, d, d, v, x + (size_t)a * d, 1, x + (size_t)c * d, 1, g, d);
+                cblas_dger(CblasRowMajor, d, d, v, x + (size_t)a * d, 1, x + (size_t)c * d, 1, g,
+                           d);
                 if (a == c)
                     for (int i = 0; i < d; i++)
                         g[(size_t)i * d + i] -= v;
@@ -461,11 +487,14 @@ static void noise_case(const char *text, int nsamp, double tol)
             double e = sign * eps;
             memcpy(A, m->W0, sizeof(double) * dr);
             if (p.decomposition == DECOMP_TIED) {
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, -e, g, d, m->W0, r, 1.0, A, r);
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, -e, g, d, m->W0, r,
+                            1.0, A, r);
             } else {
                 memcpy(B, m->V0, sizeof(double) * dr);
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, -e, g, d, m->V0, r, 1.0, A, r);
-                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, -e, g, d, m->W0, r, 1.0, B, r);
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, -e, g, d, m->V0, r,
+                            1.0, A, r);
+                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, -e, g, d, m->W0, r,
+                            1.0, B, r);
             }
             words_letters(b, d, r, m->kappa, A, B, m->teacher, lm);
             words_traces(b, d, (const double *const *)lm, sign > 0 ? fp : fm);
@@ -481,7 +510,8 @@ static void noise_case(const char *text, int nsamp, double tol)
         for (int c = 0; c < n; c++)
             acc[c] += (fp[c] + fm[c] - 2 * f0[c]) / (2 * eps * eps) / nsamp;
         for (int i = 0; i < dim; i++)
-            res[i] += ((fp[cls[i]] + fm[cls[i]] - 2 * f0[cls[i]]) / (2 * eps * eps) - pred[i]) / nsamp;
+            res[i] +=
+                ((fp[cls[i]] + fm[cls[i]] - 2 * f0[cls[i]]) / (2 * eps * eps) - pred[i]) / nsamp;
     }
     double worst = 0, scale = 0, mc = 0;
     int wi = 0;
@@ -498,9 +528,10 @@ static void noise_case(const char *text, int nsamp, double tol)
     }
     char name[64];
     words_class_name(b, cls[wi], name, sizeof name);
-    printf("noise %-60s words %3d: max |E[b - b_D]| %.3e (at %s), max |drift/eta| %.3e, plain MC max |E b - "
-           "drift/eta| %.3e\n",
-           text, dim, worst, name, scale, mc);
+    printf(
+        "noise %-60s words %3d: max |E[b - b_D]| %.3e (at %s), max |drift/eta| %.3e, plain MC max |E b - "
+        "drift/eta| %.3e\n",
+        text, dim, worst, name, scale, mc);
     CHECK(worst < tol * scale, "noise drift vs one-step second order %s", text);
     for (int i = 0; i < nl; i++)
         free(lm[i]);
@@ -526,7 +557,8 @@ static void test_noise(void)
 {
     if (getenv("NOISE_D")) {
         char t[256];
-        snprintf(t, sizeof t, "decomposition=%s d=%s activation=%s teacher=wishart(0.5)", getenv("NOISE_DEC"), getenv("NOISE_D"), getenv("NOISE_A"));
+        snprintf(t, sizeof t, "decomposition=%s d=%s activation=%s teacher=wishart(0.5)",
+                 getenv("NOISE_DEC"), getenv("NOISE_D"), getenv("NOISE_A"));
         noise_case(t, atoi(getenv("NOISE_N")), 0.1);
         return;
     }
@@ -543,13 +575,15 @@ static void test_noise(void)
 static void test_unstable(void)
 {
     struct params p;
-    wu_params(&p, "decomposition=tied d=200 activation=h3 teacher=wishart(0.5) tau_end=0.1 records=10 "
-                  "closure=freeze order_m=2 solvers=ode");
+    wu_params(&p,
+              "decomposition=tied d=200 activation=h3 teacher=wishart(0.5) tau_end=0.1 records=10 "
+              "closure=freeze order_m=2 solvers=ode");
     struct model *m = model_create(&p);
     struct traj t;
     traj_init(&t, SOLVER_ODE, p.records + 1);
     ode_run(m, &t);
-    printf("unstable closure: status %s after %d rows (%s)\n", run_status_name(t.status), t.n, t.error);
+    printf("unstable closure: status %s after %d rows (%s)\n", run_status_name(t.status), t.n,
+           t.error);
     CHECK(t.status == RUN_ODE_DIVERGED, "freeze M=2 tied h3: status %s", run_status_name(t.status));
     CHECK(t.n >= 1 && t.n < p.records + 1, "rows before the divergence: %d", t.n);
     CHECK(t.diverged_at_samples > 0, "divergence step recorded");

@@ -47,15 +47,17 @@ int main(int argc, char **argv)
     double t0 = now();
     flow_run(m, &fl, NULL, NULL);
     double tflow = now() - t0;
-    printf("# %s\n# flow: %d rows, %.2f s, status %s\n", argv[1], fl.n, tflow, run_status_name(fl.status));
+    printf("# %s\n# flow: %d rows, %.2f s, status %s\n", argv[1], fl.n, tflow,
+           run_status_name(fl.status));
     if (trace)
         for (int k = 0; k < fl.n; k++)
-            printf("flow tau %.4f om11 %.5f om12 %.5f t1 %.5f m %.5f\n", fl.rows[k].tau, fl.rows[k].omega11,
-                   fl.rows[k].omega12, fl.rows[k].trace, fl.rows[k].overlap);
+            printf("flow tau %.4f om11 %.5f om12 %.5f t1 %.5f m %.5f\n", fl.rows[k].tau,
+                   fl.rows[k].omega11, fl.rows[k].omega12, fl.rows[k].trace, fl.rows[k].overlap);
     char cl[256];
     snprintf(cl, sizeof cl, "%s", argv[2]);
     int mmin = atoi(argv[3]), mmax = atoi(argv[4]);
-    printf("%-14s %3s %6s %10s %10s %9s %9s", "closure", "M", "dim", "err_om12", "err_m", "tau_stop", "wall_s");
+    printf("%-14s %3s %6s %10s %10s %9s %9s", "closure", "M", "dim", "err_om12", "err_m",
+           "tau_stop", "wall_s");
     for (int i = 0; i < nwin; i++)
         printf("  om12<=%-5g", win[i]);
     printf("\n");
@@ -105,10 +107,11 @@ int main(int argc, char **argv)
                     snprintf(wbuf + l, sizeof wbuf - l, "  %11s", "diverged");
             }
             if (n == fl.n)
-                printf("%-14s %3d %6d %10.3e %10.3e %9s %9.2f%s\n", c, M, sys.dim, e12, em, "-", wall, wbuf);
-            else
-                printf("%-14s %3d %6d %10.3e %10.3e %9.4f %9.2f%s  (stopped)\n", c, M, sys.dim, e12, em, tstop,
+                printf("%-14s %3d %6d %10.3e %10.3e %9s %9.2f%s\n", c, M, sys.dim, e12, em, "-",
                        wall, wbuf);
+            else
+                printf("%-14s %3d %6d %10.3e %10.3e %9.4f %9.2f%s  (stopped)\n", c, M, sys.dim, e12,
+                       em, tstop, wall, wbuf);
             fflush(stdout);
             traj_free(&ot);
             mom_sys_destroy(&sys);

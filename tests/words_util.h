@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/base/params.h"
 #include "aimsweep/model/model.h"
 #include "aimsweep/theory/mom.h"
-#include "aimsweep/base/params.h"
 
 /* "key=value key=value ..." on top of the defaults; exits on a bad key. */
 static inline void wu_params(struct params *p, const char *text)

@@ -50,7 +50,8 @@ static void node_free(struct node *n)
 static struct node *perr(struct parser *ps, const char *what)
 {
     if (!ps->err[0])
-        snprintf(ps->err, ps->errlen, "expression '%s', column %d: %s", ps->s, (int)(ps->p - ps->s) + 1, what);
+        snprintf(ps->err, ps->errlen, "expression '%s', column %d: %s", ps->s,
+                 (int)(ps->p - ps->s) + 1, what);
     return NULL;
 }
 
@@ -122,7 +123,8 @@ static struct node *parse_primary(struct parser *ps)
                     f = i;
             if (f < 0) {
                 ps->p = start;
-                return perr(ps, "unknown function (the functions are log, log2, log10, exp, sqrt, abs)");
+                return perr(
+                    ps, "unknown function (the functions are log, log2, log10, exp, sqrt, abs)");
             }
             ps->p++;
             struct node *arg = parse_expr(ps);
@@ -275,7 +277,8 @@ int expr_names(const struct expr *e, const char **names, int max)
     return k;
 }
 
-static int eval(const struct node *n, expr_lookup_fn lookup, void *ctx, double *out, char *err, size_t errlen)
+static int eval(const struct node *n, expr_lookup_fn lookup, void *ctx, double *out, char *err,
+                size_t errlen)
 {
     double a = 0, b = 0;
     if (n->a && eval(n->a, lookup, ctx, &a, err, errlen))
@@ -284,43 +287,43 @@ static int eval(const struct node *n, expr_lookup_fn lookup, void *ctx, double *
         return -1;
     double v = 0;
     switch (n->kind) {
-    case N_NUM: v = n->num; break;
-    case N_NAME:
-        if (!strcmp(n->name, "pi"))
-            v = 3.14159265358979323846;
-        else if (!lookup || lookup(ctx, n->name, &v)) {
-            snprintf(err, errlen, "unknown name '%s'", n->name);
-            return -1;
-        }
-        break;
-    case N_NEG: v = -a; break;
-    case N_ADD: v = a + b; break;
-    case N_SUB: v = a - b; break;
-    case N_MUL: v = a * b; break;
-    case N_DIV:
-        if (b == 0) {
-            snprintf(err, errlen, "division by zero");
-            return -1;
-        }
-        v = a / b;
-        break;
-    case N_POW: v = pow(a, b); break;
-    case N_FUNC:
-        switch (n->func) {
-        case 0: v = log(a); break;
-        case 1: v = log2(a); break;
-        case 2: v = log10(a); break;
-        case 3: v = exp(a); break;
-        case 4: v = sqrt(a); break;
-        default: v = fabs(a); break;
-        }
-        if (!isfinite(v)) {
-            char arg[TEXT_DOUBLE_MAX];
-            text_double(a, arg, sizeof arg);
-            snprintf(err, errlen, "%s(%s) is not a finite number", func_names[n->func], arg);
-            return -1;
-        }
-        break;
+        case N_NUM: v = n->num; break;
+        case N_NAME:
+            if (!strcmp(n->name, "pi"))
+                v = 3.14159265358979323846;
+            else if (!lookup || lookup(ctx, n->name, &v)) {
+                snprintf(err, errlen, "unknown name '%s'", n->name);
+                return -1;
+            }
+            break;
+        case N_NEG: v = -a; break;
+        case N_ADD: v = a + b; break;
+        case N_SUB: v = a - b; break;
+        case N_MUL: v = a * b; break;
+        case N_DIV:
+            if (b == 0) {
+                snprintf(err, errlen, "division by zero");
+                return -1;
+            }
+            v = a / b;
+            break;
+        case N_POW: v = pow(a, b); break;
+        case N_FUNC:
+            switch (n->func) {
+                case 0: v = log(a); break;
+                case 1: v = log2(a); break;
+                case 2: v = log10(a); break;
+                case 3: v = exp(a); break;
+                case 4: v = sqrt(a); break;
+                default: v = fabs(a); break;
+            }
+            if (!isfinite(v)) {
+                char arg[TEXT_DOUBLE_MAX];
+                text_double(a, arg, sizeof arg);
+                snprintf(err, errlen, "%s(%s) is not a finite number", func_names[n->func], arg);
+                return -1;
+            }
+            break;
     }
     if (!isfinite(v)) {
         snprintf(err, errlen, "the result is not a finite number");
@@ -330,7 +333,8 @@ static int eval(const struct node *n, expr_lookup_fn lookup, void *ctx, double *
     return 0;
 }
 
-int expr_eval(const struct expr *e, expr_lookup_fn lookup, void *ctx, double *out, char *err, size_t errlen)
+int expr_eval(const struct expr *e, expr_lookup_fn lookup, void *ctx, double *out, char *err,
+              size_t errlen)
 {
     char msg[256] = "";
     if (eval(e->root, lookup, ctx, out, msg, sizeof msg)) {
@@ -357,7 +361,8 @@ int expr_looks_like(const char *t)
     for (const char *c = t; *c; c++) {
         if (isalpha((unsigned char)*c) || *c == '_') {
             /* the exponent of a number: a digit or '.' before, a digit or sign after */
-            int exp = (*c == 'e' || *c == 'E') && c > t && (isdigit((unsigned char)c[-1]) || c[-1] == '.') &&
+            int exp = (*c == 'e' || *c == 'E') && c > t &&
+                      (isdigit((unsigned char)c[-1]) || c[-1] == '.') &&
                       (isdigit((unsigned char)c[1]) || c[1] == '-' || c[1] == '+');
             if (!exp)
                 return 1;

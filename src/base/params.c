@@ -81,7 +81,8 @@ const char *const params_keys[] = {
     "weight_decay", "tau_end", "records", "log_grid", "seed", "solvers", "recovery_threshold",
     "order_m", "closure", "ode_noise",
     /* docs/model.md §10-11: written only where not at their default */
-    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision", NULL};
+    "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision",
+    NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 /* init_trace: a typo guard, t I with |t| <= this */
 #define PARAMS_MAX_INIT_TRACE 1e3
@@ -90,17 +91,20 @@ const char *const params_keys[] = {
 #define PARAMS_MAX_SWITCH_STEPS 1e15
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
-                   sizeof(enum index_kind) == sizeof(int) && sizeof(enum outputs_kind) == sizeof(int) &&
-                   sizeof(enum init_kind) == sizeof(int) && sizeof(enum ode_mean_kind) == sizeof(int) &&
+                   sizeof(enum index_kind) == sizeof(int) &&
+                   sizeof(enum outputs_kind) == sizeof(int) &&
+                   sizeof(enum init_kind) == sizeof(int) &&
+                   sizeof(enum ode_mean_kind) == sizeof(int) &&
                    sizeof(enum precision) == sizeof(int),
                "PARAMS_ENUM fields are stored as int");
 
 static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
-static const char *const closure_words[] = {"auto", "free_cumulant", "freeze", "zero", "spectral",
-                                            "spectral_mp", "free_residual", "flat", NULL};
+static const char *const closure_words[] = {"auto",          "free_cumulant", "freeze",
+                                            "zero",          "spectral",      "spectral_mp",
+                                            "free_residual", "flat",          NULL};
 static const char *const solver_words[] = {"sgd", "flow", "ode", NULL};
-static const char *const act_words[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite", "relu", "tanh",
-                                        "erf", "softmax", NULL};
+static const char *const act_words[] = {"h1",      "h2",   "h3",   "h4",  "h5",      "h6",
+                                        "hermite", "relu", "tanh", "erf", "softmax", NULL};
 static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", "goe_mean", NULL};
 static const char *const index_words[] = {"centred", "uncentred", NULL};
 static const char *const outputs_words[] = {"offdiag", "all", NULL};
@@ -111,7 +115,8 @@ static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
 const struct params_key_info params_info[] = {
-    {"decomposition", PARAMS_ENUM, OFF(decomposition), decomp_words, 0, 0, 0, "direct | tied | untied",
+    {"decomposition", PARAMS_ENUM, OFF(decomposition), decomp_words, 0, 0, 0,
+     "direct | tied | untied",
      "how the student writes S: direct S, tied W W^T/sqrt(r d), untied U V^T/sqrt(r d)"},
     {"activation", PARAMS_TEXT, 0, act_words, 0, 0, 0,
      "h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)",
@@ -124,14 +129,15 @@ const struct params_key_info params_info[] = {
      "s0: initial student entries N(0, s0^2) (tied/untied), s0 times a GOE matrix (direct)"},
     {"tokens", PARAMS_INT, OFF(tokens), NULL, 2, PARAMS_MAX_TOKENS, 0, "integer",
      "T: tokens per sample (the attention index is T x T)"},
-    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0, "wishart(rho) | goe | goe_shift(m) | goe_mean(m)",
+    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0,
+     "wishart(rho) | goe | goe_shift(m) | goe_mean(m)",
      "the target S*, Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I, GOE + (m/sqrt(d)) I (mean m)"},
     {"width", PARAMS_REAL, OFF(width), NULL, 0, PARAMS_MAX_RANK_PER_D, PARAMS_LO_OPEN, "number",
      "rho: the student's rank r = round(rho d) (tied, untied)"},
     {"weight_decay", PARAMS_REAL, OFF(weight_decay), NULL, 0, PARAMS_MAX_WEIGHT_DECAY, 0, "number",
      "lambda: each parameter decays at rate lambda per unit tau (factor 1 - lambda eta/d^2 a step)"},
-    {"tau_end", PARAMS_REAL, OFF(tau_end), NULL, PARAMS_MIN_TAU_END, PARAMS_MAX_TAU_END, 0, "number",
-     "the time tau = n eta/d^2 at which a run ends (n samples)"},
+    {"tau_end", PARAMS_REAL, OFF(tau_end), NULL, PARAMS_MIN_TAU_END, PARAMS_MAX_TAU_END, 0,
+     "number", "the time tau = n eta/d^2 at which a run ends (n samples)"},
     {"records", PARAMS_INT, OFF(records), NULL, 1, PARAMS_MAX_RECORDS, 0, "integer",
      "record times after tau = 0: each solver stores records + 1 rows"},
     {"log_grid", PARAMS_TEXT, 0, NULL, 0, 0, 0, "on | off | START",
@@ -140,7 +146,8 @@ const struct params_key_info params_info[] = {
      "seed of the teacher, the initial student and the samples (same seed, same numbers)"},
     {"solvers", PARAMS_TEXT, 0, solver_words, 0, 0, 0, "comma-separated from sgd, flow, ode",
      "sgd: online SGD at finite d; flow: population gradient flow; ode: order-M moment ODE"},
-    {"recovery_threshold", PARAMS_REAL, OFF(recovery_threshold), NULL, 0, 1, PARAMS_LO_OPEN, "number",
+    {"recovery_threshold", PARAMS_REAL, OFF(recovery_threshold), NULL, 0, 1, PARAMS_LO_OPEN,
+     "number",
      "weak recovery: the first tau (interpolated) with |m| >= this, m the centred overlap"},
     {"order_m", PARAMS_INT, OFF(order_m), NULL, 1, PARAMS_MAX_ORDER, 0, "integer",
      "M: order of the moment ODE (longest word tracked; Gauss nodes of closure spectral)"},
@@ -155,12 +162,13 @@ const struct params_key_info params_info[] = {
      "h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d), or x_a^T S x_b/sqrt(d) with mean C_ab Tr S/sqrt(d) (not tied)"},
     {"outputs", PARAMS_ENUM, OFF(outputs), outputs_words, 0, 0, 0, "offdiag | all",
      "the elementwise loss over the entries a != b, or over all of them (the diagonal too)"},
-    {"lr_schedule", PARAMS_TEXT, 0, lr_schedule_words, 0, 0, 0, "constant | two_phase(eta1,t_switch)",
+    {"lr_schedule", PARAMS_TEXT, 0, lr_schedule_words, 0, 0, 0,
+     "constant | two_phase(eta1,t_switch)",
      "the rate: lr throughout, or eta1 while t = d tau < t_switch, then lr"},
     {"init", PARAMS_ENUM, OFF(init), init_words, 0, 0, 0, "gaussian | orthogonal",
      "tied/untied initial factors: i.i.d. Gaussian, or orthogonal columns at the same scale (width <= 1)"},
-    {"init_trace", PARAMS_REAL, OFF(init_trace), NULL, -PARAMS_MAX_INIT_TRACE, PARAMS_MAX_INIT_TRACE, 0, "number",
-     "direct: t I added to the initial S"},
+    {"init_trace", PARAMS_REAL, OFF(init_trace), NULL, -PARAMS_MAX_INIT_TRACE,
+     PARAMS_MAX_INIT_TRACE, 0, "number", "direct: t I added to the initial S"},
     {"ode_mean", PARAMS_ENUM, OFF(ode_mean), ode_mean_words, 0, 0, 0, "stiff | slaved",
      "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
     {"precision", PARAMS_ENUM, OFF(precision), precision_words, 0, 0, 0, "double | single",
@@ -205,16 +213,16 @@ void params_default(struct params *p)
 
 /* A message into err (of size n) when there is room for one; a macro, so that the compiler
  * checks every format against its arguments. */
-#define seterr(err, n, ...)                                                                      \
-    do {                                                                                         \
-        if ((err) && (n))                                                                        \
-            (void)snprintf((err), (n), __VA_ARGS__);                                             \
+#define seterr(err, n, ...)                                                                        \
+    do {                                                                                           \
+        if ((err) && (n))                                                                          \
+            (void)snprintf((err), (n), __VA_ARGS__);                                               \
     } while (0)
 
 /* An argument of a parenthesised value against [lo, hi] (lo excluded when lo_open): 0, or -1
  * with "WHAT 'TEXT': NAME = V: must be in RANGE". */
-static int arg_range(const char *what, const char *text, const char *name, double v, double lo, double hi,
-                     int lo_open, char *err, size_t n)
+static int arg_range(const char *what, const char *text, const char *name, double v, double lo,
+                     double hi, int lo_open, char *err, size_t n)
 {
     if ((lo_open ? v > lo : v >= lo) && v <= hi)
         return 0;
@@ -222,7 +230,8 @@ static int arg_range(const char *what, const char *text, const char *name, doubl
     text_double(v, a, sizeof a);
     text_double(lo, l, sizeof l);
     text_double(hi, h, sizeof h);
-    seterr(err, n, "%s '%.40s': %s = %s: must be in %s%s, %s]", what, text, name, a, lo_open ? "(" : "[", l, h);
+    seterr(err, n, "%s '%.40s': %s = %s: must be in %s%s, %s]", what, text, name, a,
+           lo_open ? "(" : "[", l, h);
     return -1;
 }
 
@@ -273,22 +282,20 @@ int params_number(const struct params *p, const char *key, double *value)
     if (!k)
         return -1;
     switch (k->type) {
-    case PARAMS_INT: {
-        int v;
-        memcpy(&v, base + k->offset, sizeof v);
-        *value = v;
-        return 0;
-    }
-    case PARAMS_SEED: {
-        uint64_t v;
-        memcpy(&v, base + k->offset, sizeof v);
-        *value = (double)v;
-        return 0;
-    }
-    case PARAMS_REAL:
-        memcpy(value, base + k->offset, sizeof *value);
-        return 0;
-    default: return -1;
+        case PARAMS_INT: {
+            int v;
+            memcpy(&v, base + k->offset, sizeof v);
+            *value = v;
+            return 0;
+        }
+        case PARAMS_SEED: {
+            uint64_t v;
+            memcpy(&v, base + k->offset, sizeof v);
+            *value = (double)v;
+            return 0;
+        }
+        case PARAMS_REAL: memcpy(value, base + k->offset, sizeof *value); return 0;
+        default: return -1;
     }
 }
 
@@ -298,16 +305,16 @@ const char *params_allowed(const struct params_key_info *k, char *buf, size_t n)
     text_double(k->lo, lo, sizeof lo);
     text_double(k->hi, hi, sizeof hi);
     switch (k->type) {
-    case PARAMS_INT:
-    case PARAMS_SEED: snprintf(buf, n, "an integer from %s to %s", lo, hi); break;
-    case PARAMS_REAL:
-        if (k->bounds & PARAMS_NO_HI)
-            snprintf(buf, n, "a number %s %s", k->bounds & PARAMS_LO_OPEN ? ">" : ">=", lo);
-        else
-            snprintf(buf, n, "a number in %c%s, %s%c", k->bounds & PARAMS_LO_OPEN ? '(' : '[', lo, hi,
-                     k->bounds & PARAMS_HI_OPEN ? ')' : ']');
-        break;
-    default: snprintf(buf, n, "%s", k->syntax); break;
+        case PARAMS_INT:
+        case PARAMS_SEED: snprintf(buf, n, "an integer from %s to %s", lo, hi); break;
+        case PARAMS_REAL:
+            if (k->bounds & PARAMS_NO_HI)
+                snprintf(buf, n, "a number %s %s", k->bounds & PARAMS_LO_OPEN ? ">" : ">=", lo);
+            else
+                snprintf(buf, n, "a number in %c%s, %s%c", k->bounds & PARAMS_LO_OPEN ? '(' : '[',
+                         lo, hi, k->bounds & PARAMS_HI_OPEN ? ')' : ']');
+            break;
+        default: snprintf(buf, n, "%s", k->syntax); break;
     }
     return buf;
 }
@@ -409,7 +416,8 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     r.beta = PARAMS_DEFAULT_BETA;
     if (na < 0)
         goto bad;
-    if (name[0] == 'h' && name[1] >= '1' && name[1] <= '6' && !name[2] && na == 0 && !strchr(s, '(')) {
+    if (name[0] == 'h' && name[1] >= '1' && name[1] <= '6' && !name[2] && na == 0 &&
+        !strchr(s, '(')) {
         r.kind = ACT_HERMITE;
         r.degree = name[1] - '0';
         r.c[r.degree] = 1.0;
@@ -421,16 +429,19 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
         for (int k = 0; k < na; k++) {
             char nm[16];
             snprintf(nm, sizeof nm, "c%d", k);
-            if (arg_range("activation", s, nm, args[k], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+            if (arg_range("activation", s, nm, args[k], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err,
+                          errlen))
                 return -1;
             r.c[k] = args[k];
             if (args[k] != 0.0)
                 r.degree = k;
         }
         if (r.degree < 1) {
-            seterr(err, errlen,
-                   "activation '%s': a Hermite activation needs a nonzero coefficient of degree >= 1"
-                   " (hermite(c0,c1,...) = c0 He_0 + c1 He_1 + ...)", s);
+            seterr(
+                err, errlen,
+                "activation '%s': a Hermite activation needs a nonzero coefficient of degree >= 1"
+                " (hermite(c0,c1,...) = c0 He_0 + c1 He_1 + ...)",
+                s);
             return -1;
         }
     } else if (!strcmp(name, "relu") && na == 0 && !strchr(s, '(')) {
@@ -451,13 +462,17 @@ int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
     return 0;
 bad:
     call_name(s, name, sizeof name);
-    seterr(err, errlen,
-           "activation '%s' is not one of h1..h6, hermite(c0,c1,...) (at most %d coefficients), relu, tanh, erf,"
-           " softmax or softmax(beta)", s, ACT_MAX_DEGREE + 1);
+    seterr(
+        err, errlen,
+        "activation '%s' is not one of h1..h6, hermite(c0,c1,...) (at most %d coefficients), relu, tanh, erf,"
+        " softmax or softmax(beta)",
+        s, ACT_MAX_DEGREE + 1);
     if (!strcmp(name, "softmax"))
-        seterr(err, errlen, "activation '%s': write softmax or softmax(beta) with one number beta > 0", s);
+        seterr(err, errlen,
+               "activation '%s': write softmax or softmax(beta) with one number beta > 0", s);
     else if (!strcmp(name, "hermite"))
-        seterr(err, errlen, "activation '%s': write hermite(c0,c1,...) with 2 to %d numbers", s, ACT_MAX_DEGREE + 1);
+        seterr(err, errlen, "activation '%s': write hermite(c0,c1,...) with 2 to %d numbers", s,
+               ACT_MAX_DEGREE + 1);
     else
         text_suggest(err, errlen, name, act_words);
     return -1;
@@ -482,7 +497,8 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         return 0;
     }
     if (na == 1 && !strcmp(name, "goe_shift")) {
-        if (arg_range("teacher", s, "goe_shift m", args[0], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err, errlen))
+        if (arg_range("teacher", s, "goe_shift m", args[0], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0,
+                      err, errlen))
             return -1;
         t->kind = TEACHER_GOE_SHIFT;
         t->arg = args[0];
@@ -493,14 +509,17 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
         t->arg = args[0] == 0 ? 0.0 : args[0];
         return 0;
     }
-    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)", s);
+    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)",
+           s);
     call_name(s, name, sizeof name);
     if (!strcmp(name, "goe_shift"))
         seterr(err, errlen, "teacher '%s': write goe_shift(m) with one number m", s);
     else if (!strcmp(name, "goe_mean"))
-        seterr(err, errlen, "teacher '%s': write goe_mean(m) with one number m (the teacher's mean)", s);
+        seterr(err, errlen,
+               "teacher '%s': write goe_mean(m) with one number m (the teacher's mean)", s);
     else if (!strcmp(name, "wishart"))
-        seterr(err, errlen, "teacher '%s': write wishart or wishart(rho) with one number rho > 0", s);
+        seterr(err, errlen, "teacher '%s': write wishart or wishart(rho) with one number rho > 0",
+               s);
     else
         text_suggest(err, errlen, name, teacher_words);
     return -1;
@@ -511,13 +530,15 @@ static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
     unsigned set = 0;
     char buf[128];
     if (strlen(s) >= sizeof buf) {
-        seterr(err, errlen, "solvers: '%.40s...' is too long (comma-separated from sgd, flow, ode)", s);
+        seterr(err, errlen, "solvers: '%.40s...' is too long (comma-separated from sgd, flow, ode)",
+               s);
         return -1;
     }
     size_t len = strlen(s);
     memcpy(buf, s, len + 1);
     if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))) {
-        seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)", s);
+        seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)",
+               s);
         return -1;
     }
     char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
@@ -583,7 +604,8 @@ static int parse_log_grid(struct params *p, const char *value, char *err, size_t
         p->log_start = v;
         return 0;
     }
-    seterr(err, errlen, "log_grid: '%s' is not on, off or a start tau > 0 (the first record time after 0)",
+    seterr(err, errlen,
+           "log_grid: '%s' is not on, off or a start tau > 0 (the first record time after 0)",
            value);
     return -1;
 }
@@ -612,65 +634,65 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
         return -1;
     }
     switch (k->type) {
-    case PARAMS_ENUM:
-        for (int i = 0; k->choices[i]; i++)
-            if (!strcmp(value, k->choices[i])) {
-                memcpy(base + k->offset, &i, sizeof i);
-                return 0;
+        case PARAMS_ENUM:
+            for (int i = 0; k->choices[i]; i++)
+                if (!strcmp(value, k->choices[i])) {
+                    memcpy(base + k->offset, &i, sizeof i);
+                    return 0;
+                }
+            seterr(err, errlen, "%s: '%s' is not one of %s", k->key, value, allowed);
+            text_suggest(err, errlen, value, k->choices);
+            return -1;
+        case PARAMS_BOOL: {
+            int b;
+            if (parse_bool(value, &b)) {
+                seterr(err, errlen, "%s: '%s' is not on or off (also 1/0, true/false, yes/no)",
+                       k->key, value);
+                return -1;
             }
-        seterr(err, errlen, "%s: '%s' is not one of %s", k->key, value, allowed);
-        text_suggest(err, errlen, value, k->choices);
-        return -1;
-    case PARAMS_BOOL: {
-        int b;
-        if (parse_bool(value, &b)) {
-            seterr(err, errlen, "%s: '%s' is not on or off (also 1/0, true/false, yes/no)", k->key, value);
-            return -1;
+            memcpy(base + k->offset, &b, sizeof b);
+            return 0;
         }
-        memcpy(base + k->offset, &b, sizeof b);
-        return 0;
-    }
-    case PARAMS_INT:
-    case PARAMS_SEED:
-    case PARAMS_REAL: {
-        double x;
-        if (parse_double(value, &x)) {
-            seterr(err, errlen, "%s: '%s' is not a number (%s)", k->key, value, allowed);
-            return -1;
+        case PARAMS_INT:
+        case PARAMS_SEED:
+        case PARAMS_REAL: {
+            double x;
+            if (parse_double(value, &x)) {
+                seterr(err, errlen, "%s: '%s' is not a number (%s)", k->key, value, allowed);
+                return -1;
+            }
+            if (k->type != PARAMS_REAL && x != floor(x)) {
+                seterr(err, errlen, "%s = %s: not an integer (%s)", k->key, value, allowed);
+                return -1;
+            }
+            if (!in_range(k, x)) {
+                seterr(err, errlen, "%s = %s: must be %s", k->key, value, allowed);
+                return -1;
+            }
+            if (k->type == PARAMS_INT) {
+                int iv = (int)x;
+                memcpy(base + k->offset, &iv, sizeof iv);
+            } else if (k->type == PARAMS_SEED) {
+                uint64_t sv = (uint64_t)x;
+                memcpy(base + k->offset, &sv, sizeof sv);
+            } else {
+                double z = x == 0 ? 0.0 : x; /* -0 and 0 are one point */
+                memcpy(base + k->offset, &z, sizeof z);
+            }
+            return 0;
         }
-        if (k->type != PARAMS_REAL && x != floor(x)) {
-            seterr(err, errlen, "%s = %s: not an integer (%s)", k->key, value, allowed);
-            return -1;
-        }
-        if (!in_range(k, x)) {
-            seterr(err, errlen, "%s = %s: must be %s", k->key, value, allowed);
-            return -1;
-        }
-        if (k->type == PARAMS_INT) {
-            int iv = (int)x;
-            memcpy(base + k->offset, &iv, sizeof iv);
-        } else if (k->type == PARAMS_SEED) {
-            uint64_t sv = (uint64_t)x;
-            memcpy(base + k->offset, &sv, sizeof sv);
-        } else
-        {
-            double z = x == 0 ? 0.0 : x; /* -0 and 0 are one point */
-            memcpy(base + k->offset, &z, sizeof z);
-        }
-        return 0;
-    }
-    case PARAMS_TEXT:
-        if (!strcmp(k->key, "activation"))
-            return params_parse_act(value, &p->activation, err, errlen);
-        if (!strcmp(k->key, "teacher"))
-            return params_parse_teacher(value, &p->teacher, err, errlen);
-        if (!strcmp(k->key, "solvers"))
-            return parse_solvers(value, &p->solvers, err, errlen);
-        if (!strcmp(k->key, "log_grid"))
-            return parse_log_grid(p, value, err, errlen);
-        if (!strcmp(k->key, "lr_schedule"))
-            return parse_lr_schedule(p, value, err, errlen);
-        break;
+        case PARAMS_TEXT:
+            if (!strcmp(k->key, "activation"))
+                return params_parse_act(value, &p->activation, err, errlen);
+            if (!strcmp(k->key, "teacher"))
+                return params_parse_teacher(value, &p->teacher, err, errlen);
+            if (!strcmp(k->key, "solvers"))
+                return parse_solvers(value, &p->solvers, err, errlen);
+            if (!strcmp(k->key, "log_grid"))
+                return parse_log_grid(p, value, err, errlen);
+            if (!strcmp(k->key, "lr_schedule"))
+                return parse_lr_schedule(p, value, err, errlen);
+            break;
     }
     seterr(err, errlen, "%s: no parser for this key", k->key);
     return -1;
@@ -678,10 +700,10 @@ int params_set(struct params *p, const char *key, const char *value, char *err, 
 
 int params_validate(const struct params *p, char *err, size_t errlen)
 {
-#define FAIL(...)                                                                               \
-    do {                                                                                        \
-        seterr(err, errlen, __VA_ARGS__);                                                       \
-        return -1;                                                                              \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        seterr(err, errlen, __VA_ARGS__);                                                          \
+        return -1;                                                                                 \
     } while (0)
     char allowed[160], val[TEXT_DOUBLE_MAX];
     /* every range from the table, so that a point built in code meets the same rules */
@@ -701,10 +723,12 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1) {
         text_double(p->teacher.arg, val, sizeof val);
         text_double(0.5 / p->d, v2, sizeof v2);
-        FAIL("teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s", val,
-             lround(p->teacher.arg * p->d), p->d, v2);
+        FAIL(
+            "teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s",
+            val, lround(p->teacher.arg * p->d), p->d, v2);
     }
-    if (p->activation.kind == ACT_SOFTMAX && !(p->activation.beta > 0 && p->activation.beta <= PARAMS_MAX_BETA)) {
+    if (p->activation.kind == ACT_SOFTMAX &&
+        !(p->activation.beta > 0 && p->activation.beta <= PARAMS_MAX_BETA)) {
         text_double(p->activation.beta, val, sizeof val);
         FAIL("activation softmax(%s): beta must be in (0, %g]", val, PARAMS_MAX_BETA);
     }
@@ -713,12 +737,15 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         FAIL("teacher wishart(%s): rho must be in (0, %g]", val, PARAMS_MAX_RHO);
     }
     /* before the sample count below, which counts the first phase's steps */
-    if (p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 > 0 && p->lr_schedule.t_switch > 0 &&
+    if (p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 > 0 &&
+        p->lr_schedule.t_switch > 0 &&
         !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
         text_double(p->lr_schedule.eta1, val, sizeof val);
         text_double(p->lr_schedule.t_switch, v2, sizeof v2);
-        FAIL("lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
-             "1e15); raise eta1 or lower t_switch", val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
+        FAIL(
+            "lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
+            "1e15); raise eta1 or lower t_switch",
+            val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
     }
     if (p->solvers & SOLVER_SGD) {
         /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
@@ -726,29 +753,38 @@ int params_validate(const struct params *p, char *err, size_t errlen)
         text_double(p->lr, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
         if (!(n >= 1))
-            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples (at least 1 needed); "
-                 "raise tau_end or lower lr", val, v2, n);
+            FAIL(
+                "lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples (at least 1 needed); "
+                "raise tau_end or lower lr",
+                val, v2, n);
         if (!(n <= PARAMS_MAX_SAMPLES))
-            FAIL("lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples, more than the limit "
-                 "2^53 = %.3g; lower tau_end or raise lr", val, v2, n, PARAMS_MAX_SAMPLES);
+            FAIL(
+                "lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples, more than the limit "
+                "2^53 = %.3g; lower tau_end or raise lr",
+                val, v2, n, PARAMS_MAX_SAMPLES);
         /* weight decay multiplies the parameters by 1 - lambda lr / d^2 each step */
         if (!(p->weight_decay * p->lr < (double)p->d * p->d)) {
             text_double(p->weight_decay, v2, sizeof v2);
-            FAIL("weight_decay = %s, lr = %s: an SGD step multiplies the parameters by 1 - weight_decay lr / d^2 "
-                 "= %.3g, which must stay > 0 (weight_decay lr < d^2 = %d)", v2, val,
-                 1 - p->weight_decay * p->lr / ((double)p->d * p->d), p->d * p->d);
+            FAIL(
+                "weight_decay = %s, lr = %s: an SGD step multiplies the parameters by 1 - weight_decay lr / d^2 "
+                "= %.3g, which must stay > 0 (weight_decay lr < d^2 = %d)",
+                v2, val, 1 - p->weight_decay * p->lr / ((double)p->d * p->d), p->d * p->d);
         }
     }
     if ((p->solvers & SOLVER_FLOW) && p->weight_decay * p->tau_end > PARAMS_MAX_FLOW_STIFFNESS) {
         text_double(p->weight_decay, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
-        FAIL("weight_decay = %s, tau_end = %s: the flow would need at least weight_decay tau_end = %.3g steps "
-             "(at most %.0e); lower either, or drop flow from solvers", val, v2, p->weight_decay * p->tau_end,
-             PARAMS_MAX_FLOW_STIFFNESS);
+        FAIL(
+            "weight_decay = %s, tau_end = %s: the flow would need at least weight_decay tau_end = %.3g steps "
+            "(at most %.0e); lower either, or drop flow from solvers",
+            val, v2, p->weight_decay * p->tau_end, PARAMS_MAX_FLOW_STIFFNESS);
     }
-    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED && p->order_m > PARAMS_MAX_ORDER_UNTIED)
-        FAIL("order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
-             "~330 MB to build its word system)", p->order_m, PARAMS_MAX_ORDER_UNTIED);
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED &&
+        p->order_m > PARAMS_MAX_ORDER_UNTIED)
+        FAIL(
+            "order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
+            "~330 MB to build its word system)",
+            p->order_m, PARAMS_MAX_ORDER_UNTIED);
     if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
         text_double(p->log_start, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
@@ -756,50 +792,62 @@ int params_validate(const struct params *p, char *err, size_t errlen)
     }
     if ((p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) &&
         p->decomposition != DECOMP_TIED)
-        FAIL("closure %s exists for tied only, not %s (untied: free_cumulant, freeze, zero, free_residual, flat, auto)",
-             params_closure_name(p->closure), params_decomp_name(p->decomposition));
+        FAIL(
+            "closure %s exists for tied only, not %s (untied: free_cumulant, freeze, zero, free_residual, flat, auto)",
+            params_closure_name(p->closure), params_decomp_name(p->decomposition));
     if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
         FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
              params_decomp_name(p->decomposition));
     /* docs/model.md §10-11 */
     if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
-        FAIL("index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
-             "the mean has no limit; use index centred, or direct or untied");
+        FAIL(
+            "index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
+            "the mean has no limit; use index centred, or direct or untied");
     if (p->outputs == OUTPUTS_ALL && p->activation.kind == ACT_SOFTMAX)
-        FAIL("outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
-             "elementwise activations (leave it at offdiag)");
+        FAIL(
+            "outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
+            "elementwise activations (leave it at offdiag)");
     if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT) {
         text_double(p->init_trace, val, sizeof val);
-        FAIL("init_trace = %s: exists for direct only (tied and untied start from factors), not %s", val,
-             params_decomp_name(p->decomposition));
+        FAIL("init_trace = %s: exists for direct only (tied and untied start from factors), not %s",
+             val, params_decomp_name(p->decomposition));
     }
     if (p->init == INIT_ORTHOGONAL && p->decomposition == DECOMP_DIRECT)
-        FAIL("init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct");
+        FAIL(
+            "init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct");
     if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d) {
         text_double(p->width, val, sizeof val);
-        FAIL("init orthogonal with width = %s: r = %d columns in R^%d cannot be orthogonal; use width <= 1", val,
-             params_rank(p), p->d);
+        FAIL(
+            "init orthogonal with width = %s: r = %d columns in R^%d cannot be orthogonal; use width <= 1",
+            val, params_rank(p), p->d);
     }
     if (p->lr_schedule.kind == LR_TWO_PHASE &&
-        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.eta1 <= PARAMS_MAX_LR && p->lr_schedule.t_switch > 0)) {
+        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.eta1 <= PARAMS_MAX_LR &&
+          p->lr_schedule.t_switch > 0)) {
         text_double(p->lr_schedule.eta1, val, sizeof val);
         text_double(p->lr_schedule.t_switch, v2, sizeof v2);
         FAIL("lr_schedule two_phase(%s,%s): needs 0 < eta1 <= 1000 and t_switch > 0", val, v2);
     }
     if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d)) {
         text_double(p->teacher.arg, val, sizeof val);
-        FAIL("teacher goe_mean(%s): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
-             "teacher is normalised to 1)", val);
+        FAIL(
+            "teacher goe_mean(%s): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
+            "teacher is normalised to 1)",
+            val);
     }
     if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
-        FAIL("the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
-             "untied have the general index); drop ode from solvers (sgd and flow handle it)");
+        FAIL(
+            "the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
+            "untied have the general index); drop ode from solvers (sgd and flow handle it)");
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
-        FAIL("ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
-             "offdiag only; use ode_noise off");
-    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) && p->closure == CLOSURE_SPECTRAL_MP)
-        FAIL("closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
-             "Gaussian start; use closure spectral (the run's own spectrum)");
+        FAIL(
+            "ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
+            "offdiag only; use ode_noise off");
+    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) &&
+        p->closure == CLOSURE_SPECTRAL_MP)
+        FAIL(
+            "closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
+            "Gaussian start; use closure spectral (the run's own spectrum)");
 #undef FAIL
     return 0;
 }
@@ -842,7 +890,8 @@ double params_switch_tau(const struct params *p)
 
 double params_rate(const struct params *p, double tau)
 {
-    return p->lr_schedule.kind == LR_TWO_PHASE && tau < params_switch_tau(p) ? p->lr_schedule.eta1 : p->lr;
+    return p->lr_schedule.kind == LR_TWO_PHASE && tau < params_switch_tau(p) ? p->lr_schedule.eta1
+                                                                             : p->lr;
 }
 
 double params_samples(const struct params *p, double tau)
@@ -875,31 +924,31 @@ static void act_name(const struct act *a, char *buf, size_t n, int legacy)
 {
     char v[TEXT_DOUBLE_MAX];
     switch (a->kind) {
-    case ACT_HERMITE: {
-        int single = a->c[a->degree] == 1.0 && a->degree <= 6;
-        for (int k = 0; k < a->degree; k++)
-            if (a->c[k] != 0)
-                single = 0;
-        if (single) {
-            snprintf(buf, n, "h%d", a->degree);
+        case ACT_HERMITE: {
+            int single = a->c[a->degree] == 1.0 && a->degree <= 6;
+            for (int k = 0; k < a->degree; k++)
+                if (a->c[k] != 0)
+                    single = 0;
+            if (single) {
+                snprintf(buf, n, "h%d", a->degree);
+                return;
+            }
+            size_t used = (size_t)snprintf(buf, n, "hermite(");
+            for (int k = 0; k <= a->degree && used < n; k++) {
+                num(v, sizeof v, a->c[k], legacy);
+                used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? "," : "", v);
+            }
+            if (used < n)
+                snprintf(buf + used, n - used, ")");
             return;
         }
-        size_t used = (size_t)snprintf(buf, n, "hermite(");
-        for (int k = 0; k <= a->degree && used < n; k++) {
-            num(v, sizeof v, a->c[k], legacy);
-            used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? "," : "", v);
-        }
-        if (used < n)
-            snprintf(buf + used, n - used, ")");
-        return;
-    }
-    case ACT_RELU: snprintf(buf, n, "relu"); return;
-    case ACT_TANH: snprintf(buf, n, "tanh"); return;
-    case ACT_ERF: snprintf(buf, n, "erf"); return;
-    case ACT_SOFTMAX:
-        num(v, sizeof v, a->beta, legacy);
-        snprintf(buf, n, "softmax(%s)", v);
-        return;
+        case ACT_RELU: snprintf(buf, n, "relu"); return;
+        case ACT_TANH: snprintf(buf, n, "tanh"); return;
+        case ACT_ERF: snprintf(buf, n, "erf"); return;
+        case ACT_SOFTMAX:
+            num(v, sizeof v, a->beta, legacy);
+            snprintf(buf, n, "softmax(%s)", v);
+            return;
     }
 }
 
@@ -908,10 +957,10 @@ static void teacher_name(const struct teacher_spec *t, char *buf, size_t n, int 
     char v[TEXT_DOUBLE_MAX];
     num(v, sizeof v, t->arg, legacy);
     switch (t->kind) {
-    case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
-    case TEACHER_GOE: snprintf(buf, n, "goe"); return;
-    case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
-    case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
+        case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
+        case TEACHER_GOE: snprintf(buf, n, "goe"); return;
+        case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
+        case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
     }
 }
 
@@ -927,12 +976,18 @@ static void lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n, i
     snprintf(buf, n, "two_phase(%s,%s)", a, b);
 }
 
-void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n) { lr_schedule_name(s, buf, n, 0); }
+void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n)
+{
+    lr_schedule_name(s, buf, n, 0);
+}
 
 const char *params_index_name(enum index_kind k) { return index_words[k == INDEX_UNCENTRED]; }
 const char *params_outputs_name(enum outputs_kind k) { return outputs_words[k == OUTPUTS_ALL]; }
 const char *params_init_name(enum init_kind k) { return init_words[k == INIT_ORTHOGONAL]; }
-const char *params_ode_mean_name(enum ode_mean_kind k) { return ode_mean_words[k == ODE_MEAN_SLAVED]; }
+const char *params_ode_mean_name(enum ode_mean_kind k)
+{
+    return ode_mean_words[k == ODE_MEAN_SLAVED];
+}
 
 int params_general_index(const struct params *p)
 {
@@ -941,7 +996,10 @@ int params_general_index(const struct params *p)
 
 void params_act_name(const struct act *a, char *buf, size_t n) { act_name(a, buf, n, 0); }
 
-void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n) { teacher_name(t, buf, n, 0); }
+void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n)
+{
+    teacher_name(t, buf, n, 0);
+}
 
 void params_solvers_name(unsigned s, char *buf, size_t n)
 {
@@ -958,52 +1016,55 @@ static int get_value(const struct params *p, const char *key, char *buf, size_t 
     if (!k)
         return -1;
     switch (k->type) {
-    case PARAMS_ENUM: {
-        int i;
-        memcpy(&i, base + k->offset, sizeof i);
-        return snprintf(buf, n, "%s", k->choices[i]);
-    }
-    case PARAMS_BOOL: {
-        int b;
-        memcpy(&b, base + k->offset, sizeof b);
-        return snprintf(buf, n, "%s", b ? "on" : "off");
-    }
-    case PARAMS_INT: {
-        int i;
-        memcpy(&i, base + k->offset, sizeof i);
-        return snprintf(buf, n, "%d", i);
-    }
-    case PARAMS_SEED: {
-        uint64_t v;
-        memcpy(&v, base + k->offset, sizeof v);
-        return snprintf(buf, n, "%llu", (unsigned long long)v);
-    }
-    case PARAMS_REAL: {
-        double x;
-        memcpy(&x, base + k->offset, sizeof x);
-        return num(buf, n, x, legacy);
-    }
-    case PARAMS_TEXT:
-        if (!strcmp(k->key, "activation"))
-            act_name(&p->activation, buf, n, legacy);
-        else if (!strcmp(k->key, "teacher"))
-            teacher_name(&p->teacher, buf, n, legacy);
-        else if (!strcmp(k->key, "solvers"))
-            params_solvers_name(p->solvers, buf, n);
-        else if (!strcmp(k->key, "lr_schedule"))
-            lr_schedule_name(&p->lr_schedule, buf, n, legacy);
-        else if (!strcmp(k->key, "log_grid")) {
-            if (p->log_grid && p->log_start > 0)
-                return num(buf, n, p->log_start, legacy);
-            return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
-        } else
-            return -1;
-        return (int)strlen(buf);
+        case PARAMS_ENUM: {
+            int i;
+            memcpy(&i, base + k->offset, sizeof i);
+            return snprintf(buf, n, "%s", k->choices[i]);
+        }
+        case PARAMS_BOOL: {
+            int b;
+            memcpy(&b, base + k->offset, sizeof b);
+            return snprintf(buf, n, "%s", b ? "on" : "off");
+        }
+        case PARAMS_INT: {
+            int i;
+            memcpy(&i, base + k->offset, sizeof i);
+            return snprintf(buf, n, "%d", i);
+        }
+        case PARAMS_SEED: {
+            uint64_t v;
+            memcpy(&v, base + k->offset, sizeof v);
+            return snprintf(buf, n, "%llu", (unsigned long long)v);
+        }
+        case PARAMS_REAL: {
+            double x;
+            memcpy(&x, base + k->offset, sizeof x);
+            return num(buf, n, x, legacy);
+        }
+        case PARAMS_TEXT:
+            if (!strcmp(k->key, "activation"))
+                act_name(&p->activation, buf, n, legacy);
+            else if (!strcmp(k->key, "teacher"))
+                teacher_name(&p->teacher, buf, n, legacy);
+            else if (!strcmp(k->key, "solvers"))
+                params_solvers_name(p->solvers, buf, n);
+            else if (!strcmp(k->key, "lr_schedule"))
+                lr_schedule_name(&p->lr_schedule, buf, n, legacy);
+            else if (!strcmp(k->key, "log_grid")) {
+                if (p->log_grid && p->log_start > 0)
+                    return num(buf, n, p->log_start, legacy);
+                return snprintf(buf, n, "%s", p->log_grid ? "on" : "off");
+            } else
+                return -1;
+            return (int)strlen(buf);
     }
     return -1;
 }
 
-int params_get(const struct params *p, const char *key, char *buf, size_t n) { return get_value(p, key, buf, n, 0); }
+int params_get(const struct params *p, const char *key, char *buf, size_t n)
+{
+    return get_value(p, key, buf, n, 0);
+}
 
 static int canonical(const struct params *p, char *buf, size_t n, int legacy)
 {
@@ -1027,7 +1088,10 @@ static int canonical(const struct params *p, char *buf, size_t n, int legacy)
     return (int)used;
 }
 
-int params_canonical(const struct params *p, char *buf, size_t n) { return canonical(p, buf, n, 0); }
+int params_canonical(const struct params *p, char *buf, size_t n)
+{
+    return canonical(p, buf, n, 0);
+}
 
 uint64_t params_task_id(const struct params *p)
 {

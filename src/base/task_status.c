@@ -8,14 +8,10 @@
 #include <string.h>
 
 static const char *const task_status_names[TASK_STATUS_COUNT] = {
-    [TASK_NEW] = "new",
-    [TASK_PENDING] = "pending",
-    [TASK_RUNNING] = "running",
-    [TASK_DONE] = "done",
-    [TASK_DIVERGED] = "diverged",
-    [TASK_ODE_DIVERGED] = "ode_diverged",
-    [TASK_ERROR] = "error",
-    [TASK_INTERRUPTED] = "interrupted",
+    [TASK_NEW] = "new",           [TASK_PENDING] = "pending",
+    [TASK_RUNNING] = "running",   [TASK_DONE] = "done",
+    [TASK_DIVERGED] = "diverged", [TASK_ODE_DIVERGED] = "ode_diverged",
+    [TASK_ERROR] = "error",       [TASK_INTERRUPTED] = "interrupted",
 };
 
 const char *task_status_name(enum task_status s)

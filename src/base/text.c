@@ -63,7 +63,8 @@ int text_distance(const char *a, const char *b)
                 best = m[i - 1][j] + 1;
             if (m[i][j - 1] + 1 < best)
                 best = m[i][j - 1] + 1;
-            if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) && m[i - 2][j - 2] + 1 < best)
+            if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) &&
+                m[i - 2][j - 2] + 1 < best)
                 best = m[i - 2][j - 2] + 1;
             m[i][j] = best;
         }
@@ -89,7 +90,8 @@ const char *text_closest(const char *w, const char *const *words)
         }
     }
     int limit = lw <= 4 ? 1 : (int)(lw / 3);
-    if (best && bestd <= limit && strcmp(best, w) != 0) /* distance 0: differs only in case or '-' */
+    if (best && bestd <= limit &&
+        strcmp(best, w) != 0) /* distance 0: differs only in case or '-' */
         return best;
     if (nprefix == 1)
         return prefix;

@@ -61,7 +61,8 @@ int cli_unknown(const char *cmd, const char *arg, const char *const *known)
     if (arg[0] == '-')
         cli_say("aimsweep %s: unknown flag '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
     else
-        cli_say("aimsweep %s: unexpected argument '%s'%s; see aimsweep %s --help\n", cmd, arg, hint, cmd);
+        cli_say("aimsweep %s: unexpected argument '%s'%s; see aimsweep %s --help\n", cmd, arg, hint,
+                cmd);
     return 2;
 }
 

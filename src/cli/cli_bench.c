@@ -181,10 +181,11 @@ int cli_bench(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help")) {
-            printf("usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
-                   "                      [--seconds S] [--format table|csv]\n"
-                   "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the memory\n"
-                   "bandwidth measured at the same working-set size.\n");
+            printf(
+                "usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
+                "                      [--seconds S] [--format table|csv]\n"
+                "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the memory\n"
+                "bandwidth measured at the same working-set size.\n");
             return 0;
         } else if (!strcmp(a, "--d") && v) {
             if ((nd = parse_list(v, ds, 16)) <= 0) {
@@ -197,7 +198,10 @@ int cli_bench(int argc, char **argv)
             char buf[128];
             snprintf(buf, sizeof buf, "%s", v);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
-                decomps |= !strcmp(t, "direct") ? 1u : !strcmp(t, "tied") ? 2u : !strcmp(t, "untied") ? 4u : 8u;
+                decomps |= !strcmp(t, "direct")   ? 1u
+                           : !strcmp(t, "tied")   ? 2u
+                           : !strcmp(t, "untied") ? 4u
+                                                  : 8u;
             if (decomps & 8u)
                 decomps = 0;
             if (!decomps) {
@@ -212,7 +216,8 @@ int cli_bench(int argc, char **argv)
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
                 precisions |= !strcmp(t, "double") ? 1u : !strcmp(t, "single") ? 2u : 4u;
             if (!precisions || (precisions & 4u)) {
-                fprintf(stderr, "aimsweep bench: --precision takes double, single or double,single\n");
+                fprintf(stderr,
+                        "aimsweep bench: --precision takes double, single or double,single\n");
                 return 2;
             }
             i++;
@@ -220,7 +225,8 @@ int cli_bench(int argc, char **argv)
             char *end;
             seconds = strtod(v, &end);
             if (end == v || *end || !(seconds > 0) || !isfinite(seconds)) {
-                fprintf(stderr, "aimsweep bench: --seconds takes a number of seconds > 0, not '%s'\n", v);
+                fprintf(stderr,
+                        "aimsweep bench: --seconds takes a number of seconds > 0, not '%s'\n", v);
                 return 2;
             }
             i++;
@@ -233,78 +239,82 @@ int cli_bench(int argc, char **argv)
         }
     }
     if (csv)
-        printf("decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
+        printf(
+            "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
     else
         printf("SGD kernels: %s\n%-7s %5s %-6s %12s %10s %12s %10s %11s %8s\n",
-               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp", "d", "prec", "steps/s", "us/step",
-               "bytes/step", "BW GB/s", "roofline us", "ratio");
+               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp",
+               "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us", "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))
             continue;
         for (int k = 0; k < nd; k++) {
-        /* one model for both precisions (the teacher and the initial student do not depend on
+            /* one model for both precisions (the teacher and the initial student do not depend on
          * it; drawing them is most of the set-up time at large d) */
-        struct model *m = NULL;
-        for (int single = 0; single < 2; single++) {
-            if (!(precisions & (1u << single)))
-                continue;
-            struct params p;
-            char err[256];
-            params_default(&p);
-            params_set(&p, "decomposition", names[di], err, sizeof err);
-            p.d = ds[k];
-            p.lr = 0.01;
-            if (!m)
-                m = model_create(&p);
-            if (m)
-                m->p.precision = single ? PRECISION_SINGLE : PRECISION_DOUBLE;
-            struct sgd_state *st = m ? sgd_state_create(m) : NULL;
-            if (!st) {
-                fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
-                model_destroy(&m);
-                return 1;
-            }
-            size_t par = di == 0 ? (size_t)m->d * m->d : (size_t)m->d * m->r * (di == 2 ? 2 : 1);
-            size_t fac = (size_t)m->d * m->tk;
-            /* Steps and bandwidth are measured in alternation, best of BENCH_ROUNDS each, so
+            struct model *m = NULL;
+            for (int single = 0; single < 2; single++) {
+                if (!(precisions & (1u << single)))
+                    continue;
+                struct params p;
+                char err[256];
+                params_default(&p);
+                params_set(&p, "decomposition", names[di], err, sizeof err);
+                p.d = ds[k];
+                p.lr = 0.01;
+                if (!m)
+                    m = model_create(&p);
+                if (m)
+                    m->p.precision = single ? PRECISION_SINGLE : PRECISION_DOUBLE;
+                struct sgd_state *st = m ? sgd_state_create(m) : NULL;
+                if (!st) {
+                    fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
+                    model_destroy(&m);
+                    return 1;
+                }
+                size_t par =
+                    di == 0 ? (size_t)m->d * m->d : (size_t)m->d * m->r * (di == 2 ? 2 : 1);
+                size_t fac = (size_t)m->d * m->tk;
+                /* Steps and bandwidth are measured in alternation, best of BENCH_ROUNDS each, so
              * that both see the same machine (it may be shared and noisy). */
-            struct bw_buf w;
-            if (bw_init(&w, par, fac, single)) {
-                fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
+                struct bw_buf w;
+                if (bw_init(&w, par, fac, single)) {
+                    fprintf(stderr, "aimsweep bench: out of memory at d = %d\n", ds[k]);
+                    bw_free(&w);
+                    sgd_state_destroy(&st);
+                    model_destroy(&m);
+                    return 1;
+                }
+                sgd_steps(st, 10);
+                long n = 1;
+                for (;;) { /* steps per chunk */
+                    double t0 = clock_now_s();
+                    sgd_steps(st, n);
+                    double t = clock_now_s() - t0;
+                    if (t >= BENCH_CHUNK_S)
+                        break;
+                    n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * BENCH_CHUNK_S / t) : 8.0)) + 1;
+                }
+                double best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
+                for (int round = 0; round < BENCH_ROUNDS; round++) {
+                    best_us = fmin(best_us, step_us(st, n, slice / 2));
+                    bw = fmax(bw, bandwidth(&w, slice / 2));
+                }
                 bw_free(&w);
+                double el = single ? 4.0 : 8.0, bytes = 2 * el * (double)par + el * (double)fac;
+                double us = best_us, roof = 1e6 * bytes / bw;
+                if (csv)
+                    printf("%s,%d,%s,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d,
+                           single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof,
+                           us / roof);
+                else
+                    printf("%-7s %5d %-6s %12.1f %10.2f %12.0f %10.2f %11.2f %8.2f\n", names[di],
+                           m->d, single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof,
+                           us / roof);
+                fflush(stdout);
                 sgd_state_destroy(&st);
-                model_destroy(&m);
-                return 1;
             }
-            sgd_steps(st, 10);
-            long n = 1;
-            for (;;) { /* steps per chunk */
-                double t0 = clock_now_s();
-                sgd_steps(st, n);
-                double t = clock_now_s() - t0;
-                if (t >= BENCH_CHUNK_S)
-                    break;
-                n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * BENCH_CHUNK_S / t) : 8.0)) + 1;
-            }
-            double best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
-            for (int round = 0; round < BENCH_ROUNDS; round++) {
-                best_us = fmin(best_us, step_us(st, n, slice / 2));
-                bw = fmax(bw, bandwidth(&w, slice / 2));
-            }
-            bw_free(&w);
-            double el = single ? 4.0 : 8.0, bytes = 2 * el * (double)par + el * (double)fac;
-            double us = best_us, roof = 1e6 * bytes / bw;
-            if (csv)
-                printf("%s,%d,%s,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d, single ? "single" : "double", 1e6 / us,
-                       us, bytes, bw / 1e9, roof, us / roof);
-            else
-                printf("%-7s %5d %-6s %12.1f %10.2f %12.0f %10.2f %11.2f %8.2f\n", names[di], m->d,
-                       single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof, us / roof);
-            fflush(stdout);
-            sgd_state_destroy(&st);
-        }
-        model_destroy(&m);
+            model_destroy(&m);
         }
     }
     return 0;

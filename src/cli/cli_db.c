@@ -83,23 +83,23 @@ static char *cell_text(sqlite3_stmt *q, int col)
 {
     char buf[64];
     switch (sqlite3_column_type(q, col)) {
-    case SQLITE_NULL: return strdup("NULL");
-    case SQLITE_FLOAT:
-        text_double(sqlite3_column_double(q, col), buf, sizeof buf);
-        return strdup(buf);
-    case SQLITE_BLOB:
-        snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(q, col));
-        return strdup(buf);
-    default: {
-        const char *t = (const char *)sqlite3_column_text(q, col);
-        char *s = strdup(t ? t : "");
-        for (char *c = s; c && *c; c++)
-            if (*c == '\n' || *c == '\t')
-                *c = ' ';
-        if (s && strlen(s) > DB_MAX_COL_WIDTH)
-            memcpy(s + DB_MAX_COL_WIDTH - 3, "...", 4);
-        return s;
-    }
+        case SQLITE_NULL: return strdup("NULL");
+        case SQLITE_FLOAT:
+            text_double(sqlite3_column_double(q, col), buf, sizeof buf);
+            return strdup(buf);
+        case SQLITE_BLOB:
+            snprintf(buf, sizeof buf, "<blob %d bytes>", sqlite3_column_bytes(q, col));
+            return strdup(buf);
+        default: {
+            const char *t = (const char *)sqlite3_column_text(q, col);
+            char *s = strdup(t ? t : "");
+            for (char *c = s; c && *c; c++)
+                if (*c == '\n' || *c == '\t')
+                    *c = ' ';
+            if (s && strlen(s) > DB_MAX_COL_WIDTH)
+                memcpy(s + DB_MAX_COL_WIDTH - 3, "...", 4);
+            return s;
+        }
     }
 }
 
@@ -135,9 +135,9 @@ static int authorize(void *unused, int action, const char *a, const char *b, con
 {
     (void)unused, (void)a, (void)b, (void)dbname, (void)trigger;
     switch (action) {
-    case SQLITE_ATTACH:
-    case SQLITE_DETACH: refused = 1; return SQLITE_DENY;
-    default: return SQLITE_OK;
+        case SQLITE_ATTACH:
+        case SQLITE_DETACH: refused = 1; return SQLITE_DENY;
+        default: return SQLITE_OK;
     }
 }
 
@@ -160,7 +160,8 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     refused = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &q, &tail) != SQLITE_OK) {
         if (refused) {
-            fprintf(stderr, "aimsweep: a query reads this database only (ATTACH and DETACH are refused)\n");
+            fprintf(stderr,
+                    "aimsweep: a query reads this database only (ATTACH and DETACH are refused)\n");
             return -2;
         }
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
@@ -176,7 +177,8 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
         return -1;
     }
     if (!sqlite3_stmt_readonly(q) || !strncasecmp(sql + strspn(sql, " \t\n;"), "vacuum", 6)) {
-        fprintf(stderr, "aimsweep: a query only reads the database (this statement would write: '%.40s')\n",
+        fprintf(stderr,
+                "aimsweep: a query only reads the database (this statement would write: '%.40s')\n",
                 sql + strspn(sql, " \t\n;"));
         sqlite3_finalize(q);
         return -2;
@@ -238,7 +240,8 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
         }
     }
     if (rc == SQLITE_INTERRUPT && timed_out) {
-        fprintf(stderr, "aimsweep: query stopped after %.3g s (--timeout S sets the limit, 0 for none)\n",
+        fprintf(stderr,
+                "aimsweep: query stopped after %.3g s (--timeout S sets the limit, 0 for none)\n",
                 query_timeout_s);
         sqlite3_finalize(q);
         return -1;
@@ -267,21 +270,22 @@ int cli_query(int argc, char **argv)
     struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep query FILE \"SQL\" [--csv] [--no-header] [--timeout S]\n"
-                   "  runs one read-only SQL statement (tables sweeps, tasks, sweep_tasks, trajectory, summary;\n"
-                   "  views results, recovery_segments) and prints an aligned table, or csv with --csv.\n"
-                   "  crossing(th, x_prev, x, m_prev, m) interpolates a row of recovery_segments: weak recovery\n"
-                   "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n"
-                   "  A statement that runs longer than --timeout S seconds is stopped [%g; 0 = no limit].\n",
-                   DB_QUERY_TIMEOUT_S);
+            printf(
+                "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header] [--timeout S]\n"
+                "  runs one read-only SQL statement (tables sweeps, tasks, sweep_tasks, trajectory, summary;\n"
+                "  views results, recovery_segments) and prints an aligned table, or csv with --csv.\n"
+                "  crossing(th, x_prev, x, m_prev, m) interpolates a row of recovery_segments: weak recovery\n"
+                "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n"
+                "  A statement that runs longer than --timeout S seconds is stopped [%g; 0 = no limit].\n",
+                DB_QUERY_TIMEOUT_S);
             return 0;
         }
         if (cli_nonempty("query", "argument", argv[i]))
             return 2;
         if (!strncmp(argv[i], "--", 2) && argv[i][2] != '-' && argv[i][2] != ' ') {
             const char *a = argv[i];
-            if (strcmp(a, "--csv") != 0 && strcmp(a, "--format") != 0 && strcmp(a, "--no-header") != 0 &&
-                strcmp(a, "--timeout") != 0)
+            if (strcmp(a, "--csv") != 0 && strcmp(a, "--format") != 0 &&
+                strcmp(a, "--no-header") != 0 && strcmp(a, "--timeout") != 0)
                 return cli_unknown("query", a, flags);
             if (cli_once(&seen, "query", a + 2))
                 return 2;
@@ -294,8 +298,10 @@ int cli_query(int argc, char **argv)
             char *end = NULL;
             double v = i + 1 < argc ? strtod(argv[i + 1], &end) : -1;
             if (i + 1 >= argc || end == argv[i + 1] || *end || !(v >= 0 && v <= 1e9)) {
-                fprintf(stderr, "aimsweep query: --timeout needs seconds in [0, 1e9] (0 = no limit), got '%s'\n",
-                        i + 1 < argc ? argv[i + 1] : "");
+                fprintf(
+                    stderr,
+                    "aimsweep query: --timeout needs seconds in [0, 1e9] (0 = no limit), got '%s'\n",
+                    i + 1 < argc ? argv[i + 1] : "");
                 return 2;
             }
             timeout = v;
@@ -319,7 +325,10 @@ int cli_query(int argc, char **argv)
         else if (!sql)
             sql = argv[i];
         else {
-            fprintf(stderr, "aimsweep query: unexpected argument '%s' (after the file and one SQL statement)\n", argv[i]);
+            fprintf(
+                stderr,
+                "aimsweep query: unexpected argument '%s' (after the file and one SQL statement)\n",
+                argv[i]);
             return 2;
         }
     }
@@ -360,13 +369,13 @@ static void json_value(FILE *f, sqlite3_stmt *q, int col)
 {
     char b[TEXT_DOUBLE_MAX];
     switch (sqlite3_column_type(q, col)) {
-    case SQLITE_NULL: fputs("null", f); return;
-    case SQLITE_INTEGER: fprintf(f, "%lld", (long long)sqlite3_column_int64(q, col)); return;
-    case SQLITE_FLOAT:
-        text_double(sqlite3_column_double(q, col), b, sizeof b);
-        fputs(b, f);
-        return;
-    default: json_string(f, (const char *)sqlite3_column_text(q, col)); return;
+        case SQLITE_NULL: fputs("null", f); return;
+        case SQLITE_INTEGER: fprintf(f, "%lld", (long long)sqlite3_column_int64(q, col)); return;
+        case SQLITE_FLOAT:
+            text_double(sqlite3_column_double(q, col), b, sizeof b);
+            fputs(b, f);
+            return;
+        default: json_string(f, (const char *)sqlite3_column_text(q, col)); return;
     }
 }
 
@@ -375,11 +384,12 @@ static int list_tables(sqlite3 *db, char names[][64], const char **out, int max)
 {
     sqlite3_stmt *q = NULL;
     int n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION ALL"
-                           " SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', 'view')"
-                           " AND name NOT LIKE 'sqlite_%' ORDER BY type, name",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION ALL"
+            " SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', 'view')"
+            " AND name NOT LIKE 'sqlite_%' ORDER BY type, name",
+            -1, &q, NULL) != SQLITE_OK)
         return -1;
     while (n < max - 1 && sqlite3_step(q) == SQLITE_ROW) {
         snprintf(names[n], 64, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -394,7 +404,8 @@ static int list_tables(sqlite3 *db, char names[][64], const char **out, int max)
 /* One table or view as csv (with "# " header lines naming each column's unit and meaning,
  * unless plain) or as JSON {"table", "source", "schema_version", "columns": [{name, unit,
  * meaning}], "rows": [{column: value}]}. Numbers in shortest round-trip form. */
-static int export_table(sqlite3 *db, const char *file, const char *table, int json, int plain, FILE *f)
+static int export_table(sqlite3 *db, const char *file, const char *table, int json, int plain,
+                        FILE *f)
 {
     char sql[256];
     sqlite3_stmt *q = NULL;
@@ -408,7 +419,8 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
     }
     int nc = sqlite3_column_count(q), version = 0, rc;
     sqlite3_stmt *v = NULL;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK && sqlite3_step(v) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK &&
+        sqlite3_step(v) == SQLITE_ROW)
         version = sqlite3_column_int(v, 0);
     sqlite3_finalize(v);
     if (json) {
@@ -443,13 +455,17 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
         fprintf(f, "]}\n");
     } else {
         if (!plain) {
-            fprintf(f, "# aimsweep export of %s, table %s (schema version %d); units: tau = n eta/d^2, samples = n,"
-                       " s = seconds; the model and every column: docs/model.md\n", file, table, version);
+            fprintf(
+                f,
+                "# aimsweep export of %s, table %s (schema version %d); units: tau = n eta/d^2, samples = n,"
+                " s = seconds; the model and every column: docs/model.md\n",
+                file, table, version);
             for (int c = 0; c < nc; c++) {
                 const char *name = sqlite3_column_name(q, c);
                 const struct store_column_doc *d = store_column_doc(table, name);
-                fprintf(f, "# %s%s%s%s: %s\n", name, d && *d->unit ? " [" : "", d && *d->unit ? d->unit : "",
-                        d && *d->unit ? "]" : "", d ? d->meaning : "");
+                fprintf(f, "# %s%s%s%s: %s\n", name, d && *d->unit ? " [" : "",
+                        d && *d->unit ? d->unit : "", d && *d->unit ? "]" : "",
+                        d ? d->meaning : "");
             }
         }
         rc = csv_rows(f, q, 1);
@@ -465,14 +481,16 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
 
 static void export_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep export FILE [--format csv|json] [--table NAME] [--out PATH] [--plain]\n"
-               "  writes one table or view (default: the view results) to stdout or PATH:\n"
-               "  csv   a header of '# ' lines naming each column's unit and meaning (read with\n"
-               "        pandas.read_csv(path, comment='#')), then the columns; --plain leaves the '# ' lines out\n"
-               "  json  {\"table\", \"source\", \"schema_version\", \"columns\": [{\"name\", \"unit\", \"meaning\"}],\n"
-               "        \"rows\": [{column: value, ...}]}\n"
-               "  Tables: sweeps, tasks, sweep_tasks, trajectory, summary; views: results, recovery_segments\n"
-               "  (and any other the database holds). Numbers are written in their shortest exact form.\n");
+    fprintf(
+        f,
+        "usage: aimsweep export FILE [--format csv|json] [--table NAME] [--out PATH] [--plain]\n"
+        "  writes one table or view (default: the view results) to stdout or PATH:\n"
+        "  csv   a header of '# ' lines naming each column's unit and meaning (read with\n"
+        "        pandas.read_csv(path, comment='#')), then the columns; --plain leaves the '# ' lines out\n"
+        "  json  {\"table\", \"source\", \"schema_version\", \"columns\": [{\"name\", \"unit\", \"meaning\"}],\n"
+        "        \"rows\": [{column: value, ...}]}\n"
+        "  Tables: sweeps, tasks, sweep_tasks, trajectory, summary; views: results, recovery_segments\n"
+        "  (and any other the database holds). Numbers are written in their shortest exact form.\n");
 }
 
 int cli_export(int argc, char **argv)
@@ -492,7 +510,9 @@ int cli_export(int argc, char **argv)
             return 2;
         if (a[0] != '-') {
             if (file) {
-                fprintf(stderr, "aimsweep export: a second database '%s' (after '%s'); one at a time\n", a, file);
+                fprintf(stderr,
+                        "aimsweep export: a second database '%s' (after '%s'); one at a time\n", a,
+                        file);
                 return 2;
             }
             file = a;
@@ -544,7 +564,8 @@ int cli_export(int argc, char **argv)
         char all[1024], hint[96] = "";
         text_join(all, sizeof all, list, ", ");
         text_suggest(hint, sizeof hint, table, list);
-        fprintf(stderr, "aimsweep export: %s has no table or view '%s'%s; it has %s\n", file, table, hint, all);
+        fprintf(stderr, "aimsweep export: %s has no table or view '%s'%s; it has %s\n", file, table,
+                hint, all);
         store_close(&s);
         return 2;
     }
@@ -567,7 +588,8 @@ int cli_status(int argc, char **argv)
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: aimsweep status FILE\n  the sweeps in a results database and their task statuses\n");
+            printf(
+                "usage: aimsweep status FILE\n  the sweeps in a results database and their task statuses\n");
             return 0;
         }
         if (argv[i][0] != '-' && !file)
@@ -592,27 +614,30 @@ int cli_status(int argc, char **argv)
     const char *done = task_status_name(TASK_DONE), *error = task_status_name(TASK_ERROR);
     task_status_sql_list(TASK_STATUS_FINISHED, finished, sizeof finished);
     task_status_sql_list(TASK_STATUS_TO_RUN, to_run, sizeof to_run);
-    task_status_sql_list(TASK_STATUS_BIT(TASK_DIVERGED) | TASK_STATUS_BIT(TASK_ODE_DIVERGED), diverged,
-                         sizeof diverged);
+    task_status_sql_list(TASK_STATUS_BIT(TASK_DIVERGED) | TASK_STATUS_BIT(TASK_ODE_DIVERGED),
+                         diverged, sizeof diverged);
     printf("sweeps\n");
-    snprintf(sql, sizeof sql,
-             "SELECT w.sweep_id AS id, w.name, w.created_at, w.ranks, w.version, w.git_commit,"
-             " count(t.task_id) AS tasks, sum(t.status IN (%s)) AS finished, sum(t.status IN (%s)) AS to_run"
-             " FROM sweeps w LEFT JOIN sweep_tasks l ON l.sweep_id = w.sweep_id"
-             " LEFT JOIN tasks t ON t.task_id = l.task_id GROUP BY w.sweep_id ORDER BY w.sweep_id",
-             finished, to_run);
+    snprintf(
+        sql, sizeof sql,
+        "SELECT w.sweep_id AS id, w.name, w.created_at, w.ranks, w.version, w.git_commit,"
+        " count(t.task_id) AS tasks, sum(t.status IN (%s)) AS finished, sum(t.status IN (%s)) AS to_run"
+        " FROM sweeps w LEFT JOIN sweep_tasks l ON l.sweep_id = w.sweep_id"
+        " LEFT JOIN tasks t ON t.task_id = l.task_id GROUP BY w.sweep_id ORDER BY w.sweep_id",
+        finished, to_run);
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     printf("\ntasks by status\n");
-    rc |= print_query(db,
-                      "SELECT status, count(*) AS tasks, round(sum(wall_s), 1) AS wall_s,"
-                      " max(finished_at) AS last_finished FROM tasks GROUP BY status ORDER BY count(*) DESC",
-                      OUT_TABLE, 1, stdout);
+    rc |= print_query(
+        db,
+        "SELECT status, count(*) AS tasks, round(sum(wall_s), 1) AS wall_s,"
+        " max(finished_at) AS last_finished FROM tasks GROUP BY status ORDER BY count(*) DESC",
+        OUT_TABLE, 1, stdout);
     printf("\nby decomposition and activation\n");
-    snprintf(sql, sizeof sql,
-             "SELECT decomposition, activation, count(*) AS tasks, sum(status = '%s') AS %s,"
-             " sum(status IN (%s)) AS diverged, sum(status = '%s') AS %s, sum(status IN (%s)) AS to_run"
-             " FROM tasks GROUP BY decomposition, activation ORDER BY decomposition, activation",
-             done, done, diverged, error, error, to_run);
+    snprintf(
+        sql, sizeof sql,
+        "SELECT decomposition, activation, count(*) AS tasks, sum(status = '%s') AS %s,"
+        " sum(status IN (%s)) AS diverged, sum(status = '%s') AS %s, sum(status IN (%s)) AS to_run"
+        " FROM tasks GROUP BY decomposition, activation ORDER BY decomposition, activation",
+        done, done, diverged, error, error, to_run);
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     sqlite3_stmt *q = NULL;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);

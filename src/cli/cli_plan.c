@@ -11,19 +11,21 @@
 #include "aimsweep/base/task_status.h"
 #include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
-#include "aimsweep/run/worker.h"
-#include "cli_run.h"
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/run/worker.h"
+#include "cli_run.h"
 
 static void plan_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
-               "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
-               "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
-               "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
+    fprintf(
+        f,
+        "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
+        "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
+        "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
+        "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
 }
 
 int cli_plan(int argc, char **argv)
@@ -42,7 +44,10 @@ int cli_plan(int argc, char **argv)
             return 2;
         if (a[0] != '-') {
             if (sweep) {
-                fprintf(stderr, "aimsweep plan: a second sweep file '%s' (after '%s'); one sweep at a time\n", a, sweep);
+                fprintf(
+                    stderr,
+                    "aimsweep plan: a second sweep file '%s' (after '%s'); one sweep at a time\n",
+                    a, sweep);
                 return 2;
             }
             sweep = a;
@@ -65,7 +70,8 @@ int cli_plan(int argc, char **argv)
             char *end;
             long r = strtol(v, &end, 10);
             if (*end || r < 1 || r > 1000000) {
-                fprintf(stderr, "aimsweep plan: --ranks '%s': must be an integer from 1 to 1000000\n", v);
+                fprintf(stderr,
+                        "aimsweep plan: --ranks '%s': must be an integer from 1 to 1000000\n", v);
                 return 2;
             }
             ranks = (int)r;
@@ -88,7 +94,8 @@ int cli_plan(int argc, char **argv)
     struct store *store = NULL;
     size_t n = 0;
     int code = 2;
-    if (run_load_spec(sweep, sets, nsets, &spec, err, sizeof err) || grid_expand(spec, &pts, &n, err, sizeof err)) {
+    if (run_load_spec(sweep, sets, nsets, &spec, err, sizeof err) ||
+        grid_expand(spec, &pts, &n, err, sizeof err)) {
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
@@ -142,8 +149,8 @@ int cli_plan(int argc, char **argv)
             left += tasks[i].cost;
         }
     }
-    printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total, maxc,
-           TASK_FLOPS_PER_S);
+    printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total,
+           maxc, TASK_FLOPS_PER_S);
     if (store) {
         printf("database    %s:", db);
         for (int k = 0; k < TASK_STATUS_COUNT; k++)
@@ -153,7 +160,8 @@ int cli_plan(int argc, char **argv)
     }
     printf("to run      %zu of %zu tasks, %.3g core-s", todo, n, left);
     if (ranks > 1)
-        printf(", about %.3g s on %d ranks (%d workers)", fmax(left / (ranks - 1), maxc), ranks, ranks - 1);
+        printf(", about %.3g s on %d ranks (%d workers)", fmax(left / (ranks - 1), maxc), ranks,
+               ranks - 1);
     printf("\n");
     code = 0;
 out:

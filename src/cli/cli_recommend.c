@@ -50,17 +50,19 @@ struct rec_opts {
 
 static void rec_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep recommend FILE [--solver sgd|flow] [--by COL,...] [--where EXPR] [--all]\n"
-               "                          [--sql] [--csv]\n\n"
-               "  per (information exponent k, d, lr): the decomposition whose runs reach weak recovery in\n"
-               "  the fewest samples (median over seeds, runs that never recovered count as +inf), with the\n"
-               "  median's order-statistic interval (coverage in `level`) and the moment ODE's pick beside it\n\n"
-               "  --solver S   the measured solver (default sgd)\n"
-               "  --by COLS    more key columns of the tasks table (e.g. teacher,width); the rest is pooled\n"
-               "  --where EXPR only tasks t satisfying EXPR (SQL on the tasks columns, e.g. \"t.tau_end = 2\")\n"
-               "  --all        one row per key and decomposition instead of the picks\n"
-               "  --sql        print the SQL statement instead of running it\n"
-               "  --csv        csv instead of an aligned table\n");
+    fprintf(
+        f,
+        "usage: aimsweep recommend FILE [--solver sgd|flow] [--by COL,...] [--where EXPR] [--all]\n"
+        "                          [--sql] [--csv]\n\n"
+        "  per (information exponent k, d, lr): the decomposition whose runs reach weak recovery in\n"
+        "  the fewest samples (median over seeds, runs that never recovered count as +inf), with the\n"
+        "  median's order-statistic interval (coverage in `level`) and the moment ODE's pick beside it\n\n"
+        "  --solver S   the measured solver (default sgd)\n"
+        "  --by COLS    more key columns of the tasks table (e.g. teacher,width); the rest is pooled\n"
+        "  --where EXPR only tasks t satisfying EXPR (SQL on the tasks columns, e.g. \"t.tau_end = 2\")\n"
+        "  --all        one row per key and decomposition instead of the picks\n"
+        "  --sql        print the SQL statement instead of running it\n"
+        "  --csv        csv instead of an aligned table\n");
 }
 
 /* A tasks column a key may name: an identifier that the database's tasks table has, and not
@@ -68,9 +70,10 @@ static void rec_usage(FILE *f)
  * Returns 1 if so. */
 static int key_column_ok(sqlite3 *db, const char *col)
 {
-    static const char *const refused[] = {"task_id", "sweep_id", "seed", "status", "attempts", "rank", "host",
-                                          "started_at", "finished_at", "wall_s", "error", "cost", "params",
-                                          "decomposition", "info_exponent", "d", "lr", NULL};
+    static const char *const refused[] = {
+        "task_id", "sweep_id",      "seed",          "status", "attempts", "rank",
+        "host",    "started_at",    "finished_at",   "wall_s", "error",    "cost",
+        "params",  "decomposition", "info_exponent", "d",      "lr",       NULL};
     if (!*col)
         return 0;
     for (const char *c = col; *c; c++)
@@ -82,9 +85,10 @@ static int key_column_ok(sqlite3 *db, const char *col)
     if (!db)
         return 1;
     sqlite3_stmt *q = NULL;
-    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('tasks') WHERE name = ?1", -1, &q, NULL) ==
-                 SQLITE_OK &&
-             sqlite3_bind_text(q, 1, col, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW;
+    int ok = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('tasks') WHERE name = ?1", -1,
+                                &q, NULL) == SQLITE_OK &&
+             sqlite3_bind_text(q, 1, col, -1, SQLITE_STATIC) == SQLITE_OK &&
+             sqlite3_step(q) == SQLITE_ROW;
     sqlite3_finalize(q);
     return ok;
 }
@@ -96,27 +100,34 @@ static void note_pooled(sqlite3 *db, const struct rec_opts *o)
     sqlite3_stmt *cols = NULL;
     char line[1024] = "", sql[2048];
     size_t len = 0;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('tasks')", -1, &cols, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('tasks')", -1, &cols, NULL) !=
+        SQLITE_OK)
         return;
     while (sqlite3_step(cols) == SQLITE_ROW) {
         const char *c = (const char *)sqlite3_column_text(cols, 0);
-        int skip = !c || !key_column_ok(NULL, c) || !strcmp(c, "activation") || !strcmp(c, "solvers");
+        int skip =
+            !c || !key_column_ok(NULL, c) || !strcmp(c, "activation") || !strcmp(c, "solvers");
         for (int i = 0; !skip && i < o->nby; i++)
             skip = !strcmp(c, o->by[i]);
         if (skip)
             continue;
-        snprintf(sql, sizeof sql, "SELECT count(DISTINCT t.%s) FROM tasks t WHERE t.status IN ('done', 'diverged')%s%s%s",
-                 c, o->where ? " AND (" : "", o->where ? o->where : "", o->where ? ")" : "");
+        snprintf(
+            sql, sizeof sql,
+            "SELECT count(DISTINCT t.%s) FROM tasks t WHERE t.status IN ('done', 'diverged')%s%s%s",
+            c, o->where ? " AND (" : "", o->where ? o->where : "", o->where ? ")" : "");
         sqlite3_stmt *q = NULL;
-        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
-            sqlite3_column_int(q, 0) > 1 && len + strlen(c) + 3 < sizeof line)
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 1 &&
+            len + strlen(c) + 3 < sizeof line)
             len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", len ? ", " : "", c);
         sqlite3_finalize(q);
     }
     sqlite3_finalize(cols);
     if (len)
-        fprintf(stderr, "aimsweep recommend: pooled over %s (they vary among these tasks; add --by to split)\n",
-                line);
+        fprintf(
+            stderr,
+            "aimsweep recommend: pooled over %s (they vary among these tasks; add --by to split)\n",
+            line);
 }
 
 /* The key's extra columns, each prefixed: ", P.col". */
@@ -143,18 +154,22 @@ static char *build_sql(const struct rec_opts *o)
     if (!f)
         return NULL;
     const char *S = o->solver;
-    fprintf(f, "WITH RECURSIVE\n"
-               "-- every finished run of the measured solver (%s) and of the ODE; nwr = samples to weak recovery,\n"
-               "-- +inf (1e999) when the run never reached it\n"
-               "runs AS (\n"
-               "  SELECT CASE WHEN t.info_exponent IS NULL THEN t.activation ELSE t.info_exponent END AS k,\n"
-               "         t.d, t.lr",
-            S);
+    fprintf(
+        f,
+        "WITH RECURSIVE\n"
+        "-- every finished run of the measured solver (%s) and of the ODE; nwr = samples to weak recovery,\n"
+        "-- +inf (1e999) when the run never reached it\n"
+        "runs AS (\n"
+        "  SELECT CASE WHEN t.info_exponent IS NULL THEN t.activation ELSE t.info_exponent END AS k,\n"
+        "         t.d, t.lr",
+        S);
     put_by(f, o, "t.");
-    fprintf(f, ", t.decomposition, s.solver, coalesce(s.samples_wr, 1e999) AS nwr\n"
-               "  FROM tasks t JOIN summary s ON s.task_id = t.task_id\n"
-               "  WHERE ((s.solver = '%s' AND s.status IN ('done', 'diverged')) OR (s.solver = 'ode' AND s.status = 'done'))",
-            S);
+    fprintf(
+        f,
+        ", t.decomposition, s.solver, coalesce(s.samples_wr, 1e999) AS nwr\n"
+        "  FROM tasks t JOIN summary s ON s.task_id = t.task_id\n"
+        "  WHERE ((s.solver = '%s' AND s.status IN ('done', 'diverged')) OR (s.solver = 'ode' AND s.status = 'done'))",
+        S);
     if (o->where)
         fprintf(f, "\n    AND (%s)", o->where);
     fprintf(f, "\n),\n"
@@ -165,34 +180,38 @@ static char *build_sql(const struct rec_opts *o)
     fprintf(f, ", decomposition, solver ORDER BY nwr) AS i,\n"
                "         count(*) OVER (PARTITION BY k, d, lr");
     put_by(f, o, "");
-    fprintf(f, ", decomposition, solver) AS cnt\n"
-               "  FROM runs r\n"
-               "),\n"
-               "-- P(B <= j) for B ~ Binomial(cnt, 1/2), the number of runs below the median, for each cnt present\n"
-               "binom(cnt, j, lp, cdf) AS (\n"
-               "  SELECT cnt, 0, -cnt * ln(2), exp(-cnt * ln(2)) FROM (SELECT DISTINCT cnt FROM ranked)\n"
-               "  UNION ALL\n"
-               "  SELECT cnt, j + 1, lp + ln(cnt - j) - ln(j + 1), cdf + exp(lp + ln(cnt - j) - ln(j + 1))\n"
-               "  FROM binom WHERE j + 1 < cnt\n"
-               "),\n"
-               "-- the median's interval [X_(l), X_(cnt+1-l)] covers it with probability 1 - 2 P(B <= l - 1):\n"
-               "-- the largest l with coverage >= %g, or l = 1 (the range) when cnt is too small for that\n"
-               "levels AS (\n"
-               "  SELECT b.cnt, c.l, 1 - 2 * b.cdf AS level\n"
-               "  FROM (SELECT cnt, max(1, sum(cdf <= %.6g)) AS l FROM binom GROUP BY cnt) c\n"
-               "  JOIN binom b ON b.cnt = c.cnt AND b.j = c.l - 1\n"
-               "),\n"
-               "stats AS (\n"
-               "  SELECT k, d, lr",
-            RECOMMEND_LEVEL, (1 - RECOMMEND_LEVEL) / 2);
+    fprintf(
+        f,
+        ", decomposition, solver) AS cnt\n"
+        "  FROM runs r\n"
+        "),\n"
+        "-- P(B <= j) for B ~ Binomial(cnt, 1/2), the number of runs below the median, for each cnt present\n"
+        "binom(cnt, j, lp, cdf) AS (\n"
+        "  SELECT cnt, 0, -cnt * ln(2), exp(-cnt * ln(2)) FROM (SELECT DISTINCT cnt FROM ranked)\n"
+        "  UNION ALL\n"
+        "  SELECT cnt, j + 1, lp + ln(cnt - j) - ln(j + 1), cdf + exp(lp + ln(cnt - j) - ln(j + 1))\n"
+        "  FROM binom WHERE j + 1 < cnt\n"
+        "),\n"
+        "-- the median's interval [X_(l), X_(cnt+1-l)] covers it with probability 1 - 2 P(B <= l - 1):\n"
+        "-- the largest l with coverage >= %g, or l = 1 (the range) when cnt is too small for that\n"
+        "levels AS (\n"
+        "  SELECT b.cnt, c.l, 1 - 2 * b.cdf AS level\n"
+        "  FROM (SELECT cnt, max(1, sum(cdf <= %.6g)) AS l FROM binom GROUP BY cnt) c\n"
+        "  JOIN binom b ON b.cnt = c.cnt AND b.j = c.l - 1\n"
+        "),\n"
+        "stats AS (\n"
+        "  SELECT k, d, lr",
+        RECOMMEND_LEVEL, (1 - RECOMMEND_LEVEL) / 2);
     put_by(f, o, "");
-    fprintf(f, ", decomposition, solver, r.cnt AS runs, sum(nwr < 1e999) AS recovered,\n"
-               "         (max(CASE WHEN i = (r.cnt + 1) / 2 THEN nwr END) + max(CASE WHEN i = r.cnt / 2 + 1 THEN nwr END)) / 2.0\n"
-               "           AS median,\n"
-               "         max(CASE WHEN i = v.l THEN nwr END) AS lo, max(CASE WHEN i = r.cnt + 1 - v.l THEN nwr END) AS hi,\n"
-               "         v.level\n"
-               "  FROM ranked r JOIN levels v ON v.cnt = r.cnt\n"
-               "  GROUP BY k, d, lr");
+    fprintf(
+        f,
+        ", decomposition, solver, r.cnt AS runs, sum(nwr < 1e999) AS recovered,\n"
+        "         (max(CASE WHEN i = (r.cnt + 1) / 2 THEN nwr END) + max(CASE WHEN i = r.cnt / 2 + 1 THEN nwr END)) / 2.0\n"
+        "           AS median,\n"
+        "         max(CASE WHEN i = v.l THEN nwr END) AS lo, max(CASE WHEN i = r.cnt + 1 - v.l THEN nwr END) AS hi,\n"
+        "         v.level\n"
+        "  FROM ranked r JOIN levels v ON v.cnt = r.cnt\n"
+        "  GROUP BY k, d, lr");
     put_by(f, o, "");
     fprintf(f, ", decomposition, solver\n"
                "),\n"
@@ -206,35 +225,40 @@ static char *build_sql(const struct rec_opts *o)
     if (o->all) {
         fprintf(f, "SELECT m.k, m.d, m.lr");
         put_by(f, o, "m.");
-        fprintf(f, ", m.decomposition, m.runs, m.recovered, m.median AS n_wr, m.lo AS n_wr_lo,\n"
-                   "       m.hi AS n_wr_hi, round(m.level, 4) AS level, m.place,\n"
-                   "       o.runs AS ode_runs, o.recovered AS ode_recovered, o.median AS ode_n_wr, o.place AS ode_place\n"
-                   "FROM ordered m\n"
-                   "LEFT JOIN ordered o ON ");
+        fprintf(
+            f,
+            ", m.decomposition, m.runs, m.recovered, m.median AS n_wr, m.lo AS n_wr_lo,\n"
+            "       m.hi AS n_wr_hi, round(m.level, 4) AS level, m.place,\n"
+            "       o.runs AS ode_runs, o.recovered AS ode_recovered, o.median AS ode_n_wr, o.place AS ode_place\n"
+            "FROM ordered m\n"
+            "LEFT JOIN ordered o ON ");
         put_join(f, o, "o", "m");
-        fprintf(f, " AND o.decomposition = m.decomposition AND o.solver = 'ode'\n"
-                   "WHERE m.solver = '%s'\n"
-                   "ORDER BY m.k, m.d, m.lr",
+        fprintf(f,
+                " AND o.decomposition = m.decomposition AND o.solver = 'ode'\n"
+                "WHERE m.solver = '%s'\n"
+                "ORDER BY m.k, m.d, m.lr",
                 S);
         put_by(f, o, "m.");
         fprintf(f, ", m.place;\n");
     } else {
         fprintf(f, "SELECT m.k, m.d, m.lr");
         put_by(f, o, "m.");
-        fprintf(f, ",\n"
-                   "       CASE WHEN m.median < 1e999 THEN m.decomposition ELSE 'none' END AS pick,\n"
-                   "       m.runs, m.recovered, m.median AS n_wr, m.lo AS n_wr_lo, m.hi AS n_wr_hi,\n"
-                   "       round(m.level, 4) AS level,\n"
-                   "       x.decomposition AS next, x.median AS next_n_wr, m.hi < x.lo AS separated,\n"
-                   "       CASE WHEN m.median < 1e999 THEN a.median END AS ode_n_wr_of_pick,\n"
-                   "       CASE WHEN o.median < 1e999 THEN o.decomposition WHEN o.median IS NOT NULL THEN 'none' END\n"
-                   "         AS ode_pick,\n"
-                   "       o.median AS ode_n_wr,\n"
-                   "       CASE WHEN o.median IS NOT NULL THEN\n"
-                   "         (CASE WHEN m.median < 1e999 THEN m.decomposition ELSE 'none' END) =\n"
-                   "         (CASE WHEN o.median < 1e999 THEN o.decomposition ELSE 'none' END) END AS agree\n"
-                   "FROM ordered m\n"
-                   "LEFT JOIN ordered x ON ");
+        fprintf(
+            f,
+            ",\n"
+            "       CASE WHEN m.median < 1e999 THEN m.decomposition ELSE 'none' END AS pick,\n"
+            "       m.runs, m.recovered, m.median AS n_wr, m.lo AS n_wr_lo, m.hi AS n_wr_hi,\n"
+            "       round(m.level, 4) AS level,\n"
+            "       x.decomposition AS next, x.median AS next_n_wr, m.hi < x.lo AS separated,\n"
+            "       CASE WHEN m.median < 1e999 THEN a.median END AS ode_n_wr_of_pick,\n"
+            "       CASE WHEN o.median < 1e999 THEN o.decomposition WHEN o.median IS NOT NULL THEN 'none' END\n"
+            "         AS ode_pick,\n"
+            "       o.median AS ode_n_wr,\n"
+            "       CASE WHEN o.median IS NOT NULL THEN\n"
+            "         (CASE WHEN m.median < 1e999 THEN m.decomposition ELSE 'none' END) =\n"
+            "         (CASE WHEN o.median < 1e999 THEN o.decomposition ELSE 'none' END) END AS agree\n"
+            "FROM ordered m\n"
+            "LEFT JOIN ordered x ON ");
         put_join(f, o, "x", "m");
         fprintf(f, " AND x.solver = m.solver AND x.place = 2\n"
                    "LEFT JOIN ordered o ON ");
@@ -242,9 +266,10 @@ static char *build_sql(const struct rec_opts *o)
         fprintf(f, " AND o.solver = 'ode' AND o.place = 1\n"
                    "LEFT JOIN ordered a ON ");
         put_join(f, o, "a", "m");
-        fprintf(f, " AND a.solver = 'ode' AND a.decomposition = m.decomposition\n"
-                   "WHERE m.solver = '%s' AND m.place = 1\n"
-                   "ORDER BY m.k, m.d, m.lr",
+        fprintf(f,
+                " AND a.solver = 'ode' AND a.decomposition = m.decomposition\n"
+                "WHERE m.solver = '%s' AND m.place = 1\n"
+                "ORDER BY m.k, m.d, m.lr",
                 S);
         put_by(f, o, "m.");
         fprintf(f, ";\n");
@@ -295,7 +320,8 @@ int cli_recommend(int argc, char **argv)
             free(bylist);
             o.nby = 0;
             if (!(bylist = strdup(argv[++i])) || parse_by(bylist, &o)) {
-                fprintf(stderr, "aimsweep recommend: --by takes at most %d comma-separated columns\n",
+                fprintf(stderr,
+                        "aimsweep recommend: --by takes at most %d comma-separated columns\n",
                         RECOMMEND_MAX_BY);
                 goto out;
             }
@@ -308,8 +334,10 @@ int cli_recommend(int argc, char **argv)
         }
     }
     if (strcmp(o.solver, "sgd") && strcmp(o.solver, "flow")) {
-        fprintf(stderr, "aimsweep recommend: --solver %s: the measured solver is sgd or flow (the ODE is the prediction)\n",
-                o.solver);
+        fprintf(
+            stderr,
+            "aimsweep recommend: --solver %s: the measured solver is sgd or flow (the ODE is the prediction)\n",
+            o.solver);
         goto out;
     }
     if (!o.file && !o.sql) {

@@ -24,23 +24,25 @@
 
 static void run_usage(FILE *f)
 {
-    fprintf(f, "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--time-limit S]\n"
-               "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
-               "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
-               "  --db FILE         results database (created if missing; reruns resume it)\n"
-               "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
-               "                    a grid axis of that key is replaced by the one value)\n"
-               "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
-               "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
-               "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
-               "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
-               "                    a killed job loses\n"
-               "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
-               "  --retry-errors    rerun tasks whose status is error\n"
-               "  --quiet           no progress on stderr\n\n"
-               "  Exit status: 0 every task finished without error, %d every task finished and some\n"
-               "  ended in error (aimsweep status lists them), 1 a failure of the run itself, 2 bad input.\n",
-            RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_SOME_ERROR);
+    fprintf(
+        f,
+        "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--time-limit S]\n"
+        "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
+        "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
+        "  --db FILE         results database (created if missing; reruns resume it)\n"
+        "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
+        "                    a grid axis of that key is replaced by the one value)\n"
+        "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
+        "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
+        "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
+        "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
+        "                    a killed job loses\n"
+        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
+        "  --retry-errors    rerun tasks whose status is error\n"
+        "  --quiet           no progress on stderr\n\n"
+        "  Exit status: 0 every task finished without error, %d every task finished and some\n"
+        "  ended in error (aimsweep status lists them), 1 a failure of the run itself, 2 bad input.\n",
+        RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_SOME_ERROR);
 }
 
 static int parse_double(const char *s, double *x)
@@ -53,8 +55,9 @@ static int parse_double(const char *s, double *x)
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
 
-static const char *const run_flags[] = {"db", "set", "grace", "time-limit", "commit-interval", "max-attempts",
-                                        "retry-errors", "quiet", "help", NULL};
+static const char *const run_flags[] = {
+    "db",           "set",          "grace", "time-limit", "commit-interval",
+    "max-attempts", "retry-errors", "quiet", "help",       NULL};
 
 /* Returns 0, 1 for --help, or 2 after printing the error. */
 static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
@@ -79,15 +82,17 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         }
         if (a[0] != '-') {
             if (o->sweep) {
-                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n", a, o->sweep);
+                cli_say("aimsweep run: a second sweep file '%s' (after '%s'); one sweep per run\n",
+                        a, o->sweep);
                 rc = 2;
             } else
                 o->sweep = a;
             continue;
         }
         const char *name = a + 2;
-        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") || !strcmp(a, "--time-limit") ||
-                    !strcmp(a, "--commit-interval") || !strcmp(a, "--max-attempts");
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") ||
+                    !strcmp(a, "--time-limit") || !strcmp(a, "--commit-interval") ||
+                    !strcmp(a, "--max-attempts");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
@@ -138,8 +143,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     }
     if (!rc && (!o->sweep || !o->db)) {
         cli_say("aimsweep run: need %s\n", !o->sweep && !o->db ? "a sweep file and --db FILE"
-                                                   : !o->sweep           ? "a sweep file"
-                                                                         : "--db FILE (the results database)");
+                                           : !o->sweep         ? "a sweep file"
+                                                       : "--db FILE (the results database)");
         if (loud)
             run_usage(stderr);
         rc = 2;
@@ -179,7 +184,8 @@ int cli_run(int argc, char **argv)
     int rank = 0, size = 1, provided;
     if (MPICHECK_FAILED(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided)))
         return 1;
-    if (mpicheck_errors_return(MPI_COMM_WORLD) || MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
+    if (mpicheck_errors_return(MPI_COMM_WORLD) ||
+        MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
         MPICHECK_FAILED(MPI_Comm_size(MPI_COMM_WORLD, &size)))
         return run_end(1, 1);
     sched_signals_install();
@@ -198,7 +204,8 @@ int cli_run(int argc, char **argv)
     struct store *store = NULL;
     size_t npts = 0, ntodo = 0, old_errors = 0;
     if (rank == 0)
-        code = run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
+        code =
+            run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
     if (share_code(&code, &abort_job))
         goto out;
 
@@ -215,7 +222,8 @@ int cli_run(int argc, char **argv)
         const char *end = getenv("SLURM_JOB_END_TIME");
         double e;
         /* a task should end a grace period before Slurm's end, when the stop signal comes */
-        if (end && !parse_double(end, &e) && e - o.grace > now && (so.deadline == 0 || e - o.grace < so.deadline))
+        if (end && !parse_double(end, &e) && e - o.grace > now &&
+            (so.deadline == 0 || e - o.grace < so.deadline))
             so.deadline = e - o.grace;
         st = calloc(ntodo ? ntodo : 1, sizeof *st);
         if (!st) {
@@ -242,23 +250,31 @@ int cli_run(int argc, char **argv)
         if (c.tty && !o.quiet)
             fprintf(stderr, "\n");
         if (c.failed) {
-            fprintf(stderr, "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
-                    o.db, c.err);
+            fprintf(
+                stderr,
+                "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
+                o.db, c.err);
             code = 1;
         } else if (mpi_failed) {
-            fprintf(stderr, "aimsweep: %s: the sweep stopped on the failure reported above; what finished is committed,"
-                    " rerun to resume\n", o.db);
+            fprintf(
+                stderr,
+                "aimsweep: %s: the sweep stopped on the failure reported above; what finished is committed,"
+                " rerun to resume\n",
+                o.db);
             code = 1;
         } else {
             if (!o.quiet)
                 run_summary(&c, &stats);
             /* every task finished (nothing stopped or left) and some ended in error */
             size_t nerr = c.nstatus[TASK_ERROR] + old_errors;
-            int complete = !stats.signal && stats.not_started == 0 && c.nstatus[TASK_INTERRUPTED] == 0;
+            int complete =
+                !stats.signal && stats.not_started == 0 && c.nstatus[TASK_INTERRUPTED] == 0;
             code = complete && nerr ? RUN_EXIT_SOME_ERROR : 0;
             if (code)
-                fprintf(stderr, "aimsweep: %zu task%s ended in %s (aimsweep status %s lists the messages); exit status %d\n",
-                        nerr, nerr == 1 ? "" : "s", task_status_name(TASK_ERROR), o.db, code);
+                fprintf(
+                    stderr,
+                    "aimsweep: %zu task%s ended in %s (aimsweep status %s lists the messages); exit status %d\n",
+                    nerr, nerr == 1 ? "" : "s", task_status_name(TASK_ERROR), o.db, code);
         }
         store_close(&store);
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot

@@ -46,8 +46,8 @@ struct run_opts {
 
 /* Loads a sweep file and applies the --set overrides of o; the grid is not expanded. Returns
  * 0, or -1 with the message in err. Shared by run and plan. */
-int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
-                  size_t errlen);
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec,
+                  char *err, size_t errlen);
 
 /* Rank 0's state while the scheduler runs: the store, the batch, the progress line, the first
  * failure (failed, err) and the count of each status stored. */
@@ -68,13 +68,13 @@ struct run_ctx {
  * them). Returns 0, or the exit code (2) after printing; the caller frees what was made either
  * way. Not collective (rank 0 alone; MPI only for the library's version string). */
 int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
-                size_t *npts, struct task **tasks, struct store **store, struct task **todo, size_t *ntodo,
-                size_t *old_errors);
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo,
+                size_t *ntodo, size_t *old_errors);
 
 /* Sets up c for a run storing into store (NULL on the other ranks) and the scheduler's
  * callbacks in ops, with c as their context. */
-void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store, const struct task *todo,
-                  const char *name, struct sched_ops *ops);
+void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store,
+                  const struct task *todo, const char *name, struct sched_ops *ops);
 
 /* Rank 0, at the end: the count of each status, what was not started and why, the time. */
 void run_summary(const struct run_ctx *c, const struct sched_stats *stats);

@@ -9,13 +9,13 @@
  * worker_run (run_task); rank 0 stores results in batches (RUN_BATCH_RESULTS or
  * RUN_BATCH_S), so a killed job loses at most the open batch.
  */
+#include <mpi.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <mpi.h>
 
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/grid.h"
@@ -37,7 +37,8 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
     struct task_result res;
     char err[512] = "";
     if (task_parse(text, &p, err, sizeof err) == 0 && params_task_id(&p) != id)
-        snprintf(err, sizeof err, "task text does not hash to its id (different aimsweep versions?)");
+        snprintf(err, sizeof err,
+                 "task text does not hash to its id (different aimsweep versions?)");
     if (err[0])
         return result_pack(NULL, err, out, len);
     memset(&res, 0, sizeof res);
@@ -86,7 +87,8 @@ static int on_started(void *ctx, size_t i, int rank, const char *host)
     if (c->failed)
         return -1;
     if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
-        return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING), store_errmsg(c->store));
+        return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
+                        store_errmsg(c->store));
     }
     return maybe_commit(c, 0);
 }
@@ -107,7 +109,8 @@ static int on_finished(void *ctx, size_t i, int rank, const unsigned char *bytes
         int bad = result_unpack(bytes, len, &res, terr, sizeof terr);
         if (bad)
             snprintf(terr, sizeof terr, "malformed result bytes from rank %d", rank);
-        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, serr, sizeof serr)) {
+        if (store_put_result(c->store, c->tasks[i].id, bad ? NULL : &res, terr, &status, serr,
+                             sizeof serr)) {
             if (!bad)
                 worker_result_free(&res);
             return run_fail(c, "%s", serr);
@@ -165,11 +168,11 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     counts[0] = 0;
     for (int k = 0; k < TASK_STATUS_COUNT && off < sizeof counts; k++)
         if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (c->nstatus[k] || k == TASK_DONE))
-            off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "", c->nstatus[k],
-                                    task_status_name((enum task_status)k));
-    fprintf(stderr, "%s[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s%s", c->tty ? "\r" : "",
-            c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "",
-            c->tty ? "   " : "\n");
+            off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "",
+                                    c->nstatus[k], task_status_name((enum task_status)k));
+    fprintf(stderr, "%s[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s%s",
+            c->tty ? "\r" : "", c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta,
+            pr->stopping ? ", stopping" : "", c->tty ? "   " : "\n");
     fflush(stderr);
 }
 
@@ -191,8 +194,8 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
     pv->ranks = ranks;
 }
 
-int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec, char *err,
-                  size_t errlen)
+int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec,
+                  char *err, size_t errlen)
 {
     if (spec_load(path, spec, err, errlen))
         return -1;
@@ -204,8 +207,9 @@ int run_load_spec(const char *path, const char *const *sets, int nsets, struct s
     return 0;
 }
 
-int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts, size_t *npts,
-                   struct task **tasks, struct store **store, struct task **todo, size_t *ntodo, size_t *old_errors)
+int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
+                size_t *npts, struct task **tasks, struct store **store, struct task **todo,
+                size_t *ntodo, size_t *old_errors)
 {
     char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     enum task_status *status = NULL;
@@ -236,7 +240,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
     }
     struct store_provenance pv;
     provenance(&pv, host, sizeof host, mpi, nranks);
-    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err, sizeof err) < 0 ||
+    if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err,
+                        sizeof err) < 0 ||
         store_task_status(*store, *tasks, *npts, status, attempts))
         goto dberr;
     /* a task that was running every time a job died may be what kills the job */
@@ -245,7 +250,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         if (status[i] != TASK_RUNNING || attempts[i] < o->max_attempts || o->retry_errors)
             continue;
         char msg[160], hex[17];
-        snprintf(msg, sizeof msg, "was running each time a job died (%d times); --retry-errors runs it again",
+        snprintf(msg, sizeof msg,
+                 "was running each time a job died (%d times); --retry-errors runs it again",
                  attempts[i]);
         if (store_mark_error(*store, (*tasks)[i].id, msg))
             goto dberr;
@@ -267,14 +273,15 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
     }
     if (!o->quiet) {
-        fprintf(stderr, "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
+        fprintf(stderr,
+                "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
                 (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "");
         if (nrunning || ninter)
-            fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning, task_status_name(TASK_RUNNING),
-                    ninter, task_status_name(TASK_INTERRUPTED));
+            fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning,
+                    task_status_name(TASK_RUNNING), ninter, task_status_name(TASK_INTERRUPTED));
         if (*old_errors)
-            fprintf(stderr, "; %zu in %s from earlier runs (--retry-errors reruns them)", *old_errors,
-                    task_status_name(TASK_ERROR));
+            fprintf(stderr, "; %zu in %s from earlier runs (--retry-errors reruns them)",
+                    *old_errors, task_status_name(TASK_ERROR));
         fprintf(stderr, "\n");
     }
     rc = 0;
@@ -287,8 +294,8 @@ out:
     return rc;
 }
 
-void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store, const struct task *todo,
-                  const char *name, struct sched_ops *ops)
+void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store,
+                  const struct task *todo, const char *name, struct sched_ops *ops)
 {
     memset(c, 0, sizeof *c);
     c->store = store;
@@ -317,5 +324,6 @@ void run_summary(const struct run_ctx *c, const struct sched_stats *stats)
         fprintf(stderr, " (%zu handed back unstarted)", stats->returned);
     fprintf(stderr, "; %.3f s\n", stats->elapsed_s);
     if (stats->signal)
-        fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n", stats->signal);
+        fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n",
+                stats->signal);
 }

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/base/params.h"
 #include "aimsweep/base/text.h"
 #include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
-#include "aimsweep/base/params.h"
 #include "aimsweep/run/worker.h"
 
 static void single_usage(FILE *f)
@@ -18,9 +18,10 @@ static void single_usage(FILE *f)
     struct params d;
     params_default(&d);
     char buf[256], allowed[160];
-    fprintf(f, "usage: aimsweep single [--KEY VALUE | --KEY=VALUE ...] [--format csv|table]\n\n"
-               "Runs one grid point with every requested solver. The model, its time unit and every\n"
-               "observable are explained in docs/model.md. Parameters (default in brackets):\n\n");
+    fprintf(f,
+            "usage: aimsweep single [--KEY VALUE | --KEY=VALUE ...] [--format csv|table]\n\n"
+            "Runs one grid point with every requested solver. The model, its time unit and every\n"
+            "observable are explained in docs/model.md. Parameters (default in brackets):\n\n");
     for (int i = 0; params_info[i].key; i++) {
         const struct params_key_info *k = &params_info[i];
         params_get(&d, k->key, buf, sizeof buf);
@@ -32,11 +33,13 @@ static void single_usage(FILE *f)
         fprintf(f, "  %-22s [%s]  %s\n", flag, buf, params_allowed(k, allowed, sizeof allowed));
         fprintf(f, "  %-22s %s\n", "", k->help);
     }
-    fprintf(f, "\n  --format csv|table     csv: solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss, one row\n"
-               "                         per solver and record, summaries on stderr; table: aligned [table];\n"
-               "                         with token_corr, index or outputs set (or a goe_mean teacher) a column\n"
-               "                         mu = Tr S/sqrt(d) follows loss, and the summaries give mu_final, mu_star\n"
-               "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n");
+    fprintf(
+        f,
+        "\n  --format csv|table     csv: solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss, one row\n"
+        "                         per solver and record, summaries on stderr; table: aligned [table];\n"
+        "                         with token_corr, index or outputs set (or a goe_mean teacher) a column\n"
+        "                         mu = Tr S/sqrt(d) follows loss, and the summaries give mu_final, mu_star\n"
+        "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n");
 }
 
 static void num(FILE *f, const char *sep, double x)
@@ -53,12 +56,14 @@ static int with_mu(const struct params *p)
     return params_general_index(p) || p->teacher.kind == TEACHER_GOE_MEAN;
 }
 
-static void print_summary(FILE *f, const struct params *p, const struct task_result *r, const char *prefix)
+static void print_summary(FILE *f, const struct params *p, const struct task_result *r,
+                          const char *prefix)
 {
     for (int i = 0; i < r->nsolvers; i++) {
         const struct solver_summary *s = &r->sum[i];
         const struct traj *t = &r->traj[i];
-        fprintf(f, "%ssolver=%s status=%s", prefix, obs_solver_name(s->solver), run_status_name(s->status));
+        fprintf(f, "%ssolver=%s status=%s", prefix, obs_solver_name(s->solver),
+                run_status_name(s->status));
         if (s->tau_wr >= 0) {
             num(f, " tau_wr=", s->tau_wr);
             num(f, " samples_wr=", s->samples_wr);
@@ -109,7 +114,8 @@ int cli_single(int argc, char **argv)
         const char *val, *eq = strchr(a, '=');
         size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
         if (kl == 0 || kl >= sizeof key) {
-            fprintf(stderr, "aimsweep single: bad flag '%s' (flags are --key value or --key=value)\n", a);
+            fprintf(stderr,
+                    "aimsweep single: bad flag '%s' (flags are --key value or --key=value)\n", a);
             return 2;
         }
         memcpy(key, a + 2, kl);
@@ -138,7 +144,8 @@ int cli_single(int argc, char **argv)
                 static const char *const formats[] = {"csv", "table", NULL};
                 char hint[64] = "";
                 text_suggest(hint, sizeof hint, val, formats);
-                fprintf(stderr, "aimsweep single: --format: '%s' is not csv or table%s\n", val, hint);
+                fprintf(stderr, "aimsweep single: --format: '%s' is not csv or table%s\n", val,
+                        hint);
                 return 2;
             }
             continue;
@@ -161,7 +168,8 @@ int cli_single(int argc, char **argv)
     }
     if (csv) {
         int nv = with_mu(&p) ? 9 : 8;
-        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n", nv == 9 ? ",mu" : "");
+        printf("solver,tau,samples,omega11,psi11,omega12,trace,overlap,loss%s\n",
+               nv == 9 ? ",mu" : "");
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
@@ -177,14 +185,14 @@ int cli_single(int argc, char **argv)
         char canon[2048];
         params_canonical(&p, canon, sizeof canon);
         printf("# %s\n", canon);
-        printf("%-6s %10s %12s %10s %10s %10s %10s %10s %10s\n", "solver", "tau", "samples", "omega11",
-               "psi11", "omega12", "trace", "overlap", "loss");
+        printf("%-6s %10s %12s %10s %10s %10s %10s %10s %10s\n", "solver", "tau", "samples",
+               "omega11", "psi11", "omega12", "trace", "overlap", "loss");
         for (int i = 0; i < res.nsolvers; i++)
             for (int k = 0; k < res.traj[i].n; k++) {
                 const struct obs_row *r = &res.traj[i].rows[k];
                 printf("%-6s %10.4g %12.0f %10.5g %10.5g %10.5g %10.5g %10.5g %10.5g\n",
-                       obs_solver_name(res.traj[i].solver), r->tau, r->samples, r->omega11, r->psi11,
-                       r->omega12, r->trace, r->overlap, r->loss);
+                       obs_solver_name(res.traj[i].solver), r->tau, r->samples, r->omega11,
+                       r->psi11, r->omega12, r->trace, r->overlap, r->loss);
             }
         print_summary(stdout, &p, &res, "");
     }

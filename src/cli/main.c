@@ -26,12 +26,14 @@ static const struct command commands[] = {
     {"status", cli_status, "what a results database holds: sweeps and task statuses"},
     {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
     {"export", cli_export, "export a table or view of a results database as csv or json"},
-    {"recommend", cli_recommend, "per (k, d, lr): the decomposition that recovers in the fewest samples"},
+    {"recommend", cli_recommend,
+     "per (k, d, lr): the decomposition that recovers in the fewest samples"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n", AIMSWEEP_VERSION);
+    fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n",
+            AIMSWEEP_VERSION);
     fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);

@@ -72,7 +72,8 @@ const char *grid_shape(const struct sweep_spec *s, char *buf, size_t n)
         off += (size_t)snprintf(buf + off, n - off, "%s%zu (", off ? " x " : "", a->n);
         for (size_t j = i; j < s->ngrid && off < n; j++)
             if (s->grid[j].zip == a->zip) {
-                off += (size_t)snprintf(buf + off, n - off, "%s%s", first ? "" : ", ", s->grid[j].key);
+                off +=
+                    (size_t)snprintf(buf + off, n - off, "%s%s", first ? "" : ", ", s->grid[j].key);
                 first = 0;
             }
         if (off < n)
@@ -93,7 +94,8 @@ static void where(const struct sweep_spec *s, int line, const char *key, char *b
 }
 
 /* Names the point's grid values, e.g. "d=40, lr=0.05". */
-static void describe(const struct sweep_spec *s, const size_t *digit, const size_t *dim, char *buf, size_t n)
+static void describe(const struct sweep_spec *s, const size_t *digit, const size_t *dim, char *buf,
+                     size_t n)
 {
     size_t off = 0;
     buf[0] = 0;
@@ -115,7 +117,8 @@ static int alone_invalid(const char *key, const char *value)
     struct params p;
     char msg[512];
     params_default(&p);
-    return params_set(&p, key, value, msg, sizeof msg) == 0 && worker_check(&p, msg, sizeof msg) != 0;
+    return params_set(&p, key, value, msg, sizeof msg) == 0 &&
+           worker_check(&p, msg, sizeof msg) != 0;
 }
 
 static int lookup(void *ctx, const char *name, double *v) { return params_number(ctx, name, v); }
@@ -154,7 +157,8 @@ struct failure {
     char points[GRID_SHOW_POINTS][256];
 };
 
-int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char *err, size_t errlen)
+int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char *err,
+                size_t errlen)
 {
     size_t total = grid_size(s), nd = 0, nfail = 0, nbad = 0;
     struct params base, *pts = NULL;
@@ -225,7 +229,8 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
         if (bad) {
             nbad++;
             size_t f = 0;
-            while (f < nfail && (strcmp(fails[f].msg, msg) != 0 || strcmp(fails[f].where, loc) != 0))
+            while (f < nfail &&
+                   (strcmp(fails[f].msg, msg) != 0 || strcmp(fails[f].where, loc) != 0))
                 f++;
             if (f == nfail && nfail < GRID_SHOW_MESSAGES) {
                 snprintf(fails[f].msg, sizeof fails[f].msg, "%s", msg);
@@ -234,7 +239,8 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
             }
             if (f < nfail) {
                 if (fails[f].count < GRID_SHOW_POINTS)
-                    describe(s, digit, dim, fails[f].points[fails[f].count], sizeof fails[f].points[0]);
+                    describe(s, digit, dim, fails[f].points[fails[f].count],
+                             sizeof fails[f].points[0]);
                 fails[f].count++;
             }
         }
@@ -252,14 +258,17 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
             snprintf(err, errlen, "%s: %s", fails[0].where, fails[0].msg);
             goto fail;
         }
-        off += (size_t)snprintf(err + off, errlen - off, "%s:%d: key 'grid': %zu of %zu points cannot run:", s->path,
+        off += (size_t)snprintf(err + off, errlen - off,
+                                "%s:%d: key 'grid': %zu of %zu points cannot run:", s->path,
                                 s->grid_line, nbad, total);
         for (size_t f = 0; f < nfail && off < errlen; f++) {
-            off += (size_t)snprintf(err + off, errlen - off, "\n  %s%s%s (%zu point%s:", fails[f].where,
+            off += (size_t)snprintf(err + off, errlen - off,
+                                    "\n  %s%s%s (%zu point%s:", fails[f].where,
                                     fails[f].where[0] ? ": " : "", fails[f].msg, fails[f].count,
                                     fails[f].count == 1 ? "" : "s");
             for (size_t q = 0; q < fails[f].count && q < GRID_SHOW_POINTS && off < errlen; q++)
-                off += (size_t)snprintf(err + off, errlen - off, "%s (%s)", q ? "," : "", fails[f].points[q]);
+                off += (size_t)snprintf(err + off, errlen - off, "%s (%s)", q ? "," : "",
+                                        fails[f].points[q]);
             if (off < errlen)
                 off += (size_t)snprintf(err + off, errlen - off, "%s)",
                                         fails[f].count > GRID_SHOW_POINTS ? ", ..." : "");
@@ -268,7 +277,8 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
         for (size_t f = 0; f < nfail; f++)
             shown += fails[f].count;
         if (shown < nbad && off < errlen)
-            snprintf(err + off, errlen - off, "\n  and %zu more points with other messages", nbad - shown);
+            snprintf(err + off, errlen - off, "\n  and %zu more points with other messages",
+                     nbad - shown);
         goto fail;
     }
     free(digit);

@@ -15,11 +15,12 @@ int mpicheck_failed(int code, const char *call, const char *file, int line)
     if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS)
         snprintf(msg, sizeof msg, "MPI error code %d", code);
     /* the rank only while MPI is up (the failed call may be MPI_Init itself) */
-    if (MPI_Initialized(&init) == MPI_SUCCESS && init && MPI_Finalized(&fin) == MPI_SUCCESS && !fin &&
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
+    if (MPI_Initialized(&init) == MPI_SUCCESS && init && MPI_Finalized(&fin) == MPI_SUCCESS &&
+        !fin && MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS)
         snprintf(who, sizeof who, "rank %d: ", rank);
     const char *base = strrchr(file, '/');
-    fprintf(stderr, "aimsweep: %s%s failed (%s:%d): %s\n", who, call, base ? base + 1 : file, line, msg);
+    fprintf(stderr, "aimsweep: %s%s failed (%s:%d): %s\n", who, call, base ? base + 1 : file, line,
+            msg);
     return 1;
 }
 

@@ -15,9 +15,9 @@
  * Every MPI call is checked (mpicheck.h; sched_run sets MPI_ERRORS_RETURN on comm): a failure
  * is reported with the call and makes sched_run return -1 on that rank.
  */
+#include "aimsweep/harness/sched.h"
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/mpicheck.h"
-#include "aimsweep/harness/sched.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -109,7 +109,10 @@ static int cmp_cost(const void *a, const void *b)
 }
 
 /* Seconds of wall time per unit of estimated cost, from the finished tasks. */
-static double scale(const struct root *R) { return R->done_cost > 0 ? R->done_wall / R->done_cost : 1.0; }
+static double scale(const struct root *R)
+{
+    return R->done_cost > 0 ? R->done_wall / R->done_cost : 1.0;
+}
 
 static void progress(struct root *R, int force)
 {
@@ -119,8 +122,10 @@ static void progress(struct root *R, int force)
     R->last_tick = t;
     if (!R->ops->tick)
         return;
-    struct sched_progress pr = {R->n, R->st->done + R->st->lost, R->running, R->st->skipped_deadline, t - R->t0, 0, -1,
-                                R->stopping};
+    struct sched_progress pr = {R->n,       R->st->done + R->st->lost,
+                                R->running, R->st->skipped_deadline,
+                                t - R->t0,  0,
+                                -1,         R->stopping};
     if (pr.elapsed_s > 0)
         pr.rate = (double)pr.done / pr.elapsed_s;
     if (R->done_cost > 0 && pr.elapsed_s > 0)
@@ -196,7 +201,8 @@ static int run_serial(struct root *R)
         unsigned char *out = NULL;
         size_t len = 0;
         double t = clock_now_s();
-        int rc = R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
+        int rc =
+            R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
         account(R, i, clock_now_s() - t, rc != 0);
         int frc = R->ops->finished(R->ops->ctx, i, 0, rc ? NULL : out, rc ? 0 : len);
         free(out);
@@ -244,7 +250,8 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
     while (w->n < SCHED_DEPTH && !w->done) {
         if (w->n > 0) {
             size_t peek = R->next < R->n ? R->order[R->next] : (size_t)-1;
-            if (peek == (size_t)-1 || R->done_cost <= 0 || R->tasks[peek].cost * scale(R) > SCHED_QUEUE_S)
+            if (peek == (size_t)-1 || R->done_cost <= 0 ||
+                R->tasks[peek].cost * scale(R) > SCHED_QUEUE_S)
                 break;
         }
         size_t i = next_task(R);
@@ -340,7 +347,8 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             rc = -1;
             break;
         }
-        if (MPICHECK_FAILED(MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
+        if (MPICHECK_FAILED(
+                MPI_Recv(buf, count, MPI_BYTE, src, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
             rc = -1;
             break;
         }
@@ -453,7 +461,8 @@ static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, doub
     memcpy(msg + 16, &wall, 8);
     if (len)
         memcpy(msg + RESULT_HEADER, bytes, len);
-    int bad = MPICHECK_FAILED(MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm));
+    int bad = MPICHECK_FAILED(
+        MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm));
     free(msg);
     return bad ? -1 : 0;
 }
@@ -471,8 +480,10 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         MPI_Status ms;
         int count;
         if (MPICHECK_FAILED(MPI_Probe(0, MPI_ANY_TAG, comm, &ms)) ||
-            MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) || grow(&buf, &cap, (size_t)count + 1) ||
-            MPICHECK_FAILED(MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
+            MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) ||
+            grow(&buf, &cap, (size_t)count + 1) ||
+            MPICHECK_FAILED(
+                MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
             rc = -1;
             break;
         }
@@ -503,7 +514,8 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         size_t len = 0;
         double t = clock_now_s();
         int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
-        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out, r ? 0 : len);
+        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out,
+                            r ? 0 : len);
         free(out);
         if (e || W.failed) {
             rc = -1;

@@ -61,10 +61,10 @@ static int line_of(const yaml_node_t *n) { return (int)n->start_mark.line + 1; }
 static const char *node_kind(const yaml_node_t *n)
 {
     switch (n->type) {
-    case YAML_SCALAR_NODE: return "a single value";
-    case YAML_SEQUENCE_NODE: return "a list";
-    case YAML_MAPPING_NODE: return "a mapping";
-    default: return "empty";
+        case YAML_SCALAR_NODE: return "a single value";
+        case YAML_SEQUENCE_NODE: return "a list";
+        case YAML_MAPPING_NODE: return "a mapping";
+        default: return "empty";
     }
 }
 
@@ -104,8 +104,8 @@ static void axis_free(struct spec_axis *a)
     free(a->is_expr);
 }
 
-static struct spec_axis *axis_new(struct walk *w, struct spec_axis **arr, size_t *n, const char *key,
-                                  int line)
+static struct spec_axis *axis_new(struct walk *w, struct spec_axis **arr, size_t *n,
+                                  const char *key, int line)
 {
     struct spec_axis *na = realloc(*arr, (*n + 1) * sizeof **arr);
     if (!na) {
@@ -120,7 +120,8 @@ static struct spec_axis *axis_new(struct walk *w, struct spec_axis **arr, size_t
     return a;
 }
 
-static int axis_push_x(struct walk *w, struct spec_axis *a, const char *value, int line, int is_expr)
+static int axis_push_x(struct walk *w, struct spec_axis *a, const char *value, int line,
+                       int is_expr)
 {
     char **nv = realloc(a->values, (a->n + 1) * sizeof *nv);
     if (nv)
@@ -168,9 +169,12 @@ static int check_expr(struct walk *w, const char *key, const char *text, int lin
             size_t off = 0;
             for (int k = 0; params_keys[k] && off < sizeof keys; k++)
                 if (params_is_numeric(params_keys[k]))
-                    off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", off ? ", " : "", params_keys[k]);
-            rc = fail(w, line, key, "expression '%s': unknown name '%s'%s; an expression may name the numeric keys %s, and pi",
-                      text, names[i], params_suggest_key(names[i], hint, sizeof hint), keys);
+                    off += (size_t)snprintf(keys + off, sizeof keys - off, "%s%s", off ? ", " : "",
+                                            params_keys[k]);
+            rc = fail(
+                w, line, key,
+                "expression '%s': unknown name '%s'%s; an expression may name the numeric keys %s, and pi",
+                text, names[i], params_suggest_key(names[i], hint, sizeof hint), keys);
         } else if (!strcmp(canon, key))
             rc = fail(w, line, key, "expression '%s' names its own key", text);
     }
@@ -208,7 +212,8 @@ static int check_value_x(struct walk *w, const char *key, const char *value, int
     return 0;
 }
 
-static int check_value(struct walk *w, const char *key, const char *value, int line, char *canon, size_t n)
+static int check_value(struct walk *w, const char *key, const char *value, int line, char *canon,
+                       size_t n)
 {
     return check_value_x(w, key, value, line, canon, n, NULL);
 }
@@ -228,7 +233,9 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
     *out = NULL;
     int line = line_of(map);
     if (map->data.mapping.pairs.top - map->data.mapping.pairs.start != 1)
-        return fail(w, line, key, "a range is one of {linspace: [a, b, n]}, {logspace: [a, b, n]}, {range: [a, b, step]}");
+        return fail(
+            w, line, key,
+            "a range is one of {linspace: [a, b, n]}, {logspace: [a, b, n]}, {range: [a, b, step]}");
     yaml_node_t *k = yaml_document_get_node(w->doc, map->data.mapping.pairs.start->key);
     yaml_node_t *v = yaml_document_get_node(w->doc, map->data.mapping.pairs.start->value);
     const char *kind = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
@@ -239,8 +246,10 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
     if (which < 0) {
         char hint[64] = "";
         text_suggest(hint, sizeof hint, kind, range_kinds);
-        return fail(w, line_of(k), key, "'%s' is not a range%s: write {linspace: [a, b, n]}, {logspace: [a, b, n]} or {range: [a, b, step]}",
-                    kind, hint);
+        return fail(
+            w, line_of(k), key,
+            "'%s' is not a range%s: write {linspace: [a, b, n]}, {logspace: [a, b, n]} or {range: [a, b, step]}",
+            kind, hint);
     }
     const char *form = which == 2 ? "[a, b, step]" : "[a, b, n]";
     if (!params_is_numeric(key))
@@ -249,7 +258,8 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
     int nx = 0;
     if (v->type != YAML_SEQUENCE_NODE)
         return fail(w, line_of(v), key, "%s takes three numbers %s", kind, form);
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
         yaml_node_t *s = yaml_document_get_node(w->doc, *it);
         char *end;
         if (nx == 3 || s->type != YAML_SCALAR_NODE)
@@ -265,17 +275,23 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
     long n;
     if (which < 2) {
         if (c != floor(c) || c < 1 || c > SPEC_MAX_POINTS)
-            return fail(w, line_of(v), key, "%s %s: n = %g must be an integer from 1 to %d", kind, form, c, SPEC_MAX_POINTS);
+            return fail(w, line_of(v), key, "%s %s: n = %g must be an integer from 1 to %d", kind,
+                        form, c, SPEC_MAX_POINTS);
         if (which == 1 && !(a > 0 && b > 0))
-            return fail(w, line_of(v), key, "logspace [a, b, n]: a and b must be > 0 (values from a to b, evenly in log)");
+            return fail(
+                w, line_of(v), key,
+                "logspace [a, b, n]: a and b must be > 0 (values from a to b, evenly in log)");
         n = (long)c;
     } else {
         if (c == 0 || (b - a) / c <= 0)
-            return fail(w, line_of(v), key, "range [a, b, step]: step %g never gets from %g towards %g (a, a + step, ... while below b)",
-                        c, a, b);
+            return fail(
+                w, line_of(v), key,
+                "range [a, b, step]: step %g never gets from %g towards %g (a, a + step, ... while below b)",
+                c, a, b);
         double cnt = ceil((b - a) / c - 1e-9);
         if (cnt > SPEC_MAX_POINTS)
-            return fail(w, line_of(v), key, "range [a, b, step]: %.0f values, more than %d", cnt, SPEC_MAX_POINTS);
+            return fail(w, line_of(v), key, "range [a, b, step]: %.0f values, more than %d", cnt,
+                        SPEC_MAX_POINTS);
         n = (long)cnt;
     }
     char **vals = calloc((size_t)n, sizeof *vals);
@@ -298,7 +314,8 @@ static long expand_range(struct walk *w, const char *key, const yaml_node_t *map
                 for (long j = 0; j < i; j++)
                     free(vals[j]);
                 free(vals);
-                return fail(w, line_of(v), key, "%s gives %s, but %s takes integers", kind, buf, key);
+                return fail(w, line_of(v), key, "%s gives %s, but %s takes integers", kind, buf,
+                            key);
             }
             y = round(y);
         }
@@ -375,7 +392,8 @@ static int paren_balance(const char *s)
 
 /* Adds one grid value: checked, not a repeat of an earlier one. canons holds the canonical
  * text of the values so far (a->n of them). */
-static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const char *value, int line)
+static int grid_value(struct walk *w, struct spec_axis *a, char ***canons, const char *value,
+                      int line)
 {
     char canon[512];
     int is_expr;
@@ -404,14 +422,15 @@ static int repeat_check(struct walk *w, struct spec_axis *a, char **canons)
     if (r < 0)
         return fail(w, a->line, a->key, "out of memory");
     if (r > 0)
-        return fail(w, a->lines[later], a->key, "value '%s' repeats '%s' (line %d)", a->values[later],
-                    a->values[earlier], a->lines[earlier]);
+        return fail(w, a->lines[later], a->key, "value '%s' repeats '%s' (line %d)",
+                    a->values[later], a->values[earlier], a->lines[earlier]);
     return 0;
 }
 
 /* Adds key -> values to the grid (list = 1) or fixed (list = 0) section; zip > 0 puts a grid
  * axis into that zip block. */
-static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t *vnode, int list, int zip)
+static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t *vnode, int list,
+                     int zip)
 {
     const char *raw = scalar(knode);
     char key[64];
@@ -419,8 +438,10 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
     if (strlen(raw) >= sizeof key || !params_is_key(raw)) {
         char hint[96];
         if (!strcmp(raw, "seeds"))
-            return fail(w, kline, raw, "seeds goes at the top level (or write seed under grid or fixed)");
-        return fail(w, kline, raw, "unknown parameter%s (the keys are those of `aimsweep single --help`)",
+            return fail(w, kline, raw,
+                        "seeds goes at the top level (or write seed under grid or fixed)");
+        return fail(w, kline, raw,
+                    "unknown parameter%s (the keys are those of `aimsweep single --help`)",
                     params_suggest_key(raw, hint, sizeof hint));
     }
     canonical_key(raw, key, sizeof key);
@@ -433,7 +454,8 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
     if (!other)
         other = find_axis(w->s->fixed, w->s->nfixed, key);
     if (other)
-        return fail(w, kline, key, "given twice (also on line %d); a key sits in grid or in fixed, not both",
+        return fail(w, kline, key,
+                    "given twice (also on line %d); a key sits in grid or in fixed, not both",
                     other->line);
     if (is_null(vnode))
         return fail(w, kline, key, "missing value");
@@ -447,7 +469,8 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
     if (!list) {
         int is_expr;
         if (vnode->type != YAML_SCALAR_NODE)
-            return fail(w, line_of(vnode), key, "fixed values are single values, got %s (lists go under grid)",
+            return fail(w, line_of(vnode), key,
+                        "fixed values are single values, got %s (lists go under grid)",
                         node_kind(vnode));
         if (check_value_x(w, key, scalar(vnode), line_of(vnode), canon, sizeof canon, &is_expr))
             return -1;
@@ -469,14 +492,16 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
         goto out;
     }
     if (vnode->type != YAML_SEQUENCE_NODE)
-        return fail(w, line_of(vnode), key,
-                    "grid values are lists like [a, b] or ranges like {linspace: [a, b, n]}, got %s (single values go under fixed)",
-                    node_kind(vnode));
+        return fail(
+            w, line_of(vnode), key,
+            "grid values are lists like [a, b] or ranges like {linspace: [a, b, n]}, got %s (single values go under fixed)",
+            node_kind(vnode));
     size_t nitems = (size_t)(vnode->data.sequence.items.top - vnode->data.sequence.items.start);
     if (nitems == 0)
         return fail(w, line_of(vnode), key, "empty list: a grid axis needs at least one value");
     char *joined = NULL;
-    for (yaml_node_item_t *it = vnode->data.sequence.items.start; it < vnode->data.sequence.items.top && !rc; it++) {
+    for (yaml_node_item_t *it = vnode->data.sequence.items.start;
+         it < vnode->data.sequence.items.top && !rc; it++) {
         yaml_node_t *v = yaml_document_get_node(w->doc, *it);
         if (v->type != YAML_SCALAR_NODE) {
             rc = fail(w, line_of(v), key, "list items are single values, got %s", node_kind(v));
@@ -499,7 +524,8 @@ static int add_param(struct walk *w, const yaml_node_t *knode, const yaml_node_t
             }
             while (paren_balance(joined) > 0 && it + 1 < vnode->data.sequence.items.top) {
                 yaml_node_t *nx = yaml_document_get_node(w->doc, *(it + 1));
-                if (nx->type != YAML_SCALAR_NODE || nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+                if (nx->type != YAML_SCALAR_NODE ||
+                    nx->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
                     break;
                 it++;
                 size_t more = strlen(scalar(nx));
@@ -537,15 +563,18 @@ static int walk_zip(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
 {
     const char *name = scalar(k);
     if (v->type != YAML_MAPPING_NODE || v->data.mapping.pairs.top == v->data.mapping.pairs.start)
-        return fail(w, line_of(v), name, "a zip block is a mapping of parameter: [values] (the lists go together), got %s",
-                    node_kind(v));
+        return fail(
+            w, line_of(v), name,
+            "a zip block is a mapping of parameter: [values] (the lists go together), got %s",
+            node_kind(v));
     int zip = ++w->nzip;
     size_t first = w->s->ngrid;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
         yaml_node_t *pk = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *pv = yaml_document_get_node(w->doc, p->value);
         if (pk->type != YAML_SCALAR_NODE)
-            return fail(w, line_of(pk), name, "keys must be parameter names, got %s", node_kind(pk));
+            return fail(w, line_of(pk), name, "keys must be parameter names, got %s",
+                        node_kind(pk));
         if (add_param(w, pk, pv, 1, zip))
             return -1;
     }
@@ -553,8 +582,10 @@ static int walk_zip(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
     for (size_t i = first + 1; i < w->s->ngrid; i++) {
         const struct spec_axis *a = &w->s->grid[i];
         if (a->n != a0->n)
-            return fail(w, a->line, name, "lists of unequal length: %s has %zu values (line %d), %s has %zu; the values of a zip go together, one from each list",
-                        a0->key, a0->n, a0->line, a->key, a->n);
+            return fail(
+                w, a->line, name,
+                "lists of unequal length: %s has %zu values (line %d), %s has %zu; the values of a zip go together, one from each list",
+                a0->key, a0->n, a0->line, a->key, a->n);
     }
     return 0;
 }
@@ -564,10 +595,12 @@ static int walk_section(struct walk *w, const yaml_node_t *sec, const char *name
     if (is_null(sec))
         return fail(w, line_of(sec), name, "empty section");
     if (sec->type != YAML_MAPPING_NODE)
-        return fail(w, line_of(sec), name, "must be a mapping of parameter: value, got %s", node_kind(sec));
+        return fail(w, line_of(sec), name, "must be a mapping of parameter: value, got %s",
+                    node_kind(sec));
     if (sec->data.mapping.pairs.top == sec->data.mapping.pairs.start)
         return fail(w, line_of(sec), name, "empty section");
-    for (yaml_node_pair_t *p = sec->data.mapping.pairs.start; p < sec->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = sec->data.mapping.pairs.start; p < sec->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
@@ -611,7 +644,8 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
     if (v->type == YAML_SCALAR_NODE) {
         long n;
         if (parse_seed_count(scalar(v), &n) || n < 1 || n > SPEC_MAX_SEEDS)
-            return fail(w, line_of(v), "seeds", "a count must be an integer from 1 to %d (seeds 1..N), got '%s'",
+            return fail(w, line_of(v), "seeds",
+                        "a count must be an integer from 1 to %d (seeds 1..N), got '%s'",
                         SPEC_MAX_SEEDS, scalar(v));
         for (long i = 1; i <= n; i++) {
             snprintf(buf, sizeof buf, "%ld", i);
@@ -621,7 +655,8 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
         return 0;
     }
     if (v->type != YAML_SEQUENCE_NODE)
-        return fail(w, line_of(v), "seeds", "must be a count or a list of seeds, got %s", node_kind(v));
+        return fail(w, line_of(v), "seeds", "must be a count or a list of seeds, got %s",
+                    node_kind(v));
     if (v->data.sequence.items.top == v->data.sequence.items.start)
         return fail(w, line_of(v), "seeds", "empty list");
     size_t nitems = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start), got = 0;
@@ -629,10 +664,12 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
     if (!canons)
         return fail(w, kline, "seeds", "out of memory");
     int rc = 0;
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
         yaml_node_t *s = yaml_document_get_node(w->doc, *it);
         if (s->type != YAML_SCALAR_NODE || is_null(s)) {
-            rc = fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s", node_kind(s));
+            rc = fail(w, line_of(s), "seeds", "list items are seeds (integers), got %s",
+                      node_kind(s));
             break;
         }
         if ((rc = check_value(w, "seed", scalar(s), line_of(s), canon, sizeof canon)))
@@ -651,8 +688,8 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
         if (r < 0)
             rc = fail(w, kline, "seeds", "out of memory");
         else if (r > 0)
-            rc = fail(w, a->lines[later], "seeds", "seed %s appears twice (also on line %d)", a->values[later],
-                      a->lines[earlier]);
+            rc = fail(w, a->lines[later], "seeds", "seed %s appears twice (also on line %d)",
+                      a->values[later], a->lines[earlier]);
     }
     for (size_t j = 0; j < nitems; j++)
         free(canons[j]);
@@ -663,22 +700,26 @@ static int walk_seeds(struct walk *w, const yaml_node_t *k, const yaml_node_t *v
 static int walk_solvers(struct walk *w, const yaml_node_t *k, const yaml_node_t *v)
 {
     int kline = line_of(k);
-    if (find_axis(w->s->grid, w->s->ngrid, "solvers") || find_axis(w->s->fixed, w->s->nfixed, "solvers"))
+    if (find_axis(w->s->grid, w->s->ngrid, "solvers") ||
+        find_axis(w->s->fixed, w->s->nfixed, "solvers"))
         return fail(w, kline, "solvers", "already given under grid or fixed");
     w->solvers_line = kline;
     if (is_null(v))
         return fail(w, kline, "solvers", "missing value");
     if (v->type != YAML_SEQUENCE_NODE)
-        return fail(w, line_of(v), "solvers", "must be a list like [sgd, flow, ode], got %s", node_kind(v));
+        return fail(w, line_of(v), "solvers", "must be a list like [sgd, flow, ode], got %s",
+                    node_kind(v));
     if (v->data.sequence.items.top == v->data.sequence.items.start)
         return fail(w, line_of(v), "solvers", "empty list: name at least one of sgd, flow, ode");
     char joined[256] = "", canon[256], seen[8][32];
     int nseen = 0;
     size_t off = 0;
-    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
         yaml_node_t *s = yaml_document_get_node(w->doc, *it);
         if (s->type != YAML_SCALAR_NODE || is_null(s))
-            return fail(w, line_of(s), "solvers", "list items are solver names, got %s", node_kind(s));
+            return fail(w, line_of(s), "solvers", "list items are solver names, got %s",
+                        node_kind(s));
         if (strchr(scalar(s), ','))
             return fail(w, line_of(s), "solvers", "one solver per list item, got '%s'", scalar(s));
         if (check_value(w, "solvers", scalar(s), line_of(s), canon, sizeof canon))
@@ -704,9 +745,11 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
     const yaml_node_t *grid = NULL, *fixed = NULL, *gridk = NULL, *fixedk = NULL;
     const yaml_node_t *seedsk = NULL, *seeds = NULL, *solvk = NULL, *solv = NULL;
     if (root->type != YAML_MAPPING_NODE)
-        return fail(w, line_of(root), NULL, "a sweep file is a mapping with keys name, grid, fixed, seeds, solvers; got %s",
+        return fail(w, line_of(root), NULL,
+                    "a sweep file is a mapping with keys name, grid, fixed, seeds, solvers; got %s",
                     node_kind(root));
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
         yaml_node_t *k = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(w->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
@@ -731,11 +774,13 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
                 return fail(w, line_of(v), "name", "out of memory");
             continue;
         } else if (params_is_key(key))
-            return fail(w, line_of(k), key, "parameters go under grid (a list) or fixed (one value)");
+            return fail(w, line_of(k), key,
+                        "parameters go under grid (a list) or fixed (one value)");
         else {
             char hint[64] = "";
             text_suggest(hint, sizeof hint, key, top_keys);
-            return fail(w, line_of(k), key, "unknown key%s (expected name, grid, fixed, seeds, solvers)", hint);
+            return fail(w, line_of(k), key,
+                        "unknown key%s (expected name, grid, fixed, seeds, solvers)", hint);
         }
         if (*slot)
             return fail(w, line_of(k), key, "given twice (also on line %d)", line_of(*kslot));
@@ -768,16 +813,16 @@ static int walk_root(struct walk *w, const yaml_node_t *root)
 /* "FILE:LINE:COL: YAML syntax error: ..." in plain words. A tab on the line of the mistake (or
  * the line before, where libyaml often notices it late) is named: YAML indents with spaces only,
  * and libyaml's own words for it ("found character that cannot start any token") do not say so. */
-static void yaml_syntax_error(const char *path, const char *text, size_t len, const yaml_parser_t *ps, char *err,
-                              size_t errlen)
+static void yaml_syntax_error(const char *path, const char *text, size_t len,
+                              const yaml_parser_t *ps, char *err, size_t errlen)
 {
     int line = (int)ps->problem_mark.line + 1, col = (int)ps->problem_mark.column + 1;
     const char *problem = ps->problem ? ps->problem : "unreadable";
     if (ps->error == YAML_READER_ERROR) {
         /* invalid UTF-8, a control character: libyaml gives a byte offset, not a mark */
         snprintf(err, errlen, "%s:%d: not readable text: %s (byte 0x%02x at offset %zu)", path,
-                 line_at(text, len, ps->problem_offset), problem, (unsigned)ps->problem_value & 0xff,
-                 ps->problem_offset);
+                 line_at(text, len, ps->problem_offset), problem,
+                 (unsigned)ps->problem_value & 0xff, ps->problem_offset);
         return;
     }
     const char *ctx = ps->context ? ps->context : "";
@@ -801,8 +846,10 @@ static void yaml_syntax_error(const char *path, const char *text, size_t len, co
             tab_line = i == 0 ? line : line - 1;
     }
     if (tab_line) {
-        snprintf(err, errlen, "%s:%d: YAML syntax error: a tab character; YAML indents with spaces only: replace the tab by spaces",
-                 path, tab_line);
+        snprintf(
+            err, errlen,
+            "%s:%d: YAML syntax error: a tab character; YAML indents with spaces only: replace the tab by spaces",
+            path, tab_line);
         return;
     }
     const char *hint = "";
@@ -812,10 +859,11 @@ static void yaml_syntax_error(const char *path, const char *text, size_t len, co
         hint = " (a '{' without its '}'?)";
     else if (strstr(problem, "mapping values are not allowed"))
         hint = " (a missing space after ':' or a value that needs quotes?)";
-    else if (strstr(problem, "did not find expected key") || strstr(problem, "expected <block end>"))
+    else if (strstr(problem, "did not find expected key") ||
+             strstr(problem, "expected <block end>"))
         hint = " (indentation: keys of one mapping start in the same column)";
-    snprintf(err, errlen, "%s:%d: YAML syntax error (column %d): %s%s%s%s", path, line, col, problem, *ctx ? " " : "",
-             ctx, hint);
+    snprintf(err, errlen, "%s:%d: YAML syntax error (column %d): %s%s%s%s", path, line, col,
+             problem, *ctx ? " " : "", ctx, hint);
 }
 
 /* Refuses a file nested deeper than SPEC_MAX_DEPTH, reading events only up to that depth.
@@ -833,8 +881,10 @@ static int check_depth(const char *path, const char *text, size_t len, char *err
         yaml_event_type_t t = ev.type;
         if (t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) {
             if (++depth > SPEC_MAX_DEPTH) {
-                snprintf(err, errlen, "%s:%d: lists and mappings nested more than %d deep (a sweep file needs 3 or 4)",
-                         path, (int)ev.start_mark.line + 1, SPEC_MAX_DEPTH);
+                snprintf(
+                    err, errlen,
+                    "%s:%d: lists and mappings nested more than %d deep (a sweep file needs 3 or 4)",
+                    path, (int)ev.start_mark.line + 1, SPEC_MAX_DEPTH);
                 rc = -1;
             }
         } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
@@ -898,10 +948,12 @@ static int check_expr_refs(const struct sweep_spec *s, char *err, size_t errlen)
                     canonical_key(names[k], key, sizeof key);
                     const struct spec_axis *o = axis_of(s, key);
                     if (has_expr(o)) {
-                        snprintf(err, errlen,
-                                 "%s:%d: key '%s': expression '%s' names %s, which is itself an expression (line %d); "
-                                 "expressions may name only keys with plain values",
-                                 s->path, axes[i].lines[j], axes[i].key, axes[i].values[j], key, o->line);
+                        snprintf(
+                            err, errlen,
+                            "%s:%d: key '%s': expression '%s' names %s, which is itself an expression (line %d); "
+                            "expressions may name only keys with plain values",
+                            s->path, axes[i].lines[j], axes[i].key, axes[i].values[j], key,
+                            o->line);
                         bad = 1;
                     }
                 }
@@ -918,15 +970,17 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
     const char *eq = strchr(assignment, '=');
     char key[64], hint[96];
     if (!eq || eq == assignment || (size_t)(eq - assignment) >= sizeof key) {
-        snprintf(err, errlen, "--set '%s': write --set KEY=VALUE (e.g. --set tau_end=2)", assignment);
+        snprintf(err, errlen, "--set '%s': write --set KEY=VALUE (e.g. --set tau_end=2)",
+                 assignment);
         return -1;
     }
     snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
     canonical_key(key, key, sizeof key);
     const char *value = eq + 1;
     if (!params_is_key(key)) {
-        snprintf(err, errlen, "--set %s: unknown parameter '%s'%s (the keys of aimsweep single --help)", assignment,
-                 key, params_suggest_key(key, hint, sizeof hint));
+        snprintf(err, errlen,
+                 "--set %s: unknown parameter '%s'%s (the keys of aimsweep single --help)",
+                 assignment, key, params_suggest_key(key, hint, sizeof hint));
         return -1;
     }
     char msg[1024] = "", canon[512];
@@ -943,8 +997,9 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
     }
     struct spec_axis *g = find_axis(s->grid, s->ngrid, key);
     if (g && g->zip) {
-        snprintf(err, errlen, "--set %s: %s is part of a zip block (%s line %d); edit the sweep file instead", assignment,
-                 key, s->path, g->line);
+        snprintf(err, errlen,
+                 "--set %s: %s is part of a zip block (%s line %d); edit the sweep file instead",
+                 assignment, key, s->path, g->line);
         return -1;
     }
     /* the new text first, so that a failure leaves the spec as it was */
@@ -954,8 +1009,8 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
         snprintf(err, errlen, "--set %s: out of memory", assignment);
         return -1;
     }
-    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text, tl && s->text[tl - 1] != '\n' ? "\n" : "",
-             assignment);
+    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text,
+             tl && s->text[tl - 1] != '\n' ? "\n" : "", assignment);
     struct spec_axis *f = find_axis(s->fixed, s->nfixed, key);
     if (!f) {
         f = axis_new(&w, &s->fixed, &s->nfixed, key, 0);
@@ -1026,7 +1081,8 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     have_doc = 1;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root || is_null(root)) {
-        snprintf(err, errlen, "%s:1: empty sweep file (expected keys name, grid, fixed, seeds, solvers)", path);
+        snprintf(err, errlen,
+                 "%s:1: empty sweep file (expected keys name, grid, fixed, seeds, solvers)", path);
         goto out;
     }
     {
@@ -1039,7 +1095,8 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
         int line2 = r2 ? line_of(r2) : 0;
         yaml_document_delete(&doc2);
         if (r2) {
-            snprintf(err, errlen, "%s:%d: a sweep file holds one YAML document, found a second", path, line2);
+            snprintf(err, errlen, "%s:%d: a sweep file holds one YAML document, found a second",
+                     path, line2);
             goto out;
         }
     }
@@ -1059,8 +1116,8 @@ int spec_parse(const char *path, const char *text, size_t len, struct sweep_spec
     for (size_t i = 0; i < s->ngrid; i++)
         points *= (double)s->grid[i].n;
     if (points > SPEC_MAX_POINTS) {
-        snprintf(err, errlen, "%s:%d: key 'grid': %.0f grid points, more than the limit %d", path, s->grid_line,
-                 points, SPEC_MAX_POINTS);
+        snprintf(err, errlen, "%s:%d: key 'grid': %.0f grid points, more than the limit %d", path,
+                 s->grid_line, points, SPEC_MAX_POINTS);
         goto out;
     }
     rc = 0;

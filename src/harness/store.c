@@ -35,8 +35,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,48 +67,65 @@
 #define QUANTILE_SQL(v, rank, q) "sum(" v " * max(0.0, 1.0 - abs(" rank " - " q " * (n_rec - 1))))"
 
 /* recovery: one row per point (without the seed) and solver. */
-#define RECOVERY_VIEW_BODY                                                                         \
-    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"          \
-    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher," \
-    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"            \
-    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr"    \
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
-    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                    \
-    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                    \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"  \
-    " AS rank_n,"                                                                                  \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t" \
-    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                        \
-    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                \
-    " count(samples_wr) AS recovered,"                                                             \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.25") " AS n_wr_q1,"                                \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " AS n_wr_median,"                             \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.75") " AS n_wr_q3,"                                \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.25") " AS tau_wr_q1,"                                  \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.5") " AS tau_wr_median,"                               \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.75") " AS tau_wr_q3,"                                  \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"        \
-    " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged"                                \
-    " FROM ranked GROUP BY point, solver;"
+#define RECOVERY_VIEW_BODY                                                                                                                           \
+    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"                                                                        \
+    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher,"                                                 \
+    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"                                                              \
+    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr"                                                      \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                                                                          \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                                                                      \
+    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                                                                      \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"                                                    \
+    " AS rank_n,"                                                                                                                                    \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t"                                                  \
+    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                                                                          \
+    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                                                                  \
+    " count(samples_wr) AS recovered,"                                                                                                               \
+    " " QUANTILE_SQL(                                                                                                                                \
+        "samples_wr", "rank_n",                                                                                                                      \
+        "0.25") " AS n_wr_q1,"                                                                                                                       \
+                " " QUANTILE_SQL(                                                                                                                    \
+                    "samples_wr", "rank_n",                                                                                                          \
+                    "0.5") " AS n_wr_median,"                                                                                                        \
+                           " " QUANTILE_SQL(                                                                                                         \
+                               "samples_wr", "rank_n",                                                                                               \
+                               "0.75") " AS n_wr_q3,"                                                                                                \
+                                       " " QUANTILE_SQL(                                                                                             \
+                                           "tau_wr", "rank_t",                                                                                       \
+                                           "0.25") " AS tau_wr_q1,"                                                                                  \
+                                                   " " QUANTILE_SQL(                                                                                 \
+                                                       "tau_wr", "rank_t",                                                                           \
+                                                       "0.5") " AS tau_wr_median,"                                                                   \
+                                                              " " QUANTILE_SQL(                                                                      \
+                                                                  "tau_wr", "rank_t",                                                                \
+                                                                  "0.75") " AS tau_wr_q3,"                                                           \
+                                                                          " " QUANTILE_SQL(                                                          \
+                                                                              "samples_wr",                                                          \
+                                                                              "rank_n",                                                              \
+                                                                              "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"                         \
+                                                                                     " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged" \
+                                                                                     " FROM ranked GROUP BY point, solver;"
 
-#define SD_SQL(x) "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))" \
+#define SD_SQL(x)                                                                                  \
+    "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))"                  \
     " / nullif(count(" x ") - 1, 0)))"
 
 /* curves: per point, solver and record, the mean and spread of |m|, Omega12 and the loss. */
-#define CURVES_VIEW_BODY                                                                           \
-    "curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"      \
-    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"     \
-    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"  \
-    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                     \
-    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                               \
-    " " SD_SQL("abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                 \
-    " max(abs(r.overlap)) AS abs_m_max, avg(r.omega12) AS omega12_mean,"                           \
-    " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL("r.loss")          \
-    " AS loss_sd"                                                                                  \
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
-    " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver"                          \
-    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"                                      \
-    " GROUP BY point, r.solver, r.k;"
+#define CURVES_VIEW_BODY                                                                                      \
+    "curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"                             \
+    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"                \
+    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"             \
+    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                                \
+    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                                          \
+    " " SD_SQL(                                                                                               \
+        "abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                                   \
+                          " max(abs(r.overlap)) AS abs_m_max, avg(r.omega12) AS omega12_mean,"                \
+                          " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL(        \
+                              "r.loss") " AS loss_sd"                                                         \
+                                        " FROM tasks t JOIN summary s ON s.task_id = t.task_id"               \
+                                        " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver" \
+                                        " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"             \
+                                        " GROUP BY point, r.solver, r.k;"
 
 /* Weak recovery for any threshold, from the stored trajectory (schema version 2). One row per
  * record k of each solver with the record before it (tau_prev, m_prev = |m_{k-1}|,
@@ -117,7 +134,7 @@
  * first record at or above th. Its tau_wr is linear in tau on |m| between the two records,
  * tau_prev + (th - m_prev) / (m - m_prev) (tau - tau_prev), or tau at k = 0 -- what obs.c
  * stores in summary for the point's own recovery_threshold. */
-#define STORE_RECOVERY_SEGMENTS_BODY                                                              \
+#define STORE_RECOVERY_SEGMENTS_BODY                                                               \
     "recovery_segments AS SELECT task_id, solver, k,"                                              \
     " lag(tau) OVER w AS tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"    \
     " lag(samples) OVER w AS samples_prev, samples,"                                               \
@@ -126,13 +143,13 @@
     " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
 
 /* The results view (created with the schema, and again by the 2 -> 3 migration). */
-#define RESULTS_VIEW_SQL                                                                           \
-    "CREATE VIEW results AS SELECT"                                                                \
+#define RESULTS_VIEW_SQL                                                                               \
+    "CREATE VIEW results AS SELECT"                                                                    \
     " t.task_id, t.sweep_id, t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale," \
-    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"      \
-    " t.token_corr, t.index_kind, t.outputs, t.lr_schedule, t.init, t.init_trace, t.ode_mean,"     \
-    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"       \
-    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                  \
+    " t.tokens, t.teacher, t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"          \
+    " t.token_corr, t.index_kind, t.outputs, t.lr_schedule, t.init, t.init_trace, t.ode_mean,"         \
+    " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"           \
+    " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                      \
     " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
 
 /* A format: its two %s are the status of a new task and the list of the statuses the database
@@ -173,9 +190,9 @@ static const char *const schema_fmt =
     "CREATE INDEX tasks_status ON tasks(status);"
     "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
-    "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);"
-    RESULTS_VIEW_SQL
-    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY;
+    "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);" RESULTS_VIEW_SQL
+    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY "CREATE VIEW " RECOVERY_VIEW_BODY
+    "CREATE VIEW " CURVES_VIEW_BODY;
 
 /* 2 -> 3 (see the top of the file). */
 static const char *const migrate_2_3_sql =
@@ -190,8 +207,7 @@ static const char *const migrate_2_3_sql =
     "ALTER TABLE trajectory ADD COLUMN mu REAL;"
     "UPDATE trajectory SET mu = trace * sqrt((SELECT d FROM tasks WHERE tasks.task_id = trajectory.task_id));"
     "ALTER TABLE summary ADD COLUMN mu_star REAL;"
-    "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL
-    "PRAGMA user_version = 3; COMMIT;";
+    "DROP VIEW IF EXISTS results;" RESULTS_VIEW_SQL "PRAGMA user_version = 3; COMMIT;";
 
 /* 3 -> 4 (see the top of the file). */
 static const char *const migrate_3_4_sql =
@@ -202,12 +218,23 @@ static const char *const migrate_3_4_sql =
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
-static const char *const integer_columns[][2] = {
-    {"trajectory", "samples"}, {"summary", "samples_wr"}, {"summary", "diverged_at_samples"}, {NULL, NULL}};
+static const char *const integer_columns[][2] = {{"trajectory", "samples"},
+                                                 {"summary", "samples_wr"},
+                                                 {"summary", "diverged_at_samples"},
+                                                 {NULL, NULL}};
 
 enum {
-    ST_INS_TASK, ST_INS_LINK, ST_STATUS, ST_RUNNING, ST_DEL_TRAJ, ST_DEL_SUM, ST_INS_TRAJ, ST_INS_SUM,
-    ST_FINISH, ST_PENDING, ST_COUNT
+    ST_INS_TASK,
+    ST_INS_LINK,
+    ST_STATUS,
+    ST_RUNNING,
+    ST_DEL_TRAJ,
+    ST_DEL_SUM,
+    ST_INS_TRAJ,
+    ST_INS_SUM,
+    ST_FINISH,
+    ST_PENDING,
+    ST_COUNT
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
@@ -245,7 +272,8 @@ struct store {
 /* Records a failed call (its text and SQLite's message) and clears the cached statements. */
 static void store_failed(struct store *s, int rc, const char *call)
 {
-    snprintf(s->err, sizeof s->err, "%s: %s", call, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    snprintf(s->err, sizeof s->err, "%s: %s", call,
+             s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     for (int i = 0; i < ST_COUNT; i++)
         if (s->st[i]) {
             sqlite3_reset(s->st[i]);
@@ -254,13 +282,13 @@ static void store_failed(struct store *s, int rc, const char *call)
 }
 
 /* Runs an SQLite call that must return SQLITE_OK; otherwise records it and goes to fail. */
-#define STORE_CALL(s, call)                                                                     \
-    do {                                                                                        \
-        int store_rc_ = (call);                                                                 \
-        if (store_rc_ != SQLITE_OK) {                                                           \
-            store_failed((s), store_rc_, #call);                                                \
-            goto fail;                                                                          \
-        }                                                                                       \
+#define STORE_CALL(s, call)                                                                        \
+    do {                                                                                           \
+        int store_rc_ = (call);                                                                    \
+        if (store_rc_ != SQLITE_OK) {                                                              \
+            store_failed((s), store_rc_, #call);                                                   \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
 static void now_iso(char *buf, size_t n)
@@ -298,11 +326,14 @@ void store_close(struct store **sp)
 
 /* Reads user_version and whether the file has any schema. SQLite reads the header here, so a
  * file that is not a database fails at this point, before anything is written. */
-static int inspect(struct store *s, const char *path, int *version, int *nobjects, char *err, size_t errlen)
+static int inspect(struct store *s, const char *path, int *version, int *nobjects, char *err,
+                   size_t errlen)
 {
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "SELECT (SELECT user_version FROM pragma_user_version),"
-                                       " (SELECT count(*) FROM sqlite_schema)", -1, &q, NULL);
+    int rc = sqlite3_prepare_v2(s->db,
+                                "SELECT (SELECT user_version FROM pragma_user_version),"
+                                " (SELECT count(*) FROM sqlite_schema)",
+                                -1, &q, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q);
     if (rc != SQLITE_ROW) {
@@ -318,13 +349,15 @@ static int inspect(struct store *s, const char *path, int *version, int *nobject
     *nobjects = sqlite3_column_int(q, 1);
     sqlite3_finalize(q);
     if (*version > STORE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "%s: database schema version %d is newer than this aimsweep (%d)", path, *version,
-                 STORE_SCHEMA_VERSION);
+        snprintf(err, errlen, "%s: database schema version %d is newer than this aimsweep (%d)",
+                 path, *version, STORE_SCHEMA_VERSION);
         return -1;
     }
     if (*version == 0 && *nobjects > 0) {
-        snprintf(err, errlen, "%s: an SQLite database, but not an aimsweep results database (refusing to touch it)",
-                 path);
+        snprintf(
+            err, errlen,
+            "%s: an SQLite database, but not an aimsweep results database (refusing to touch it)",
+            path);
         return -1;
     }
     return 0;
@@ -358,8 +391,10 @@ static const struct store_column_doc column_docs[] = {
     {"sweeps", "blas", "", "OpenBLAS configuration"},
     {"sweeps", "mpi", "", "MPI library"},
     {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
-    {NULL, "task_id", "", "16 hex digits: hash of the point's canonical parameters (same point, same id)"},
-    {"tasks", "sweep_id", "", "the run that computed the task (the one that registered it until then)"},
+    {NULL, "task_id", "",
+     "16 hex digits: hash of the point's canonical parameters (same point, same id)"},
+    {"tasks", "sweep_id", "",
+     "the run that computed the task (the one that registered it until then)"},
     {"sweep_tasks", "sweep_id", "", "a run that asked for the task"},
     {"results", "sweep_id", "", "the run that computed the task"},
     {"tasks", "status", "", "pending, running, done, diverged, ode_diverged, error, interrupted"},
@@ -371,31 +406,41 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "finished_at", "UTC", "when its result was stored (ISO 8601)"},
     {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
     {"tasks", "error", "", "why the task failed (status error)"},
-    {NULL, "info_exponent", "", "information exponent: lowest k >= 1 with c_k != 0 (Hermite activations; NULL otherwise)"},
+    {NULL, "info_exponent", "",
+     "information exponent: lowest k >= 1 with c_k != 0 (Hermite activations; NULL otherwise)"},
     {NULL, "cost", "s", "estimated core-seconds (cost model of task.c)"},
     {NULL, "params", "", "canonical parameter text: aimsweep single accepts every key=value"},
     {NULL, "solver", "", "sgd (online SGD), flow (population flow), ode (moment ODE)"},
     {NULL, "k", "", "record index, 0 .. records"},
     {NULL, "tau", "tau", "time tau = n eta / d^2 (n samples)"},
-    {NULL, "samples", "samples", "samples n at tau (SGD: counted; flow, ode: tau d^2 / eta, rounded)"},
+    {NULL, "samples", "samples",
+     "samples n at tau (SGD: counted; flow, ode: tau d^2 / eta, rounded)"},
     {NULL, "omega11", "", "Omega11 = Tr(S S^T)/d"},
     {NULL, "psi11", "", "Psi11 = Tr(S^2)/d"},
     {NULL, "omega12", "", "Omega12 = Tr(S S*)/d"},
     {NULL, "trace", "", "t1 = Tr(S)/d"},
     {NULL, "overlap", "", "centred overlap m of S and S*, in [-1, 1]"},
-    {NULL, "loss", "", "population loss Phi(Omega11, Psi11, Omega12) (and of mu under the general index)"},
+    {NULL, "loss", "",
+     "population loss Phi(Omega11, Psi11, Omega12) (and of mu under the general index)"},
     {NULL, "mu", "", "mean of the index: mu = Tr(S)/sqrt(d) = sqrt(d) trace"},
-    {NULL, "mu_star", "", "the teacher's mean Tr(S*)/sqrt(d); NULL for rows stored before schema 3"},
-    {NULL, "index_kind", "", "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
-    {NULL, "tau_wr", "tau", "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
+    {NULL, "mu_star", "",
+     "the teacher's mean Tr(S*)/sqrt(d); NULL for rows stored before schema 3"},
+    {NULL, "index_kind", "",
+     "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
+    {NULL, "tau_wr", "tau",
+     "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
     {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
     {NULL, "final_overlap", "", "m at the last record"},
     {NULL, "final_loss", "", "Phi at the last record"},
-    {NULL, "max_gap_to_sgd", "", "largest |Omega12 - Omega12 of sgd| over the records (NULL for sgd)"},
-    {"summary", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
-    {"results", "status", "", "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {NULL, "max_gap_to_sgd", "",
+     "largest |Omega12 - Omega12 of sgd| over the records (NULL for sgd)"},
+    {"summary", "status", "",
+     "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
+    {"results", "status", "",
+     "the solver's outcome: done, diverged, ode_diverged, error, interrupted"},
     {NULL, "wall_s", "s", "wall-clock seconds of this solver"},
-    {NULL, "diverged_at_samples", "samples", "samples at which the solver stopped on exploding values; NULL: it did not"},
+    {NULL, "diverged_at_samples", "samples",
+     "samples at which the solver stopped on exploding values; NULL: it did not"},
     {NULL, "error", "", "the solver's error message"},
     {NULL, "tau_prev", "tau", "tau of record k - 1 (NULL at k = 0)"},
     {NULL, "m", "", "|m| at record k"},
@@ -416,7 +461,8 @@ static const struct store_column_doc column_docs[] = {
     {"curves", "tau", "tau", "mean over the seeds of tau at record k"},
     {"curves", "samples", "samples", "mean over the seeds of the samples at record k"},
     {"curves", "abs_m_mean", "", "mean of |m| over the seeds at record k"},
-    {"curves", "abs_m_sd", "", "sample standard deviation of |m| over the seeds (NULL for one seed)"},
+    {"curves", "abs_m_sd", "",
+     "sample standard deviation of |m| over the seeds (NULL for one seed)"},
     {"curves", "abs_m_min", "", "smallest |m| over the seeds"},
     {"curves", "abs_m_max", "", "largest |m| over the seeds"},
     {"curves", "omega12_mean", "", "mean of Omega12 over the seeds"},
@@ -430,7 +476,8 @@ const struct store_column_doc *store_column_doc(const char *table, const char *c
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; column_docs[i].column; i++)
             if (!strcmp(column_docs[i].column, column) &&
-                (pass ? column_docs[i].table == NULL : column_docs[i].table && !strcmp(column_docs[i].table, table)))
+                (pass ? column_docs[i].table == NULL
+                      : column_docs[i].table && !strcmp(column_docs[i].table, table)))
                 return &column_docs[i];
     const struct params_key_info *k = params_key_info(column);
     if (k) {
@@ -455,7 +502,8 @@ static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
             sqlite3_result_null(ctx);
             return;
         }
-    double th = sqlite3_value_double(v[0]), x = sqlite3_value_double(v[2]), m = sqlite3_value_double(v[4]);
+    double th = sqlite3_value_double(v[0]), x = sqlite3_value_double(v[2]),
+           m = sqlite3_value_double(v[4]);
     if (sqlite3_value_type(v[1]) == SQLITE_NULL || sqlite3_value_type(v[3]) == SQLITE_NULL) {
         sqlite3_result_double(ctx, x);
         return;
@@ -466,8 +514,8 @@ static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
 
 int store_register_functions(sqlite3 *db)
 {
-    return sqlite3_create_function(db, "crossing", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_crossing, NULL,
-                                   NULL) == SQLITE_OK
+    return sqlite3_create_function(db, "crossing", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   sql_crossing, NULL, NULL) == SQLITE_OK
                ? 0
                : -1;
 }
@@ -488,7 +536,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
     char sql[16384];
     if (exec(s, "BEGIN IMMEDIATE", err, errlen, path))
         return -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+    if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q,
+                           NULL))
         goto dberr;
     while (sqlite3_step(q) == SQLITE_ROW) {
         char **nv = realloc(views, (size_t)(nviews + 1) * sizeof *nv);
@@ -503,7 +552,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         q = NULL;
         if (exec(s, sql, err, errlen, path))
             goto out;
-        if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1, &q, NULL))
+        if (sqlite3_prepare_v2(s->db, "SELECT name, sql FROM sqlite_schema WHERE type = 'view'", -1,
+                               &q, NULL))
             goto dberr;
     }
     sqlite3_finalize(q);
@@ -513,9 +563,12 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         if (t > 0 && !strcmp(table, integer_columns[t - 1][0]))
             continue;
         /* its CREATE text with every listed column of this table retyped */
-        if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", -1, &q, NULL))
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                               -1, &q, NULL))
             goto dberr;
-        if (sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW)
+        if (sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC) != SQLITE_OK ||
+            sqlite3_step(q) != SQLITE_ROW)
             goto dberr;
         char create[8192], rounding[1024] = "";
         snprintf(create, sizeof create, "%s", (const char *)sqlite3_column_text(q, 0));
@@ -526,12 +579,12 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
             snprintf(from, sizeof from, " %s REAL", integer_columns[c][1]);
             char *at = strstr(create, from);
             if (!at) {
-                snprintf(err, errlen, "%s: migration to schema 2: %s.%s is not REAL as expected", path, table,
-                         integer_columns[c][1]);
+                snprintf(err, errlen, "%s: migration to schema 2: %s.%s is not REAL as expected",
+                         path, table, integer_columns[c][1]);
                 goto out;
             }
-            snprintf(retyped, sizeof retyped, "%.*s %s INTEGER%s", (int)(at - create), create, integer_columns[c][1],
-                     at + strlen(from));
+            snprintf(retyped, sizeof retyped, "%.*s %s INTEGER%s", (int)(at - create), create,
+                     integer_columns[c][1], at + strlen(from));
             snprintf(create, sizeof create, "%s", retyped);
             size_t used = strlen(rounding);
             snprintf(rounding + used, sizeof rounding - used, "%s%s = round(%s)", used ? ", " : "",
@@ -545,8 +598,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
                  "DROP TABLE %s;"
                  "ALTER TABLE %s_v2 RENAME TO %s;"
                  "CREATE UNIQUE INDEX %s_row ON %s(task_id, solver%s);",
-                 table, rounding, table, paren ? paren : "()", table, table, table, table, table, table, table,
-                 !strcmp(table, "trajectory") ? ", k" : "");
+                 table, rounding, table, paren ? paren : "()", table, table, table, table, table,
+                 table, table, !strcmp(table, "trajectory") ? ", k" : "");
         if (exec(s, sql, err, errlen, path))
             goto out;
     }
@@ -561,7 +614,8 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
         if (task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
             continue;
         task_id_hex(params_task_id(&p), hex);
-        if (!id || strcmp(hex, id) != 0 || params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
+        if (!id || strcmp(hex, id) != 0 ||
+            params_canonical(&p, canon, sizeof canon) >= (int)sizeof canon)
             continue;
         if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
             sqlite3_bind_text(up, 2, canon, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_done(s, up))
@@ -573,16 +627,17 @@ static int migrate_1_2(struct store *s, const char *path, char *err, size_t errl
             goto out;
     }
     /* tau_wr and samples_wr as version 2 computes them: interpolated between records */
-    if (exec(s,
-             "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY
-             "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
-             " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
-             " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
-             " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
-             " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
-             " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
-             " PRAGMA user_version = 2; COMMIT;",
-             err, errlen, path))
+    if (exec(
+            s,
+            "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY
+            "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
+            " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
+            " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
+            " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
+            " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
+            " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
+            " PRAGMA user_version = 2; COMMIT;",
+            err, errlen, path))
         goto out;
     rc = 0;
     goto out;
@@ -621,7 +676,8 @@ static int store_connect(struct store *s, const char *path, int flags, int exten
                          size_t errlen)
 {
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot open database: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        snprintf(err, errlen, "%s: cannot open database: %s", path,
+                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
         return -1;
     }
     if (sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS) != SQLITE_OK ||
@@ -651,8 +707,10 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(probe, sizeof probe, "%s/.aimsweep-probe-XXXXXX", dir);
         int fd = mkstemp(probe);
         if (fd < 0) {
-            snprintf(err, errlen, "%s: cannot write in directory %s (%s); the database and its -wal file need a writable directory",
-                     path, dir, strerror(errno));
+            snprintf(
+                err, errlen,
+                "%s: cannot write in directory %s (%s); the database and its -wal file need a writable directory",
+                path, dir, strerror(errno));
             free(copy);
             goto fail;
         }
@@ -664,7 +722,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
         goto fail;
     }
-    if (store_connect(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 1, err, errlen))
+    if (store_connect(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 1,
+                      err, errlen))
         goto fail;
     int version, nobj;
     if (inspect(s, path, &version, &nobj, err, errlen))
@@ -680,7 +739,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
             goto fail;
         }
         /* some network file systems have no flock: go on, unguarded, and say so */
-        fprintf(stderr, "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
+        fprintf(stderr,
+                "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
     /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.
@@ -692,9 +752,10 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
         goto fail;
     }
-    if (exec(s, sync && !strcmp(sync, "normal")
-                    ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                    : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
+    if (exec(s,
+             sync && !strcmp(sync, "normal")
+                 ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                 : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
              err, errlen, path))
         goto fail;
     if (store_register_functions(s->db)) {
@@ -727,7 +788,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         }
     }
     for (int i = 0; i < ST_COUNT; i++)
-        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+        if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL) != SQLITE_OK) {
             snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
             goto fail;
         }
@@ -782,8 +844,9 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
             goto fail;
         sqlite3_close(s->db);
         s->db = NULL;
-        if (sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL) !=
-                SQLITE_OK ||
+        if (sqlite3_open_v2(uri, &s->db,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                            NULL) != SQLITE_OK ||
             inspect(s, path, &version, &nobj, err, errlen))
             goto fail;
     }
@@ -794,8 +857,9 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
     /* an older database read as it is: the views it lacks as temporary ones */
     if (version < 2 && exec(s, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY, err, errlen, path))
         goto fail;
-    if (version < 4 && exec(s, "CREATE TEMP VIEW " RECOVERY_VIEW_BODY "CREATE TEMP VIEW " CURVES_VIEW_BODY, err,
-                            errlen, path))
+    if (version < 4 &&
+        exec(s, "CREATE TEMP VIEW " RECOVERY_VIEW_BODY "CREATE TEMP VIEW " CURVES_VIEW_BODY, err,
+             errlen, path))
         goto fail;
     if (store_register_functions(s->db))
         goto fail;
@@ -861,10 +925,11 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         goto fail;
     if (store_begin(s))
         goto fail;
-    STORE_CALL(s, sqlite3_prepare_v2(s->db,
-                                     "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host,"
-                                     " compiler, blas, mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                                     -1, &q, NULL));
+    STORE_CALL(s, sqlite3_prepare_v2(
+                      s->db,
+                      "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host,"
+                      " compiler, blas, mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                      -1, &q, NULL));
     STORE_CALL(s, sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 2, spec_text, -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
@@ -940,7 +1005,8 @@ fail:
     return -1;
 }
 
-int store_task_status(struct store *s, const struct task *tasks, size_t n, enum task_status *status, int *attempts)
+int store_task_status(struct store *s, const struct task *tasks, size_t n, enum task_status *status,
+                      int *attempts)
 {
     sqlite3_stmt *q = NULL;
     char hex[17];
@@ -986,7 +1052,8 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     if (s->sweep_id > 0)
         STORE_CALL(s, sqlite3_bind_int64(q, 5, s->sweep_id));
     STORE_CALL(s, sqlite3_bind_text(q, 6, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
-    return step_done(s, q);fail:
+    return step_done(s, q);
+fail:
     return -1;
 }
 
@@ -1000,7 +1067,8 @@ int store_mark_pending(struct store *s, uint64_t id)
     STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC));
     STORE_CALL(s, sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
-    return step_done(s, q);fail:
+    return step_done(s, q);
+fail:
     return -1;
 }
 
@@ -1016,7 +1084,8 @@ int store_mark_error(struct store *s, uint64_t id, const char *message)
     STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_ERROR), -1, SQLITE_STATIC));
     STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 5, message, -1, SQLITE_TRANSIENT));
-    return step_done(s, q);fail:
+    return step_done(s, q);
+fail:
     return -1;
 }
 
@@ -1035,8 +1104,10 @@ int store_mark_interrupted(struct store *s, uint64_t id)
     STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC));
     STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
-    STORE_CALL(s, sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1, SQLITE_STATIC));
-    return step_done(s, q);fail:
+    STORE_CALL(s, sqlite3_bind_text(q, 5, "no answer from its rank before the job stopped", -1,
+                                    SQLITE_STATIC));
+    return step_done(s, q);
+fail:
     return -1;
 }
 
@@ -1045,7 +1116,7 @@ int store_mark_interrupted(struct store *s, uint64_t id)
 static int bind_count(struct store *s, sqlite3_stmt *q, int i, double v)
 {
     STORE_CALL(s, !(v >= 0) || !isfinite(v) ? sqlite3_bind_null(q, i)
-                                             : sqlite3_bind_int64(q, i, (sqlite3_int64)llround(v)));
+                                            : sqlite3_bind_int64(q, i, (sqlite3_int64)llround(v)));
     return 0;
 fail:
     return -1;
@@ -1060,8 +1131,8 @@ fail:
     return -1;
 }
 
-int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
-                     enum task_status *status_out, char *err, size_t errlen)
+int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
+                     const char *task_error, enum task_status *status_out, char *err, size_t errlen)
 {
     char hex[17], now[40];
     const char *errtext = task_error && *task_error ? task_error : NULL;

@@ -29,11 +29,11 @@ static double hermite_series(const struct act *a, int m, double x)
 double act_f(const struct act *a, double h)
 {
     switch (a->kind) {
-    case ACT_HERMITE: return hermite_series(a, 0, h);
-    case ACT_RELU: return h > 0 ? h : 0;
-    case ACT_TANH: return tanh(h);
-    case ACT_ERF: return erf(h);
-    case ACT_SOFTMAX: break;
+        case ACT_HERMITE: return hermite_series(a, 0, h);
+        case ACT_RELU: return h > 0 ? h : 0;
+        case ACT_TANH: return tanh(h);
+        case ACT_ERF: return erf(h);
+        case ACT_SOFTMAX: break;
     }
     return NAN;
 }
@@ -41,14 +41,15 @@ double act_f(const struct act *a, double h)
 double act_df(const struct act *a, double h)
 {
     switch (a->kind) {
-    case ACT_HERMITE: return hermite_series(a, 1, h);
-    case ACT_RELU: return h > 0 ? 1.0 : h < 0 ? 0.0 : 0.5; /* midpoint subgradient at the kink */
-    case ACT_TANH: {
-        double t = tanh(h);
-        return 1 - t * t;
-    }
-    case ACT_ERF: return ACT_TWO_OVER_SQRT_PI * exp(-h * h);
-    case ACT_SOFTMAX: break;
+        case ACT_HERMITE: return hermite_series(a, 1, h);
+        case ACT_RELU:
+            return h > 0 ? 1.0 : h < 0 ? 0.0 : 0.5; /* midpoint subgradient at the kink */
+        case ACT_TANH: {
+            double t = tanh(h);
+            return 1 - t * t;
+        }
+        case ACT_ERF: return ACT_TWO_OVER_SQRT_PI * exp(-h * h);
+        case ACT_SOFTMAX: break;
     }
     return NAN;
 }
@@ -57,14 +58,14 @@ double act_df(const struct act *a, double h)
 double act_d2f(const struct act *a, double h)
 {
     switch (a->kind) {
-    case ACT_HERMITE: return hermite_series(a, 2, h);
-    case ACT_RELU: return 0.0;
-    case ACT_TANH: {
-        double t = tanh(h);
-        return -2 * t * (1 - t * t);
-    }
-    case ACT_ERF: return -2 * h * ACT_TWO_OVER_SQRT_PI * exp(-h * h);
-    case ACT_SOFTMAX: break;
+        case ACT_HERMITE: return hermite_series(a, 2, h);
+        case ACT_RELU: return 0.0;
+        case ACT_TANH: {
+            double t = tanh(h);
+            return -2 * t * (1 - t * t);
+        }
+        case ACT_ERF: return -2 * h * ACT_TWO_OVER_SQRT_PI * exp(-h * h);
+        case ACT_SOFTMAX: break;
     }
     return NAN;
 }

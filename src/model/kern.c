@@ -26,9 +26,10 @@ int kern_vector(void) { return KERN_VECTOR; }
  * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
 #define KERN_LANES 8
 
-static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0, double b0,
-                                 double a1, double b1, const double *restrict x0, const double *restrict x1,
-                                 const double *restrict y0, const double *restrict y1, double out[4])
+static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0,
+                                 double b0, double a1, double b1, const double *restrict x0,
+                                 const double *restrict x1, const double *restrict y0,
+                                 const double *restrict y1, double out[4])
 {
     double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
 #pragma omp simd reduction(+ : s00, s01, s10, s11)
@@ -58,8 +59,8 @@ static inline void put_pair(double *O, int ld, int i, const double out[4])
 }
 
 /* out = f0.y0, f0.y1, f1.y0, f1.y1 */
-static void project_rows2(const double *restrict f0, const double *restrict f1, int m, const double *restrict y0,
-                          const double *restrict y1, double out[4])
+static void project_rows2(const double *restrict f0, const double *restrict f1, int m,
+                          const double *restrict y0, const double *restrict y1, double out[4])
 {
     double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
 #pragma omp simd reduction(+ : s00, s01, s10, s11)
@@ -91,14 +92,15 @@ double kern_dot(const double *restrict a, const double *restrict b, int m)
 
 /* kern_update_project_portable with C and O of row stride ld >= n (so that a caller can hand
  * over the rows from some i on: M + i m, C + i, O + i, the same ld). */
-static void update_project_portable_ld(double *M, int n, int m, int T, const double *C, const double *X,
-                                       const double *Y, double *O, int ld)
+static void update_project_portable_ld(double *M, int n, int m, int T, const double *C,
+                                       const double *X, const double *Y, double *O, int ld)
 {
     int i = 0;
     if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4], *r0 = M + (size_t)i * m;
-            update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m, Y, Y + m, out);
+            update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m,
+                                 Y, Y + m, out);
             put_pair(O, ld, i, out);
         }
     for (; i < n; i++) {
@@ -114,13 +116,14 @@ static void update_project_portable_ld(double *M, int n, int m, int T, const dou
     }
 }
 
-void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
-                                  const double *X, const double *Y, double *O)
+void kern_update_project_portable(double *M, int n, int m, int T, const double *C, const double *X,
+                                  const double *Y, double *O)
 {
     update_project_portable_ld(M, n, m, T, C, X, Y, O, n);
 }
 
-void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O,
+                           int ldo)
 {
     int i = 0;
     if (T == 2)
@@ -145,13 +148,13 @@ static inline double hsum(__m256d v)
 }
 
 /* One step of one row over four columns: r <- r - A x0 - B x1, s0 += r y0, s1 += r y1. */
-#define KERN_ROW4(r, A, B, X0, X1, y0p, y1p, s0, s1)                                             \
-    do {                                                                                         \
-        __m256d v_ = _mm256_fnmadd_pd(A, X0, _mm256_loadu_pd(r));                                \
-        v_ = _mm256_fnmadd_pd(B, X1, v_);                                                        \
-        _mm256_storeu_pd(r, v_);                                                                 \
-        (s0) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), (s0));                                 \
-        (s1) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), (s1));                                 \
+#define KERN_ROW4(r, A, B, X0, X1, y0p, y1p, s0, s1)                                               \
+    do {                                                                                           \
+        __m256d v_ = _mm256_fnmadd_pd(A, X0, _mm256_loadu_pd(r));                                  \
+        v_ = _mm256_fnmadd_pd(B, X1, v_);                                                          \
+        _mm256_storeu_pd(r, v_);                                                                   \
+        (s0) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y0p), (s0));                                    \
+        (s1) = _mm256_fmadd_pd(v_, _mm256_loadu_pd(y1p), (s1));                                    \
     } while (0)
 
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
@@ -181,7 +184,8 @@ static inline void update_project_pair(double *r0, double *r1, int m, double a0,
     }
     double tail[4] = {0, 0, 0, 0}; /* the last m % 4 columns, by the portable loop */
     if (j < m)
-        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j,
+                             tail);
     out[0] = tail[0] + hsum(_mm256_add_pd(s00, t00));
     out[1] = tail[1] + hsum(_mm256_add_pd(s01, t01));
     out[2] = tail[2] + hsum(_mm256_add_pd(s10, t10));
@@ -252,7 +256,8 @@ static inline void update_project_pair_f(double *r0, double *r1, const double *f
     }
     double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
     if (j < m) {
-        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j, tail);
+        update_project_rows2(r0 + j, r1 + j, m - j, a0, b0, a1, b1, x0 + j, x1 + j, y0 + j, y1 + j,
+                             tail);
         tail[4] = kern_dot(f + j, y0 + j, m - j);
         tail[5] = kern_dot(f + j, y1 + j, m - j);
     }
@@ -277,7 +282,8 @@ static void update_project_from(double *M, int n, int m, int T, const double *C,
         for (; i + 2 <= n; i += 2) {
             double out[4];
             double *r0 = M + (size_t)i * m;
-            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
+            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
+                                Y + m, out);
             put_pair(O, n, i, out);
         }
 #endif
@@ -308,7 +314,8 @@ void kern_project(const double *M, int n, int m, int T, const double *Y, double 
 }
 
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
-                              const double *Y, double *O, const double *F, int nf, double *Z, int ldz)
+                              const double *Y, double *O, const double *F, int nf, double *Z,
+                              int ldz)
 {
     int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
 #if KERN_VECTOR
@@ -316,8 +323,8 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
         int i = 2 * p;
         double out[6];
         double *r0 = M + (size_t)i * m;
-        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
-                              Y + m, out);
+        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1],
+                              C[n + i + 1], X, X + m, Y, Y + m, out);
         put_pair(O, n, i, out);
         Z[p] = out[4];
         Z[ldz + p] = out[5];

@@ -39,9 +39,10 @@
  * with one every 8 KERN_F32_TERMS. */
 #define KERN_F32_TERMS 16
 
-static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int m, float a0, float b0,
-                                     float a1, float b1, const float *restrict x0, const float *restrict x1,
-                                     const float *restrict y0, const float *restrict y1, double out[4])
+static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int m, float a0,
+                                     float b0, float a1, float b1, const float *restrict x0,
+                                     const float *restrict x1, const float *restrict y0,
+                                     const float *restrict y1, double out[4])
 {
     double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
 #pragma omp simd reduction(+ : s00, s01, s10, s11)
@@ -60,8 +61,8 @@ static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int
     out[3] = s11;
 }
 
-static void project_rows2_f32(const float *restrict f0, const float *restrict f1, int m, const float *restrict y0,
-                              const float *restrict y1, double out[4])
+static void project_rows2_f32(const float *restrict f0, const float *restrict f1, int m,
+                              const float *restrict y0, const float *restrict y1, double out[4])
 {
     double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
 #pragma omp simd reduction(+ : s00, s01, s10, s11)
@@ -87,8 +88,8 @@ double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
 }
 
 /* kern_update_project_f32_portable with C and O of row stride ld >= n. */
-static void update_project_portable_ld_f32(float *M, int n, int m, int T, const double *C, const float *X,
-                                           const float *Y, double *O, int ld)
+static void update_project_portable_ld_f32(float *M, int n, int m, int T, const double *C,
+                                           const float *X, const float *Y, double *O, int ld)
 {
     int i = 0;
     if (T == 2)
@@ -115,13 +116,14 @@ static void update_project_portable_ld_f32(float *M, int n, int m, int T, const 
     }
 }
 
-void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C, const float *X,
-                                      const float *Y, double *O)
+void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
+                                      const float *X, const float *Y, double *O)
 {
     update_project_portable_ld_f32(M, n, m, T, C, X, Y, O, n);
 }
 
-void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O, int ldo)
+void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
+                               int ldo)
 {
     int i = 0;
     if (T == 2)
@@ -153,7 +155,8 @@ static inline __m256i lanes_ps(int n)
 /* acc + the eight float lanes of v, pairwise in double (the fold of a block's partial sums). */
 static inline __m256d fold_ps(__m256d acc, __m256 v)
 {
-    __m256d w = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+    __m256d w = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)),
+                              _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
     return _mm256_add_pd(acc, w);
 }
 
@@ -164,19 +167,19 @@ static inline double hsum_pd(__m256d v)
 }
 
 /* One row over eight columns: r <- r - A x0 - B x1, s0 += r y0, s1 += r y1. */
-#define KERN_ROW8(r, A, B, X0, X1, y0p, y1p, s0, s1)                                             \
-    do {                                                                                         \
-        __m256 v_ = _mm256_fnmadd_ps(A, X0, _mm256_loadu_ps(r));                                 \
-        v_ = _mm256_fnmadd_ps(B, X1, v_);                                                        \
-        _mm256_storeu_ps(r, v_);                                                                 \
-        (s0) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y0p), (s0));                                  \
-        (s1) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), (s1));                                  \
+#define KERN_ROW8(r, A, B, X0, X1, y0p, y1p, s0, s1)                                               \
+    do {                                                                                           \
+        __m256 v_ = _mm256_fnmadd_ps(A, X0, _mm256_loadu_ps(r));                                   \
+        v_ = _mm256_fnmadd_ps(B, X1, v_);                                                          \
+        _mm256_storeu_ps(r, v_);                                                                   \
+        (s0) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y0p), (s0));                                    \
+        (s1) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), (s1));                                    \
     } while (0)
 
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
-static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0, float b0, float a1, float b1,
-                                           const float *x0, const float *x1, const float *y0, const float *y1,
-                                           double out[4])
+static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0, float b0,
+                                           float a1, float b1, const float *x0, const float *x1,
+                                           const float *y0, const float *y1, double out[4])
 {
     const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
     const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
@@ -215,8 +218,10 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
         __m256i k = lanes_ps(m - j);
         __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
         __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
-        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
-        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        __m256 v =
+            _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u =
+            _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
         _mm256_maskstore_ps(r0 + j, k, v);
         _mm256_maskstore_ps(r1 + j, k, u);
         o00 = fold_ps(o00, _mm256_mul_ps(v, Y0));
@@ -231,8 +236,8 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
 }
 
 /* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each, per block). */
-static inline void project_pair_f32(const float *f0, const float *f1, int m, const float *y0, const float *y1,
-                                    double out[4])
+static inline void project_pair_f32(const float *f0, const float *f1, int m, const float *y0,
+                                    const float *y1, double out[4])
 {
     __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
     int j = 0;
@@ -287,9 +292,10 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
 
 /* update_project_pair_f32 together with one row f of another matrix projected on y0, y1:
  * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1 (one accumulator per sum, per block). */
-static inline void update_project_pair_f_f32(float *r0, float *r1, const float *f, int m, float a0, float b0,
-                                             float a1, float b1, const float *x0, const float *x1,
-                                             const float *y0, const float *y1, double out[6])
+static inline void update_project_pair_f_f32(float *r0, float *r1, const float *f, int m, float a0,
+                                             float b0, float a1, float b1, const float *x0,
+                                             const float *x1, const float *y0, const float *y1,
+                                             double out[6])
 {
     const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
     const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
@@ -328,8 +334,10 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
         __m256i k = lanes_ps(m - j);
         __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
         __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
-        __m256 v = _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
-        __m256 u = _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        __m256 v =
+            _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u =
+            _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
         _mm256_maskstore_ps(r0 + j, k, v);
         _mm256_maskstore_ps(r1 + j, k, u);
         __m256 F = _mm256_maskload_ps(f + j, k);
@@ -356,8 +364,8 @@ static void update_project_from_f32(float *M, int n, int m, int T, const double 
         for (; i + 2 <= n; i += 2) {
             double out[4];
             float *r0 = M + (size_t)i * m;
-            update_project_pair_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1], (float)C[n + i + 1],
-                                    X, X + m, Y, Y + m, out);
+            update_project_pair_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
+                                    (float)C[n + i + 1], X, X + m, Y, Y + m, out);
             O[i] = out[0];
             O[n + i] = out[1];
             O[i + 1] = out[2];
@@ -368,8 +376,8 @@ static void update_project_from_f32(float *M, int n, int m, int T, const double 
         update_project_portable_ld_f32(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
 }
 
-void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
-                             double *O)
+void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                             const float *Y, double *O)
 {
     update_project_from_f32(M, n, m, T, C, X, Y, O, 0);
 }
@@ -393,8 +401,9 @@ void kern_project_f32(const float *M, int n, int m, int T, const float *Y, doubl
         kern_project_f32_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
 }
 
-int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
-                                  double *O, const float *F, int nf, double *Z, int ldz)
+int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                  const float *Y, double *O, const float *F, int nf, double *Z,
+                                  int ldz)
 {
     int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
 #if KERN_F32_VECTOR
@@ -402,8 +411,8 @@ int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C
         int i = 2 * p;
         double out[6];
         float *r0 = M + (size_t)i * m;
-        update_project_pair_f_f32(r0, r0 + m, F + (size_t)p * m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
-                                  (float)C[n + i + 1], X, X + m, Y, Y + m, out);
+        update_project_pair_f_f32(r0, r0 + m, F + (size_t)p * m, m, (float)C[i], (float)C[n + i],
+                                  (float)C[i + 1], (float)C[n + i + 1], X, X + m, Y, Y + m, out);
         O[i] = out[0];
         O[n + i] = out[1];
         O[i + 1] = out[2];

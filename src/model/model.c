@@ -39,10 +39,10 @@
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
                    double *w, double *work, const int *lwork, int *info);
 /* and its Householder QR: the factorisation and the explicit Q. */
-extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
-                    const int *lwork, int *info);
-extern void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau,
+extern void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
                     double *work, const int *lwork, int *info);
+extern void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda,
+                    const double *tau, double *work, const int *lwork, int *info);
 
 /* n doubles, or NULL (also when the byte count would overflow). Freed with free. */
 static double *dalloc(size_t n)
@@ -176,7 +176,8 @@ static int make_teacher(struct model *m)
  * allocation or LAPACK failure. */
 static int orthonormalise(int d, int r, double *G)
 {
-    double *a = dalloc((size_t)d * r), *tau = dalloc((size_t)r), *sgn = dalloc((size_t)r), *work = NULL, q;
+    double *a = dalloc((size_t)d * r), *tau = dalloc((size_t)r), *sgn = dalloc((size_t)r),
+           *work = NULL, q;
     int info = -1, lwork, rc = -1;
     if (!a || !tau || !sgn)
         goto done;
@@ -216,7 +217,8 @@ done:
 
 double model_orthogonal_scale(enum decomp decomposition, int d, int r, double s0)
 {
-    double c2 = decomposition == DECOMP_TIED ? s0 * s0 * sqrt((double)d * (d + r + 1.0)) : s0 * s0 * d;
+    double c2 =
+        decomposition == DECOMP_TIED ? s0 * s0 * sqrt((double)d * (d + r + 1.0)) : s0 * s0 * d;
     return sqrt(c2);
 }
 
@@ -242,7 +244,9 @@ static int make_student(struct model *m)
         if (p->init == INIT_ORTHOGONAL) {
             if (orthonormalise(m->d, m->r, F[f]))
                 return -1;
-            cblas_dscal((int)dr, model_orthogonal_scale(p->decomposition, m->d, m->r, p->init_scale), F[f], 1);
+            cblas_dscal((int)dr,
+                        model_orthogonal_scale(p->decomposition, m->d, m->r, p->init_scale), F[f],
+                        1);
         } else {
             cblas_dscal((int)dr, p->init_scale, F[f], 1);
         }
@@ -377,7 +381,8 @@ int model_order_params(const struct model *m, const struct student *s, struct or
         free(B);
     } else {
         const double *U = s->A, *V = s->B;
-        double *UU = dalloc((size_t)r * r), *VV = dalloc((size_t)r * r), *VU = dalloc((size_t)r * r);
+        double *UU = dalloc((size_t)r * r), *VV = dalloc((size_t)r * r),
+               *VU = dalloc((size_t)r * r);
         if (!UU || !VV || !VU) {
             free(UU);
             free(VV);
@@ -421,8 +426,8 @@ int model_observe(const struct model *m, const struct student *s, struct obs_row
     row->omega12 = o.omega12;
     row->trace = o.t1;
     row->overlap = obs_overlap(o.omega11, o.omega12, o.t1, m->t2);
-    row->loss = rc || phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1, o.omega11,
-                                   o.psi11, o.omega12, &pv)
+    row->loss = rc || phi_eval_law(&m->p.activation, m->T, &m->law, sqrt((double)m->d) * o.t1,
+                                   o.omega11, o.psi11, o.omega12, &pv)
                     ? NAN
                     : pv.phi;
     return rc;
@@ -452,7 +457,8 @@ void model_index(int d, int T, const double *S, const double *x, double *h)
     for (int b = 0; b < T; b++) {
         cblas_dgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0, S, d, x + (size_t)b * d, 1, 0.0, Sx, 1);
         for (int a = 0; a < T; a++)
-            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - (a == b ? tr : 0)) / sqrt((double)d);
+            h[a * T + b] =
+                (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - (a == b ? tr : 0)) / sqrt((double)d);
     }
     free(Sx);
 }
@@ -500,7 +506,8 @@ void model_correlate(int d, int T, const double *L, double *x)
     }
 }
 
-void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h)
+void model_index_general(int d, int T, const double *S, const double *x, const double *cidx,
+                         double *h)
 {
     double tr = 0;
     double *Sx = dalloc((size_t)d);
@@ -509,7 +516,8 @@ void model_index_general(int d, int T, const double *S, const double *x, const d
     for (int b = 0; b < T; b++) {
         cblas_dgemv(CblasRowMajor, CblasNoTrans, d, d, 1.0, S, d, x + (size_t)b * d, 1, 0.0, Sx, 1);
         for (int a = 0; a < T; a++)
-            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - cidx[a * T + b] * tr) / sqrt((double)d);
+            h[a * T + b] = (cblas_ddot(d, x + (size_t)a * d, 1, Sx, 1) - cidx[a * T + b] * tr) /
+                           sqrt((double)d);
     }
     free(Sx);
 }

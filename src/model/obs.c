@@ -13,11 +13,11 @@
 enum task_status run_status_task(enum run_status s)
 {
     switch (s) {
-    case RUN_OK: return TASK_DONE;
-    case RUN_DIVERGED: return TASK_DIVERGED;
-    case RUN_ODE_DIVERGED: return TASK_ODE_DIVERGED;
-    case RUN_INTERRUPTED: return TASK_INTERRUPTED;
-    case RUN_ERROR: break;
+        case RUN_OK: return TASK_DONE;
+        case RUN_DIVERGED: return TASK_DIVERGED;
+        case RUN_ODE_DIVERGED: return TASK_ODE_DIVERGED;
+        case RUN_INTERRUPTED: return TASK_INTERRUPTED;
+        case RUN_ERROR: break;
     }
     return TASK_ERROR;
 }
@@ -27,9 +27,9 @@ const char *run_status_name(enum run_status s) { return task_status_name(run_sta
 const char *obs_solver_name(int solver)
 {
     switch (solver) {
-    case SOLVER_SGD: return "sgd";
-    case SOLVER_FLOW: return "flow";
-    case SOLVER_ODE: return "ode";
+        case SOLVER_SGD: return "sgd";
+        case SOLVER_FLOW: return "flow";
+        case SOLVER_ODE: return "ode";
     }
     return "?";
 }

@@ -51,8 +51,8 @@ static int gh_get(int n, const double **x, const double **w)
         return -1;
     if (!gh_x[n]) {
         /* GSL's rule for the weight exp(-b x^2) with b = 1/2, normalised to sum 1. */
-        gsl_integration_fixed_workspace *ws =
-            gsl_integration_fixed_alloc(gsl_integration_fixed_hermite, (size_t)n, 0.0, 0.5, 0.0, 0.0);
+        gsl_integration_fixed_workspace *ws = gsl_integration_fixed_alloc(
+            gsl_integration_fixed_hermite, (size_t)n, 0.0, 0.5, 0.0, 0.0);
         double *xs = malloc(sizeof(double) * (size_t)n), *ws_ = malloc(sizeof(double) * (size_t)n);
         if (!ws || !xs || !ws_) {
             if (ws)
@@ -124,7 +124,8 @@ static void trap_rule(double *z, double *wt, int *n)
 
 /* E[f_k(u, w)] for k < nf, with (u, w) ~ N(0, [[vu, c], [c, vw]]), on the fine and the coarse
  * trapezoidal rule. f fills nf values at a point. Returns -1 if the covariance is not PSD. */
-static int trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse)
+static int trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine,
+                 double *coarse)
 {
     static double z[PHI_TRAP_NMAX], wt[PHI_TRAP_NMAX];
     static int n;
@@ -322,7 +323,8 @@ static double sm_row(double beta, int T, const double *u, const double *w, doubl
 }
 
 /* Pair b = 0 is the diagonal entry of the row. */
-static void sm_pair_cov(int b, double o11, double p11, double o12, double *vu, double *c, double *vw)
+static void sm_pair_cov(int b, double o11, double p11, double o12, double *vu, double *c,
+                        double *vw)
 {
     if (b == 0) {
         *vu = o11 + p11;
@@ -432,7 +434,8 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
         n++;
     if (n >= 4) {
         double lo, h1[PARAMS_MAX_TOKENS], h2[PARAMS_MAX_TOKENS];
-        if (sm_tensor(s->beta, T, L, n, &EF, EHuu, EHuw) || sm_tensor(s->beta, T, L, n - 1, &lo, h1, h2))
+        if (sm_tensor(s->beta, T, L, n, &EF, EHuu, EHuw) ||
+            sm_tensor(s->beta, T, L, n - 1, &lo, h1, h2))
             return -1;
         err = fabs(EF - lo);
     } else if (sm_mc(s->beta, T, L, &EF, EHuu, EHuw, &err)) {
@@ -519,7 +522,8 @@ int phi_eval_softmax_general(const struct act *a, int T, double o11, double p11,
     return softmax_eval(a, T, o11, p11, o12, out);
 }
 
-int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse)
+int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine,
+              double *coarse)
 {
     return trap2(f, ctx, nf, vu, c, vw, fine, coarse);
 }

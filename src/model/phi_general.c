@@ -71,7 +71,10 @@ void phi_law_of(const struct params *p, double mu_star, struct phi_law *law)
     law->mu_star = mu_star;
 }
 
-int phi_law_special(const struct phi_law *law) { return law->c == 0 && !law->uncentred && !law->all; }
+int phi_law_special(const struct phi_law *law)
+{
+    return law->c == 0 && !law->uncentred && !law->all;
+}
 
 /* One entry: E[F] and its partials in the entry's own mean, variance and covariance. */
 struct entry {
@@ -134,8 +137,8 @@ static void herm_deriv(const double *c, int D, double *out)
         out[k] = k < D ? (k + 1) * c[k + 1] : 0;
 }
 
-static void entry_hermite(const struct act *s, double mu_u, double mu_w, double a, double k, double b,
-                          struct entry *r)
+static void entry_hermite(const struct act *s, double mu_u, double mu_w, double a, double k,
+                          double b, struct entry *r)
 {
     int D = s->degree;
     double fu[ACT_MAX_DEGREE + 1], fw[ACT_MAX_DEGREE + 1], du[ACT_MAX_DEGREE + 1],
@@ -145,10 +148,12 @@ static void entry_hermite(const struct act *s, double mu_u, double mu_w, double 
     herm_deriv(fu, D, du);
     herm_deriv(du, D, d2u);
     herm_deriv(fw, D, dw);
-    double Euu = herm_E(fu, fu, D, a, a, a), Euw = herm_E(fu, fw, D, a, b, k), Eww = herm_E(fw, fw, D, b, b, b);
+    double Euu = herm_E(fu, fu, D, a, a, a), Euw = herm_E(fu, fw, D, a, b, k),
+           Eww = herm_E(fw, fw, D, b, b, b);
     r->e = 0.5 * (Euu - 2 * Euw + Eww);
     r->e_m = herm_E(fu, du, D, a, a, a) - herm_E(du, fw, D, a, b, k);
-    r->e_v = 0.5 * (herm_E(du, du, D, a, a, a) + herm_E(fu, d2u, D, a, a, a) - herm_E(d2u, fw, D, a, b, k));
+    r->e_v = 0.5 * (herm_E(du, du, D, a, a, a) + herm_E(fu, d2u, D, a, a, a) -
+                    herm_E(d2u, fw, D, a, b, k));
     r->e_k = -herm_E(du, dw, D, a, b, k);
     r->err = 0;
 }
@@ -159,7 +164,10 @@ static double npdf(double x) { return exp(-0.5 * x * x) / sqrt(2 * M_PI); }
 static double ncdf(double x) { return 0.5 * erfc(-x / M_SQRT2); }
 
 /* E[relu(X)] for X ~ N(m, s^2). */
-static double relu_mean(double m, double s) { return s > 0 ? m * ncdf(m / s) + s * npdf(m / s) : (m > 0 ? m : 0); }
+static double relu_mean(double m, double s)
+{
+    return s > 0 ? m * ncdf(m / s) + s * npdf(m / s) : (m > 0 ? m : 0);
+}
 
 struct relu_ctx {
     double mu_u, mu_w, l11, l21, l22;
@@ -283,14 +291,14 @@ static int entry_eval(const struct act *s, double mu_u, double mu_w, double a, d
     if (!(a >= 0) || !(b > 0) || a * b - k * k < -PHIG_PSD_TOL * (a * b > 1 ? a * b : 1))
         return -1;
     switch (s->kind) {
-    case ACT_HERMITE: entry_hermite(s, mu_u, mu_w, a, k, b, r); return 0;
-    case ACT_RELU: return entry_relu(mu_u, mu_w, a, k, b, r);
-    default: return entry_smooth(s, mu_u, mu_w, a, k, b, r);
+        case ACT_HERMITE: entry_hermite(s, mu_u, mu_w, a, k, b, r); return 0;
+        case ACT_RELU: return entry_relu(mu_u, mu_w, a, k, b, r);
+        default: return entry_smooth(s, mu_u, mu_w, a, k, b, r);
     }
 }
 
-static int elementwise(const struct act *s, int T, const struct phi_law *law, double mu, double o11, double p11,
-                       double o12, struct phi_val *out)
+static int elementwise(const struct act *s, int T, const struct phi_law *law, double mu, double o11,
+                       double p11, double o12, struct phi_val *out)
 {
     double c = law->c, u = law->uncentred ? 1 : 0, c2 = c * c;
     struct entry r;
@@ -336,14 +344,14 @@ static void sm2_shifted(double x, double y, void *vctx, double *out)
     out[3] = 2 * (sx - sy) * d1x;
 }
 
-static int softmax_pair(const struct act *s, const struct phi_law *law, double mu, double o11, double p11,
-                        double o12, struct phi_val *out)
+static int softmax_pair(const struct act *s, const struct phi_law *law, double mu, double o11,
+                        double p11, double o12, struct phi_val *out)
 {
     double c = law->c, u = law->uncentred ? 1 : 0, aCa = 2 - 2 * c, ae = 1 - c;
     struct sm2_ctx x = {s->beta, u * ae * mu, u * ae * law->mu_star};
     double fine[4], coarse[4];
-    if (phi_trap2(sm2_shifted, &x, 4, o11 * aCa + p11 * ae * ae, o12 * (aCa + ae * ae), aCa + ae * ae, fine,
-                  coarse))
+    if (phi_trap2(sm2_shifted, &x, 4, o11 * aCa + p11 * ae * ae, o12 * (aCa + ae * ae),
+                  aCa + ae * ae, fine, coarse))
         return -1;
     out->phi = 2 * fine[0];
     out->d_omega11 = fine[1] * aCa;
@@ -351,13 +359,14 @@ static int softmax_pair(const struct act *s, const struct phi_law *law, double m
     out->d_omega12 = 2 * fine[2] * (aCa + ae * ae);
     out->d_mu = 2 * fine[3] * ae * u;
     out->err = 2 * fabs(fine[0] - coarse[0]);
-    return isfinite(out->phi) && isfinite(fine[1]) && isfinite(fine[2]) && isfinite(fine[3]) ? 0 : -1;
+    return isfinite(out->phi) && isfinite(fine[1]) && isfinite(fine[2]) && isfinite(fine[3]) ? 0
+                                                                                             : -1;
 }
 
 /* Row loss F = 1/2 |p - q|^2 (p = softmax(beta u), q = softmax(beta w)), its u-gradient gu, its
  * u-u Hessian Huu and u-w Hessian Huw (T x T). */
-static double sm_row_full(double beta, int T, const double *u, const double *w, double *gu, double *Huu,
-                          double *Huw)
+static double sm_row_full(double beta, int T, const double *u, const double *w, double *gu,
+                          double *Huu, double *Huw)
 {
     double p[PARAMS_MAX_TOKENS], q[PARAMS_MAX_TOKENS], Jp[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
         Jq[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
@@ -381,7 +390,8 @@ static double sm_row_full(double beta, int T, const double *u, const double *w, 
             double huu = 0, huw = 0;
             for (int c = 0; c < T; c++) {
                 /* d2 p_c/du_i du_j = beta^2 [p_c (d_ci - p_i)(d_cj - p_j) - p_c p_i (d_ij - p_j)] */
-                double d2 = b2 * (p[c] * ((c == i) - p[i]) * ((c == j) - p[j]) - p[c] * p[i] * ((i == j) - p[j]));
+                double d2 = b2 * (p[c] * ((c == i) - p[i]) * ((c == j) - p[j]) -
+                                  p[c] * p[i] * ((i == j) - p[j]));
                 huu += Jp[c * T + i] * Jp[c * T + j] + (p[c] - q[c]) * d2;
                 huw -= Jp[c * T + i] * Jq[c * T + j];
             }
@@ -419,8 +429,8 @@ struct row_acc {
         Huw[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
 };
 
-static void row_point(double beta, int T, const double *M, const double *L, const double *z, double wt,
-                      struct row_acc *acc)
+static void row_point(double beta, int T, const double *M, const double *L, const double *z,
+                      double wt, struct row_acc *acc)
 {
     int n = 2 * T;
     double X[PHIG_MAX_DIM], gu[PARAMS_MAX_TOKENS], Huu[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
@@ -442,7 +452,8 @@ static void row_point(double beta, int T, const double *M, const double *L, cons
     }
 }
 
-static int row_tensor(double beta, int T, const double *M, const double *L, int nodes, struct row_acc *acc)
+static int row_tensor(double beta, int T, const double *M, const double *L, int nodes,
+                      struct row_acc *acc)
 {
     const double *x, *w;
     if (phi_gh_get(nodes, &x, &w))
@@ -466,7 +477,8 @@ static int row_tensor(double beta, int T, const double *M, const double *L, int 
     return 0;
 }
 
-static void row_mc(double beta, int T, const double *M, const double *L, struct row_acc *acc, double *err)
+static void row_mc(double beta, int T, const double *M, const double *L, struct row_acc *acc,
+                   double *err)
 {
     struct rng g;
     rng_init(&g, PHIG_MC_SEED, 1, (uint32_t)T);
@@ -482,8 +494,8 @@ static void row_mc(double beta, int T, const double *M, const double *L, struct 
     *err = sqrt((s2 / PHIG_MC_SAMPLES - acc->F * acc->F) / PHIG_MC_SAMPLES);
 }
 
-static int softmax_rows(const struct act *s, int T, const struct phi_law *law, double mu, double o11, double p11,
-                        double o12, int nodes_min, struct phi_val *out)
+static int softmax_rows(const struct act *s, int T, const struct phi_law *law, double mu,
+                        double o11, double p11, double o12, int nodes_min, struct phi_val *out)
 {
     int n = 2 * T;
     double c = law->c, u = law->uncentred ? 1 : 0;
@@ -514,7 +526,8 @@ static int softmax_rows(const struct act *s, int T, const struct phi_law *law, d
     if (nodes < nodes_min)
         nodes = nodes_min;
     if (nodes >= 4) {
-        if (row_tensor(s->beta, T, M, L, nodes, &acc) || row_tensor(s->beta, T, M, L, nodes - 1, &lo))
+        if (row_tensor(s->beta, T, M, L, nodes, &acc) ||
+            row_tensor(s->beta, T, M, L, nodes - 1, &lo))
             return -1;
         err = fabs(acc.F - lo.F);
     } else {
@@ -545,8 +558,8 @@ static int softmax_rows(const struct act *s, int T, const struct phi_law *law, d
  * Newton where Phi is convex in mu, a descent step of the guess's size where it is not (h2 on
  * the diagonal makes Phi a double well in mu, with a maximum near mu = 0), each step halved
  * until Phi decreases. Returns 0 with the root, or -1. */
-int phi_mu_slow(const struct act *act, int T, const struct phi_law *law, double guess, double o11, double p11,
-                double o12, double *mu_out)
+int phi_mu_slow(const struct act *act, int T, const struct phi_law *law, double guess, double o11,
+                double p11, double o12, double *mu_out)
 {
     double mu = guess;
     struct phi_val v, a, b, t;
@@ -585,16 +598,16 @@ int phi_mu_slow(const struct act *act, int T, const struct phi_law *law, double 
     return -1;
 }
 
-
 /* ---- Entry points ----------------------------------------------------------------------------- */
 
 static int inputs_ok(int T, double mu, double o11, double p11, double o12)
 {
-    return isfinite(mu) && isfinite(o11) && isfinite(p11) && isfinite(o12) && T >= 2 && T <= PARAMS_MAX_TOKENS;
+    return isfinite(mu) && isfinite(o11) && isfinite(p11) && isfinite(o12) && T >= 2 &&
+           T <= PARAMS_MAX_TOKENS;
 }
 
-int phi_eval_law_general(const struct act *a, int T, const struct phi_law *law, double mu, double o11,
-                         double p11, double o12, struct phi_val *out)
+int phi_eval_law_general(const struct act *a, int T, const struct phi_law *law, double mu,
+                         double o11, double p11, double o12, struct phi_val *out)
 {
     memset(out, 0, sizeof *out);
     if (!inputs_ok(T, mu, o11, p11, o12) || !(law->c >= 0 && law->c < 1))
@@ -607,8 +620,8 @@ int phi_eval_law_general(const struct act *a, int T, const struct phi_law *law, 
     return rc;
 }
 
-int phi_eval_law_softmax_rows(const struct act *a, int T, const struct phi_law *law, double mu, double o11,
-                              double p11, double o12, struct phi_val *out)
+int phi_eval_law_softmax_rows(const struct act *a, int T, const struct phi_law *law, double mu,
+                              double o11, double p11, double o12, struct phi_val *out)
 {
     memset(out, 0, sizeof *out);
     if (a->kind != ACT_SOFTMAX || !inputs_ok(T, mu, o11, p11, o12))
@@ -617,8 +630,8 @@ int phi_eval_law_softmax_rows(const struct act *a, int T, const struct phi_law *
     return softmax_rows(a, T, law, mu, o11, p11, o12, T == 2 ? PHIG_TEST_NODES_T2 : 0, out);
 }
 
-int phi_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double o11, double p11,
-                 double o12, struct phi_val *out)
+int phi_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double o11,
+                 double p11, double o12, struct phi_val *out)
 {
     if (phi_law_special(law))
         return phi_eval(a, T, o11, p11, o12, out);

@@ -52,7 +52,8 @@ static void put_str(struct wbuf *b, const char *s)
     put(b, s, n);
 }
 
-int result_pack(const struct task_result *r, const char *task_error, unsigned char **buf, size_t *len)
+int result_pack(const struct task_result *r, const char *task_error, unsigned char **buf,
+                size_t *len)
 {
     struct wbuf b = {0};
     int ns = r ? r->nsolvers : 0;
@@ -112,9 +113,24 @@ static void get(struct rbuf *b, void *dst, size_t n)
     b->off += n;
 }
 
-static uint32_t get_u32(struct rbuf *b) { uint32_t v; get(b, &v, sizeof v); return v; }
-static int32_t get_i32(struct rbuf *b) { int32_t v; get(b, &v, sizeof v); return v; }
-static double get_f64(struct rbuf *b) { double v; get(b, &v, sizeof v); return v; }
+static uint32_t get_u32(struct rbuf *b)
+{
+    uint32_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+static int32_t get_i32(struct rbuf *b)
+{
+    int32_t v;
+    get(b, &v, sizeof v);
+    return v;
+}
+static double get_f64(struct rbuf *b)
+{
+    double v;
+    get(b, &v, sizeof v);
+    return v;
+}
 static void get_str(struct rbuf *b, char *dst, size_t cap)
 {
     uint32_t n = get_u32(b);

@@ -1,21 +1,21 @@
 /*
  * worker.c: one grid point, every requested solver, and the summary rows.
  */
-#include "aimsweep/base/clock.h"
 #include "aimsweep/run/worker.h"
+#include "aimsweep/base/clock.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "aimsweep/solvers/flow.h"
 #include "aimsweep/model/model.h"
-#include "aimsweep/theory/ode.h"
+#include "aimsweep/solvers/flow.h"
 #include "aimsweep/solvers/sgd.h"
+#include "aimsweep/theory/ode.h"
 
-static void summarise(const struct params *p, double mu_t2, const struct traj *t, const struct traj *sgd,
-                      struct solver_summary *s)
+static void summarise(const struct params *p, double mu_t2, const struct traj *t,
+                      const struct traj *sgd, struct solver_summary *s)
 {
     s->solver = t->solver;
     s->status = t->status;
@@ -49,7 +49,9 @@ double worker_estimate_bytes(const struct params *p)
 {
     double d = p->d, dd = d * d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
     double rs = p->teacher.kind == TEACHER_WISHART ? nearbyint(p->teacher.arg * d) : d;
-    double student = p->decomposition == DECOMP_DIRECT ? dd : p->decomposition == DECOMP_TIED ? d * r : 2 * d * r;
+    double student = p->decomposition == DECOMP_DIRECT ? dd
+                     : p->decomposition == DECOMP_TIED ? d * r
+                                                       : 2 * d * r;
     double model = dd + d * rs + rs + student;
     double rows = p->decomposition == DECOMP_DIRECT ? d : r;
     double sgd = 0, flow = 0, ode = 0;
@@ -79,18 +81,21 @@ static void check_complete(const struct params *p, struct traj *t)
     }
     for (int k = 0; k < t->n; k++) {
         const struct obs_row *o = &t->rows[k];
-        double v[8] = {o->tau, o->samples, o->omega11, o->psi11, o->omega12, o->trace, o->overlap, o->loss};
+        double v[8] = {o->tau,     o->samples, o->omega11, o->psi11,
+                       o->omega12, o->trace,   o->overlap, o->loss};
         for (int j = 0; j < 8; j++)
             if (!isfinite(v[j])) {
                 t->status = RUN_ERROR;
-                snprintf(t->error, sizeof t->error, "%s: record %d (tau = %g) holds a value that is not finite",
-                         name, k, o->tau);
+                snprintf(t->error, sizeof t->error,
+                         "%s: record %d (tau = %g) holds a value that is not finite", name, k,
+                         o->tau);
                 return;
             }
     }
     if (t->solver == SOLVER_SGD && !(t->rows[t->n - 1].samples > 0)) {
         t->status = RUN_ERROR;
-        snprintf(t->error, sizeof t->error, "sgd: no sample taken by tau = %g", t->rows[t->n - 1].tau);
+        snprintf(t->error, sizeof t->error, "sgd: no sample taken by tau = %g",
+                 t->rows[t->n - 1].tau);
     }
 }
 
@@ -112,7 +117,7 @@ int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop
             goto fail;
         res->nsolvers++;
         double ts = clock_now_s();
-        int rc = sv == SOLVER_SGD ? sgd_run(m, t, stop, ctx)
+        int rc = sv == SOLVER_SGD    ? sgd_run(m, t, stop, ctx)
                  : sv == SOLVER_FLOW ? flow_run(m, t, stop, ctx)
                                      : ode_run(m, t);
         t->wall_s = clock_now_s() - ts;
@@ -146,9 +151,10 @@ int worker_check(const struct params *p, char *err, size_t errlen)
         return -1;
     double b = worker_estimate_bytes(p);
     if (b > WORKER_MAX_TASK_BYTES) {
-        snprintf(err, errlen, "d = %d, width and teacher as given: the task needs about %.3g GB of memory, more "
-                 "than the limit %.3g GB per task; lower d (or width, or the wishart rho)", p->d, b / 1e9,
-                 WORKER_MAX_TASK_BYTES / 1e9);
+        snprintf(err, errlen,
+                 "d = %d, width and teacher as given: the task needs about %.3g GB of memory, more "
+                 "than the limit %.3g GB per task; lower d (or width, or the wishart rho)",
+                 p->d, b / 1e9, WORKER_MAX_TASK_BYTES / 1e9);
         return -1;
     }
     return 0;
@@ -163,7 +169,8 @@ int worker_ignored(const struct params *p, char *buf, size_t n)
     }
     if (!(p->solvers & SOLVER_ODE) && (p->closure != CLOSURE_AUTO || p->ode_noise)) {
         snprintf(buf, n, "%s has no effect without the ode solver (solvers %s)",
-                 p->ode_noise ? "ode_noise" : "closure", p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
+                 p->ode_noise ? "ode_noise" : "closure",
+                 p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
         return 1;
     }
     return 0;

@@ -12,8 +12,8 @@
  *           S V = U (V^T V)/kappa, S^T V = V (U^T V)/kappa, S^T U = V (U^T U)/kappa, S U = U (V^T U)/kappa.
  * Everything is r x r Gram matrices and d x r products: S is never formed.
  */
-#include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/flow.h"
+#include "aimsweep/model/limits.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,14 +56,15 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
                 ps += v * S[(size_t)j * d + i];
                 o12 += v * P[(size_t)i * d + j];
             }
-        if (phi_eval_law(&m->p.activation, m->T, &m->law, tr / sqrt((double)d), om / d, ps / d, o12 / d, &pv))
+        if (phi_eval_law(&m->p.activation, m->T, &m->law, tr / sqrt((double)d), om / d, ps / d,
+                         o12 / d, &pv))
             return -1;
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
-                dA[(size_t)i * d + j] = -(2 * pv.d_omega11 * S[(size_t)i * d + j] +
-                                          2 * pv.d_psi11 * S[(size_t)j * d + i] +
-                                          pv.d_omega12 * P[(size_t)i * d + j]) -
-                                        lam * S[(size_t)i * d + j];
+                dA[(size_t)i * d + j] =
+                    -(2 * pv.d_omega11 * S[(size_t)i * d + j] +
+                      2 * pv.d_psi11 * S[(size_t)j * d + i] + pv.d_omega12 * P[(size_t)i * d + j]) -
+                    lam * S[(size_t)i * d + j];
         if (pv.d_mu != 0)
             for (int i = 0; i < d; i++)
                 dA[(size_t)i * d + i] -= sqrt((double)d) * pv.d_mu;
@@ -71,7 +72,8 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
     }
     if (s->decomposition == DECOMP_TIED) {
         const double *W = s->A;
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, W, r, W, r, 0.0, w->G1, r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, r, d, 1.0, W, r, W, r, 0.0, w->G1,
+                    r);
         cblas_dsymm(CblasRowMajor, CblasLeft, CblasUpper, d, r, 1.0, P, d, W, r, 0.0, w->PA, r);
         double om = cblas_ddot(r * r, w->G1, 1, w->G1, 1) / (k * k * d);
         double o12 = cblas_ddot(d * r, W, 1, w->PA, 1) / (k * d);
@@ -80,7 +82,8 @@ static int flow_rhs_work(struct flow_work *w, const struct student *s, double *d
         double cs = 2 * (2 * pv.d_omega11 + 2 * pv.d_psi11) / k, cp = 2 * pv.d_omega12;
         for (size_t i = 0; i < (size_t)d * r; i++)
             dA[i] = -cp * w->PA[i] - lam * W[i];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, r, -cs, W, r, w->G1, r, 1.0, dA, r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, r, -cs, W, r, w->G1, r, 1.0,
+                    dA, r);
         return 0;
     }
     const double *U = s->A, *V = s->B;
@@ -183,7 +186,8 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
     const struct params *p = &m->p;
     size_t nb = block_size(m), dim = nb * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     struct flow_work w;
-    double *y = malloc(sizeof(double) * dim), *taus = malloc(sizeof(double) * (size_t)(p->records + 1));
+    double *y = malloc(sizeof(double) * dim),
+           *taus = malloc(sizeof(double) * (size_t)(p->records + 1));
     int rc = -1;
     gsl_odeiv2_driver *drv = NULL;
     if (work_init(&w, m) || !y || !taus)
@@ -192,7 +196,8 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
     if (p->decomposition == DECOMP_UNTIED)
         memcpy(y + nb, m->V0, sizeof(double) * nb);
     gsl_odeiv2_system sys = {gsl_rhs, NULL, dim, &w};
-    drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, FLOW_H0, FLOW_EPS_ABS, FLOW_EPS_REL);
+    drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, FLOW_H0, FLOW_EPS_ABS,
+                                        FLOW_EPS_REL);
     if (!drv)
         goto done;
     gsl_set_error_handler_off();
@@ -221,9 +226,10 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
         }
         if (!isfinite(row.loss)) {
             out->status = RUN_ERROR;
-            snprintf(out->error, sizeof out->error,
-                     "flow: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)", taus[k],
-                     row.omega11, row.omega12);
+            snprintf(
+                out->error, sizeof out->error,
+                "flow: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)",
+                taus[k], row.omega11, row.omega12);
             break;
         }
         if (traj_push(out, &row))

@@ -44,8 +44,8 @@
  * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
  * The record at tau = 0 is the model's initial student, before any rounding, in both.
  */
-#include "aimsweep/model/limits.h"
 #include "aimsweep/solvers/sgd.h"
+#include "aimsweep/model/limits.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -69,23 +69,23 @@ struct sgd_state {
     struct student s; /* the parameters in the model's layout, written by sgd_student */
     int synced;       /* s holds the current parameters */
     int d, r, T, k;
-    int rows;         /* rows of the stored matrices: d (direct) or r; each row has d entries */
+    int rows; /* rows of the stored matrices: d (direct) or r; each row has d entries */
     double mu, alpha, sqd;
     struct rng g;
-    double *P, *Q;        /* stored parameters (rows x d): S, W^T, or (U + V)^T and (U - V)^T */
-    float *Pf, *Qf;       /* the same in single precision (P and Q are then NULL) */
-    double sp, sq;        /* their scales */
-    double *Ft;           /* the teacher's factor transposed (k x d) */
-    float *Ftf;           /* the same in single precision (Ft is then NULL) */
-    int single;           /* precision single */
-    float *xf, *xnf;      /* float copies of x and xn for the single-precision kernels */
-    double *x, *xn;       /* T x d: this sample and the next */
-    double *pa, *pb;      /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
-    double *pan, *pbn;    /* the same for the next sample */
-    double *z, *zn;       /* T x k teacher projections of this and the next sample */
-    double *ca, *cb;      /* T x rows: coefficients of the rank-T correction */
-    double trS, trP;      /* Tr S and Tr S* */
-    double nU, nV;        /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
+    double *P, *Q;     /* stored parameters (rows x d): S, W^T, or (U + V)^T and (U - V)^T */
+    float *Pf, *Qf;    /* the same in single precision (P and Q are then NULL) */
+    double sp, sq;     /* their scales */
+    double *Ft;        /* the teacher's factor transposed (k x d) */
+    float *Ftf;        /* the same in single precision (Ft is then NULL) */
+    int single;        /* precision single */
+    float *xf, *xnf;   /* float copies of x and xn for the single-precision kernels */
+    double *x, *xn;    /* T x d: this sample and the next */
+    double *pa, *pb;   /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
+    double *pan, *pbn; /* the same for the next sample */
+    double *z, *zn;    /* T x k teacher projections of this and the next sample */
+    double *ca, *cb;   /* T x rows: coefficients of the rank-T correction */
+    double trS, trP;   /* Tr S and Tr S* */
+    double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
     long n;
 };
 
@@ -106,7 +106,8 @@ static float *alloc_floats(size_t n)
 static double dot(const double *a, const double *b, int n) { return kern_dot(a, b, n); }
 
 /* a . b over n entries of a stored matrix: double arrays a, b, or float af, bf summed in double. */
-static double dot_stored(const double *a, const float *af, const double *b, const float *bf, size_t n)
+static double dot_stored(const double *a, const float *af, const double *b, const float *bf,
+                         size_t n)
 {
     return a ? cblas_ddot((int)n, a, 1, b, 1) : kern_dot_f32(af, bf, n);
 }
@@ -141,7 +142,8 @@ static void draw_next(struct sgd_state *st)
 /* The teacher projections z_t = F^T y_t of the tokens y (T x d; yf their float copy in single
  * precision) into z (T x k), from row `from` of F^T on (the rows before it were projected by
  * the pass). */
-static void teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z, int from)
+static void teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z,
+                         int from)
 {
     int d = st->d, k = st->k, T = st->T, left = k - from;
     if (left <= 0)
@@ -151,8 +153,8 @@ static void teacher_rest(struct sgd_state *st, const double *y, const float *yf,
         return;
     }
     if (T != 2) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d, st->Ft + (size_t)from * d, d, 0.0,
-                    z + from, k);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d,
+                    st->Ft + (size_t)from * d, d, 0.0, z + from, k);
         return;
     }
     kern_project(st->Ft + (size_t)from * d, left, d, T, y, z + from, k);
@@ -195,21 +197,24 @@ static void sgd_resync(struct sgd_state *st)
     size_t n = (size_t)st->rows * st->d;
     fold(st->P, st->Pf, n, &st->sp);
     switch (st->s.decomposition) {
-    case DECOMP_DIRECT:
-        st->trS = 0;
-        for (int i = 0; i < st->d; i++)
-            st->trS += st->P ? st->P[(size_t)i * st->d + i] : st->Pf[(size_t)i * st->d + i];
-        break;
-    case DECOMP_TIED: st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa; break;
-    case DECOMP_UNTIED: {
-        fold(st->Q, st->Qf, n, &st->sq);
-        double pp = dot_stored(st->P, st->Pf, st->P, st->Pf, n), qq = dot_stored(st->Q, st->Qf, st->Q, st->Qf, n);
-        double pq = dot_stored(st->P, st->Pf, st->Q, st->Qf, n);
-        st->nU = (pp + qq + 2 * pq) / 4;
-        st->nV = (pp + qq - 2 * pq) / 4;
-        st->trS = (pp - qq) / 4 / st->s.kappa;
-        break;
-    }
+        case DECOMP_DIRECT:
+            st->trS = 0;
+            for (int i = 0; i < st->d; i++)
+                st->trS += st->P ? st->P[(size_t)i * st->d + i] : st->Pf[(size_t)i * st->d + i];
+            break;
+        case DECOMP_TIED:
+            st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa;
+            break;
+        case DECOMP_UNTIED: {
+            fold(st->Q, st->Qf, n, &st->sq);
+            double pp = dot_stored(st->P, st->Pf, st->P, st->Pf, n),
+                   qq = dot_stored(st->Q, st->Qf, st->Q, st->Qf, n);
+            double pq = dot_stored(st->P, st->Pf, st->Q, st->Qf, n);
+            st->nU = (pp + qq + 2 * pq) / 4;
+            st->nV = (pp + qq - 2 * pq) / 4;
+            st->trS = (pp - qq) / 4 / st->s.kappa;
+            break;
+        }
     }
 }
 
@@ -227,7 +232,8 @@ static void load_student(struct sgd_state *st)
     } else {
         for (int i = 0; i < d; i++)
             for (int j = 0; j < r; j++) {
-                double u = s->A[(size_t)i * r + j], v = s->decomposition == DECOMP_TIED ? 0 : s->B[(size_t)i * r + j];
+                double u = s->A[(size_t)i * r + j],
+                       v = s->decomposition == DECOMP_TIED ? 0 : s->B[(size_t)i * r + j];
                 double p = s->decomposition == DECOMP_TIED ? u : u + v, q = u - v;
                 if (st->P) {
                     st->P[(size_t)j * d + i] = p;
@@ -310,9 +316,10 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    double **bufs[] = {&st->P, &st->Q, &st->Ft, &st->x, &st->xn, &st->pa, &st->pb, &st->pan, &st->pbn, &st->z,
-                       &st->zn, &st->ca, &st->cb};
-    size_t sizes[] = {sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
+    double **bufs[] = {&st->P,   &st->Q,   &st->Ft, &st->x,  &st->xn, &st->pa, &st->pb,
+                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb};
+    size_t sizes[] = {
+        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -349,8 +356,8 @@ void sgd_state_destroy(struct sgd_state **pst)
         return;
     struct sgd_state *st = *pst;
     student_free(&st->s);
-    double *bufs[] = {st->P, st->Q, st->Ft, st->x, st->xn, st->pa, st->pb, st->pan, st->pbn, st->z,
-                      st->zn, st->ca, st->cb};
+    double *bufs[] = {st->P,   st->Q,   st->Ft, st->x,  st->xn, st->pa, st->pb,
+                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
@@ -429,11 +436,11 @@ static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
     if (Mf)
-        *f += kern_update_project_fused_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O, st->Ftf + skip,
-                                            st->k - *f, st->zn + *f, st->k);
+        *f += kern_update_project_fused_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
+                                            st->Ftf + skip, st->k - *f, st->zn + *f, st->k);
     else
-        *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O, st->Ft + skip, st->k - *f,
-                                        st->zn + *f, st->k);
+        *f += kern_update_project_fused(M, st->rows, st->d, st->T, C, st->x, st->xn, O,
+                                        st->Ft + skip, st->k - *f, st->zn + *f, st->k);
     for (size_t i = 0; i < n; i++)
         O[i] *= s;
 }
@@ -454,10 +461,11 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     }
     /* W' = alpha W - X C^T: |W'|^2 = alpha^2 |W|^2 - 2 alpha sum_a a_a . c_a + <X C^T, X C^T>,
      * since <W, X C^T> = sum_a (W^T x_a) . c_a. */
-    double alpha = st->alpha + 2 * st->mu * trD / st->sqd, xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
+    double alpha = st->alpha + 2 * st->mu * trD / st->sqd,
+           xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     gram_tokens(st->x, d, T, xx);
-    double nrm = alpha * alpha * st->trS * st->s.kappa - 2 * alpha * dot_rows(st->pa, st->ca, r, T) +
-                 gram_pair(xx, st->ca, st->ca, r, T);
+    double nrm = alpha * alpha * st->trS * st->s.kappa -
+                 2 * alpha * dot_rows(st->pa, st->ca, r, T) + gram_pair(xx, st->ca, st->ca, r, T);
     scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
     int f = 0;
     pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
@@ -490,11 +498,15 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     double Pv = dot_rows(st->pa, cv, r, T), Qv = dot_rows(st->pb, cv, r, T);
     double xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     gram_tokens(x, d, T, xx);
-    double Xuu = gram_pair(xx, cu, cu, r, T), Xvv = gram_pair(xx, cv, cv, r, T), Xuv = gram_pair(xx, cu, cv, r, T);
+    double Xuu = gram_pair(xx, cu, cu, r, T), Xvv = gram_pair(xx, cv, cv, r, T),
+           Xuv = gram_pair(xx, cu, cv, r, T);
     double NU = st->nU, NV = st->nV, UV = st->trS * st->s.kappa;
-    st->nU = alpha * alpha * NU + 2 * alpha * beta * UV + beta * beta * NV - 2 * alpha * Pu - 2 * beta * Qu + Xuu;
-    st->nV = alpha * alpha * NV + 2 * alpha * beta * UV + beta * beta * NU - 2 * alpha * Qv - 2 * beta * Pv + Xvv;
-    double tr = (alpha * alpha + beta * beta) * UV + alpha * beta * (NU + NV) - alpha * (Pv + Qu) - beta * (Qv + Pu) + Xuv;
+    st->nU = alpha * alpha * NU + 2 * alpha * beta * UV + beta * beta * NV - 2 * alpha * Pu -
+             2 * beta * Qu + Xuu;
+    st->nV = alpha * alpha * NV + 2 * alpha * beta * UV + beta * beta * NU - 2 * alpha * Qv -
+             2 * beta * Pv + Xvv;
+    double tr = (alpha * alpha + beta * beta) * UV + alpha * beta * (NU + NV) - alpha * (Pv + Qu) -
+                beta * (Qv + Pu) + Xuv;
     /* P = (U + V)^T scales by alpha + beta and Q = (U - V)^T by alpha - beta (see the top). */
     size_t n = (size_t)r * d;
     scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
@@ -562,9 +574,9 @@ int sgd_steps(struct sgd_state *st, long nsteps)
             trD += ci[i] * D[i];
         st->synced = 0;
         switch (st->s.decomposition) {
-        case DECOMP_TIED: step_tied(st, D, trD); break;
-        case DECOMP_UNTIED: step_untied(st, D, trD); break;
-        case DECOMP_DIRECT: step_direct(st, D, trD); break;
+            case DECOMP_TIED: step_tied(st, D, trD); break;
+            case DECOMP_UNTIED: step_untied(st, D, trD); break;
+            case DECOMP_DIRECT: step_direct(st, D, trD); break;
         }
         swap(&st->x, &st->xn);
         swap_f(&st->xf, &st->xnf);
@@ -593,31 +605,38 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     model_index_general(d, T, S, x, ci, h);
     model_index_general(d, T, teacher, x, ci, hs);
     model_loss_outputs(&p->activation, T, p->outputs, h, hs, D);
-    double sqd = sqrt((double)d), mu = p->lr / d, alpha = 1 - p->weight_decay * p->lr / ((double)d * d);
+    double sqd = sqrt((double)d), mu = p->lr / d,
+           alpha = 1 - p->weight_decay * p->lr / ((double)d * d);
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
             double f = D[a * T + b] / sqd;
             for (int i = 0; i < d; i++)
                 for (int j = 0; j < d; j++)
-                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] - (i == j) * ci[a * T + b]);
+                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] -
+                                                 (i == j) * ci[a * T + b]);
         }
     if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)
             s->A[i] = alpha * s->A[i] - mu * g[i];
     } else if (s->decomposition == DECOMP_TIED) {
-        double *H = malloc(sizeof(double) * (size_t)d * d), *HW = malloc(sizeof(double) * (size_t)d * r);
+        double *H = malloc(sizeof(double) * (size_t)d * d),
+               *HW = malloc(sizeof(double) * (size_t)d * r);
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
                 H[(size_t)i * d + j] = g[(size_t)i * d + j] + g[(size_t)j * d + i];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, H, d, s->A, r, 0.0, HW, r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, H, d, s->A, r, 0.0, HW,
+                    r);
         for (size_t i = 0; i < (size_t)d * r; i++)
             s->A[i] = alpha * s->A[i] - mu * HW[i];
         free(H);
         free(HW);
     } else {
-        double *gV = malloc(sizeof(double) * (size_t)d * r), *gU = malloc(sizeof(double) * (size_t)d * r);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->B, r, 0.0, gV, r);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->A, r, 0.0, gU, r);
+        double *gV = malloc(sizeof(double) * (size_t)d * r),
+               *gU = malloc(sizeof(double) * (size_t)d * r);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->B, r, 0.0, gV,
+                    r);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->A, r, 0.0, gU,
+                    r);
         for (size_t i = 0; i < (size_t)d * r; i++) {
             s->A[i] = alpha * s->A[i] - mu * gV[i];
             s->B[i] = alpha * s->B[i] - mu * gU[i];
@@ -628,7 +647,6 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     free(S);
     free(g);
 }
-
 
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
 {
@@ -649,8 +667,8 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         double want = nearbyint(params_samples(p, taus[k]));
         if (!(want >= 0 && want <= 9007199254740992.0)) {
             out->status = RUN_ERROR;
-            snprintf(out->error, sizeof out->error, "sgd: %.3g samples at tau = %g is not a countable number",
-                     want, taus[k]);
+            snprintf(out->error, sizeof out->error,
+                     "sgd: %.3g samples at tau = %g is not a countable number", want, taus[k]);
             break;
         }
         long target = (long)want;
@@ -680,9 +698,10 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         }
         if (!isfinite(row.loss)) {
             out->status = RUN_ERROR;
-            snprintf(out->error, sizeof out->error,
-                     "sgd: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)", taus[k],
-                     row.omega11, row.omega12);
+            snprintf(
+                out->error, sizeof out->error,
+                "sgd: the population loss is not finite at tau = %g (omega11 = %g, omega12 = %g)",
+                taus[k], row.omega11, row.omega12);
             break;
         }
         if (traj_push(out, &row)) {

@@ -82,10 +82,7 @@ static int direct_observe(void *p, const double *y, struct obs_row *row)
     return 0;
 }
 
-static void direct_destroy(void *p)
-{
-    free(p);
-}
+static void direct_destroy(void *p) { free(p); }
 
 /* ---- direct with the mean (docs/model.md §10) ---- */
 
@@ -193,7 +190,9 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     if (x->slaved && slave_mu(x, y0[0], y0[1], y0[2], &x->mu_guess)) {
         free(x);
         free(y0);
-        snprintf(err, errlen, "ode: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
+        snprintf(
+            err, errlen,
+            "ode: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
         return -1;
     }
     sys->dim = x->slaved ? 3 : 4;

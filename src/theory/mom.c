@@ -21,7 +21,7 @@
 #define MOM_ATOL 1e-11
 #define MOM_H0 1e-4
 #define MOM_MAX_STEPS 2000000L /* accepted + rejected steps over one run */
-#define MOM_STIFF_RETRIES 8     /* restarts of the implicit stepper after a failed step */
+#define MOM_STIFF_RETRIES 8    /* restarts of the implicit stepper after a failed step */
 
 void mom_sys_destroy(struct mom_sys *sys)
 {
@@ -193,7 +193,8 @@ int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, c
             /* the implicit multistep method does not shrink its step by itself when a trial
              * point leaves the domain of Phi (near perfect recovery a predictor can step past
              * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
-            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES; retry++) {
+            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES;
+                 retry++) {
                 gsl_odeiv2_step_reset(step);
                 gsl_odeiv2_evolve_reset(ev);
                 h *= 0.1;

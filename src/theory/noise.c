@@ -25,8 +25,8 @@
 #include "aimsweep/model/act.h"
 #include "aimsweep/model/phi.h"
 
-#define NOISE_GH_SMOOTH 40   /* nodes per axis for non-polynomial elementwise sigma (2D) */
-#define NOISE_GH_SMOOTH3 28  /* same, 3D rule */
+#define NOISE_GH_SMOOTH 40  /* nodes per axis for non-polynomial elementwise sigma (2D) */
+#define NOISE_GH_SMOOTH3 28 /* same, 3D rule */
 #define NOISE_SOFTMAX_MAX_T 6
 #define NOISE_GH_SOFTMAX2 14 /* nodes per axis of the 4D rule for softmax at T = 2 */
 #define NOISE_COV_SLACK 1e-10
@@ -240,13 +240,12 @@ static int chol_clamp(int K, const double *C, double *L)
     return 0;
 }
 
-static int softmax2_rule(double beta, double om, double psi, double c, int n, double *n1, double *n2)
+static int softmax2_rule(double beta, double om, double psi, double c, int n, double *n1,
+                         double *n2)
 {
     double C2[4] = {2 * om + psi, 3 * c, 3 * c, 3.0}, L2[4];
-    double C4[16] = {2 * om + psi, 3 * c, psi, c,
-                     3 * c, 3.0, c, 1.0,
-                     psi, c, 2 * om + psi, 3 * c,
-                     c, 1.0, 3 * c, 3.0};
+    double C4[16] = {2 * om + psi, 3 * c, psi,          c,     3 * c, 3.0, c,     1.0,
+                     psi,          c,     2 * om + psi, 3 * c, c,     1.0, 3 * c, 3.0};
     double L4[16];
     if (chol_clamp(2, C2, L2) || chol_clamp(4, C4, L4))
         return -1;
@@ -281,16 +280,16 @@ static int softmax2_rule(double beta, double om, double psi, double c, int n, do
 static int softmax_nodes(int T)
 {
     switch (T) {
-    case 2: return 12;
-    case 3: return 7;
-    case 4: return 5;
-    case 5: return 4;
-    default: return 3;
+        case 2: return 12;
+        case 3: return 7;
+        case 4: return 5;
+        case 5: return 4;
+        default: return 3;
     }
 }
 
-static int softmax_rule(const struct act *a, int T, double om, double psi, double c, int ns,
-                        int n3, double *n1, double *n2)
+static int softmax_rule(const struct act *a, int T, double om, double psi, double c, int ns, int n3,
+                        double *n1, double *n2)
 {
     struct softmax_ctx s;
     s.beta = a->beta;
@@ -342,7 +341,8 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
             return -1;
         if (want_err) {
             double m1, m2;
-            if (softmax2_rule(a->beta, omega11, psi11, omega12, 2 * NOISE_GH_SOFTMAX2 / 3, &m1, &m2))
+            if (softmax2_rule(a->beta, omega11, psi11, omega12, 2 * NOISE_GH_SOFTMAX2 / 3, &m1,
+                              &m2))
                 return -1;
             out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
         }

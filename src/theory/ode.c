@@ -27,28 +27,29 @@ int ode_check(const struct params *p, char *err, size_t errlen)
 {
     enum closure cl = p->closure;
     switch (p->decomposition) {
-    case DECOMP_DIRECT: return 0;
-    case DECOMP_TIED:
-        if (cl == CLOSURE_AUTO && !p->ode_noise)
-            return 0; /* spectral, any order >= 1 */
-        if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-            if (p->ode_noise) {
+        case DECOMP_DIRECT: return 0;
+        case DECOMP_TIED:
+            if (cl == CLOSURE_AUTO && !p->ode_noise)
+                return 0; /* spectral, any order >= 1 */
+            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
+                if (p->ode_noise) {
+                    snprintf(err, errlen,
+                             "closure %s is the exact noiseless solution and has no O(eta) noise "
+                             "term: use ode_noise off, or closure free_cumulant",
+                             params_closure_name(cl));
+                    return -1;
+                }
+                return 0;
+            }
+            return words_check(p, err, errlen);
+        case DECOMP_UNTIED:
+            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
                 snprintf(err, errlen,
-                         "closure %s is the exact noiseless solution and has no O(eta) noise "
-                         "term: use ode_noise off, or closure free_cumulant",
+                         "closure %s applies to tied only (untied has no closed spectral form)",
                          params_closure_name(cl));
                 return -1;
             }
-            return 0;
-        }
-        return words_check(p, err, errlen);
-    case DECOMP_UNTIED:
-        if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-            snprintf(err, errlen, "closure %s applies to tied only (untied has no closed spectral form)",
-                     params_closure_name(cl));
-            return -1;
-        }
-        return words_check(p, err, errlen);
+            return words_check(p, err, errlen);
     }
     return 0;
 }
@@ -59,35 +60,33 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     const struct params *p = &m->p;
     enum closure cl = p->closure;
     switch (p->decomposition) {
-    case DECOMP_DIRECT:
-        return direct_system_create(m, sys, err, errlen);
-    case DECOMP_TIED:
-        if (cl == CLOSURE_AUTO && !p->ode_noise)
-            cl = CLOSURE_SPECTRAL;
-        if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-            if (p->ode_noise) {
+        case DECOMP_DIRECT: return direct_system_create(m, sys, err, errlen);
+        case DECOMP_TIED:
+            if (cl == CLOSURE_AUTO && !p->ode_noise)
+                cl = CLOSURE_SPECTRAL;
+            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
+                if (p->ode_noise) {
+                    snprintf(err, errlen,
+                             "closure %s is the exact noiseless solution and has no O(eta) noise "
+                             "term: use --ode-noise off, or --closure free_cumulant",
+                             params_closure_name(cl));
+                    return -1;
+                }
+                return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
+            }
+            return words_system_create(m, sys, err, errlen);
+        case DECOMP_UNTIED:
+            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
                 snprintf(err, errlen,
-                         "closure %s is the exact noiseless solution and has no O(eta) noise "
-                         "term: use --ode-noise off, or --closure free_cumulant",
+                         "closure %s applies to tied only (untied has no closed spectral form)",
                          params_closure_name(cl));
                 return -1;
             }
-            return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
-        }
-        return words_system_create(m, sys, err, errlen);
-    case DECOMP_UNTIED:
-        if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-            snprintf(err, errlen,
-                     "closure %s applies to tied only (untied has no closed spectral form)",
-                     params_closure_name(cl));
-            return -1;
-        }
-        return words_system_create(m, sys, err, errlen);
+            return words_system_create(m, sys, err, errlen);
     }
     snprintf(err, errlen, "ode: unknown decomposition");
     return -1;
 }
-
 
 int ode_run(const struct model *m, struct traj *out)
 {

@@ -49,12 +49,12 @@
 #include "aimsweep/model/obs.h"
 #include "aimsweep/model/phi.h"
 
-#define SPECTRAL_MP_ATOMS 512     /* atoms of the Marchenko-Pastur discretisation */
+#define SPECTRAL_MP_ATOMS 512 /* atoms of the Marchenko-Pastur discretisation */
 #define SPECTRAL_NEWTON_ITER 200
-#define SPECTRAL_OUTER_STEP 0.35  /* bracketing step in log|g| */
+#define SPECTRAL_OUTER_STEP 0.35 /* bracketing step in log|g| */
 #define SPECTRAL_OUTER_SCAN 120
 #define SPECTRAL_TOL 1e-14
-#define SPECTRAL_STACK_ATOMS 2048 /* S0 atoms handled without allocation (d or the MP rule) */
+#define SPECTRAL_STACK_ATOMS 2048   /* S0 atoms handled without allocation (d or the MP rule) */
 #define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
 
 /* ---- Gauss rule of a discrete measure ---- */

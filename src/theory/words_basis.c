@@ -19,7 +19,6 @@ static long words_code(int nl, int len, const int *w)
     return c;
 }
 
-
 void words_decode(int nl, int len, long c, int *w)
 {
     for (int i = len - 1; i >= 0; i--) {

@@ -102,7 +102,8 @@ static int build_sub(struct words_closure *cl)
 }
 
 /* The regression coefficients c0, c1 of each student letter type on P (from the moments). */
-static void residual_coefs(const struct words_closure *cl, const double *mom, double *c0, double *c1)
+static void residual_coefs(const struct words_closure *cl, const double *mom, double *c0,
+                           double *c1)
 {
     double mp = mom[cl->c_p], vp = mom[cl->c_pp] - mp * mp;
     for (int t = 0; t < 3; t++) {
@@ -131,8 +132,8 @@ static double sub_eval(const struct words_closure *cl, int c, const double *c0, 
     }
     for (long i = cl->sub_off[c]; i < cl->sub_off[c + 1]; i++) {
         const struct sub_term *t = &cl->sub[i];
-        s += p0[0][t->e0[0]] * p0[1][t->e0[1]] * p0[2][t->e0[2]] * p1[0][t->e1[0]] * p1[1][t->e1[1]] *
-             p1[2][t->e1[2]] * src[t->to];
+        s += p0[0][t->e0[0]] * p0[1][t->e0[1]] * p0[2][t->e0[2]] * p1[0][t->e1[0]] *
+             p1[1][t->e1[1]] * p1[2][t->e1[2]] * src[t->to];
     }
     return s;
 }
@@ -140,8 +141,8 @@ static double sub_eval(const struct words_closure *cl, int c, const double *c0, 
 /* free_residual: the moments mom (classes up to M, or all when `all`) mapped to the residual
  * moments momr, their free cumulants kapr up to M, and the top residual moments by the frozen
  * top cumulants topr0 (when topr0 is NULL the top residual moments are left as mapped). */
-static void residual_moments(struct words_closure *cl, const double *mom, const double *c0, const double *c1,
-                             int all)
+static void residual_moments(struct words_closure *cl, const double *mom, const double *c0,
+                             const double *c1, int all)
 {
     const struct words_basis *b = cl->b;
     int t0 = b->first[cl->M + 1], t1 = b->ncls;
@@ -163,7 +164,8 @@ extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, 
 static int build_flat(struct words_closure *cl)
 {
     const struct words_basis *b = cl->b;
-    int M = cl->M, K = M % 2 ? (M - 1) / 2 : M / 2 - 1, Lt = M + 1, lr = M % 2 ? (M + 1) / 2 : M / 2;
+    int M = cl->M, K = M % 2 ? (M - 1) / 2 : M / 2 - 1, Lt = M + 1,
+        lr = M % 2 ? (M + 1) / 2 : M / 2;
     int ns = 0, nl = b->nl, (*str)[WORDS_MAX_LEN], *slen;
     if (K < 0)
         return -1; /* M >= 1 gives K >= 0: at least the empty string, ns >= 1 */
@@ -186,8 +188,8 @@ static int build_flat(struct words_closure *cl)
     cl->fsc = malloc(sizeof(double) * ns);
     cl->flwork = 8 * ns + 64;
     cl->fwork = malloc(sizeof(double) * cl->flwork);
-    if (!str || !slen || !cl->fgram || !cl->fa || !cl->fb || !cl->fG || !cl->fGp || !cl->fw || !cl->fav ||
-        !cl->fbv || !cl->fsc || !cl->fwork) {
+    if (!str || !slen || !cl->fgram || !cl->fa || !cl->fb || !cl->fG || !cl->fGp || !cl->fw ||
+        !cl->fav || !cl->fbv || !cl->fsc || !cl->fwork) {
         free(str);
         free(slen);
         return -1;
@@ -258,7 +260,7 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
     for (int e = 0; e < ns; e++) {
         double l = cl->fw[e];
         if (!(l > WORDS_FLAT_CUT * lmax))
-            continue; /* a negative direction is not a state */
+            continue;                               /* a negative direction is not a state */
         const double *ve = cl->fG + (size_t)e * ns; /* row-major storage of column-major vectors */
         for (int i = 0; i < ns; i++)
             for (int j = 0; j < ns; j++)
@@ -276,7 +278,8 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
         }
         double acc = 0;
         for (int r = 0; r < Lt; r++) {
-            const int *ia = cl->fa + ((size_t)t * Lt + r) * ns, *ib = cl->fb + ((size_t)t * Lt + r) * ns;
+            const int *ia = cl->fa + ((size_t)t * Lt + r) * ns,
+                      *ib = cl->fb + ((size_t)t * Lt + r) * ns;
             for (int u = 0; u < ns; u++) {
                 cl->fav[u] = mom[ia[u]];
                 cl->fbv[u] = mom[ib[u]];
@@ -293,38 +296,35 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
     return 0;
 }
 
-
 void words_closure_apply(struct words_closure *cl, double *mom)
 {
     const struct words_basis *b = cl->b;
     int t0 = b->first[cl->M + 1], t1 = b->first[cl->M + 2];
     switch (cl->kind) {
-    case CLOSURE_ZERO:
-        for (int c = t0; c < t1; c++)
-            mom[c] = b->stud[c] ? 0 : cl->mom0[c];
-        break;
-    case CLOSURE_FREEZE:
-        for (int c = t0; c < t1; c++)
-            mom[c] = cl->mom0[c];
-        break;
-    case CLOSURE_FLAT:
-        flat_top(cl, mom, mom);
-        break;
-    case CLOSURE_FREE_RESIDUAL: {
-        double c0[3], c1[3];
-        residual_coefs(cl, mom, c0, c1);
-        residual_moments(cl, mom, c0, c1, 0);
-        for (int c = t0; c < t1; c++)
-            mom[c] = b->stud[c] ? sub_eval(cl, c, c0, c1, 1.0, cl->momr) : cl->mom0[c];
-        break;
-    }
-    default: /* free_cumulant */
-        for (int c = 1; c < t0; c++)
-            cl->kap[c] = mom[c] - words_nc_sum(&cl->nc, c, cl->kap, mom);
-        for (int c = t0; c < t1; c++)
-            mom[c] = b->stud[c] ? cl->top0[c] + words_nc_sum(&cl->nc, c, cl->kap, mom)
-                                : cl->mom0[c];
-        break;
+        case CLOSURE_ZERO:
+            for (int c = t0; c < t1; c++)
+                mom[c] = b->stud[c] ? 0 : cl->mom0[c];
+            break;
+        case CLOSURE_FREEZE:
+            for (int c = t0; c < t1; c++)
+                mom[c] = cl->mom0[c];
+            break;
+        case CLOSURE_FLAT: flat_top(cl, mom, mom); break;
+        case CLOSURE_FREE_RESIDUAL: {
+            double c0[3], c1[3];
+            residual_coefs(cl, mom, c0, c1);
+            residual_moments(cl, mom, c0, c1, 0);
+            for (int c = t0; c < t1; c++)
+                mom[c] = b->stud[c] ? sub_eval(cl, c, c0, c1, 1.0, cl->momr) : cl->mom0[c];
+            break;
+        }
+        default: /* free_cumulant */
+            for (int c = 1; c < t0; c++)
+                cl->kap[c] = mom[c] - words_nc_sum(&cl->nc, c, cl->kap, mom);
+            for (int c = t0; c < t1; c++)
+                mom[c] =
+                    b->stud[c] ? cl->top0[c] + words_nc_sum(&cl->nc, c, cl->kap, mom) : cl->mom0[c];
+            break;
     }
 }
 

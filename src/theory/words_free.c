@@ -26,7 +26,6 @@
 
 /* ---------------------------------------------------------------- non-crossing expansions */
 
-
 void words_nc_free(struct words_nc *nc)
 {
     free(nc->tstart);
@@ -113,8 +112,8 @@ int words_free_cumulants(const struct words_basis *b, const double *mom, double 
 
 /* Pure-student moment at d -> infinity by non-crossing pairings of the 2L factors. */
 struct pairing_walk {
-    int n;        /* 2L factor points */
-    int mat[2 * WORDS_MAX_LEN];   /* underlying matrix: 0 = U (or W), 1 = V */
+    int n;                      /* 2L factor points */
+    int mat[2 * WORDS_MAX_LEN]; /* underlying matrix: 0 = U (or W), 1 = V */
     int pair[2 * WORDS_MAX_LEN];
     double rho, sum;
     int L;

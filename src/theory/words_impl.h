@@ -74,8 +74,8 @@ struct words_closure {
     int c_x[3], c_xp[3], c_p, c_pp; /* classes X, X P for X in {S, Sigma, Lambda}; P, P P */
     /* flat: strings of length <= K, the classes of the Gram matrix and of the split vectors */
     int fK, fns, fnrot;
-    int *fgram;        /* fns x fns: class of u^T v */
-    int *fa, *fb;      /* per top class, rotation and string: classes of wL u and v^T wR */
+    int *fgram;   /* fns x fns: class of u^T v */
+    int *fa, *fb; /* per top class, rotation and string: classes of wL u and v^T wR */
     double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fsc;
     int flwork;
 };

@@ -45,8 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aimsweep/model/obs.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/model/obs.h"
 #include "aimsweep/model/phi.h"
 #include "aimsweep/theory/noise.h"
 #include "words_hooks.h"
@@ -81,19 +81,23 @@ static const struct repl repl_tied[] = {
     {K_LAM, -2, 1, {WORDS_S, 0}},
 };
 static const struct repl repl_s[] = {
-    {K_A, -1, 2, {WORDS_S, WORDS_LAMBDA}},   {K_B, -1, 2, {WORDS_ST, WORDS_LAMBDA}},
-    {K_C, -1, 2, {WORDS_P, WORDS_LAMBDA}},   {K_A, -1, 2, {WORDS_SIGMA, WORDS_S}},
-    {K_B, -1, 2, {WORDS_SIGMA, WORDS_ST}},   {K_C, -1, 2, {WORDS_SIGMA, WORDS_P}},
+    {K_A, -1, 2, {WORDS_S, WORDS_LAMBDA}},
+    {K_B, -1, 2, {WORDS_ST, WORDS_LAMBDA}},
+    {K_C, -1, 2, {WORDS_P, WORDS_LAMBDA}},
+    {K_A, -1, 2, {WORDS_SIGMA, WORDS_S}},
+    {K_B, -1, 2, {WORDS_SIGMA, WORDS_ST}},
+    {K_C, -1, 2, {WORDS_SIGMA, WORDS_P}},
     {K_LAM, -2, 1, {WORDS_S, 0}},
     /* the general index only (the last REPL_MU of each untied table): G's sqrt(d) Phi_mu I */
-    {K_MU, -1, 1, {WORDS_LAMBDA, 0}},        {K_MU, -1, 1, {WORDS_SIGMA, 0}},
+    {K_MU, -1, 1, {WORDS_LAMBDA, 0}},
+    {K_MU, -1, 1, {WORDS_SIGMA, 0}},
 };
 static const struct repl repl_st[] = {
-    {K_A, -1, 2, {WORDS_LAMBDA, WORDS_ST}},  {K_B, -1, 2, {WORDS_LAMBDA, WORDS_S}},
-    {K_C, -1, 2, {WORDS_LAMBDA, WORDS_P}},   {K_A, -1, 2, {WORDS_ST, WORDS_SIGMA}},
-    {K_B, -1, 2, {WORDS_S, WORDS_SIGMA}},    {K_C, -1, 2, {WORDS_P, WORDS_SIGMA}},
-    {K_LAM, -2, 1, {WORDS_ST, 0}},
-    {K_MU, -1, 1, {WORDS_LAMBDA, 0}},        {K_MU, -1, 1, {WORDS_SIGMA, 0}},
+    {K_A, -1, 2, {WORDS_LAMBDA, WORDS_ST}}, {K_B, -1, 2, {WORDS_LAMBDA, WORDS_S}},
+    {K_C, -1, 2, {WORDS_LAMBDA, WORDS_P}},  {K_A, -1, 2, {WORDS_ST, WORDS_SIGMA}},
+    {K_B, -1, 2, {WORDS_S, WORDS_SIGMA}},   {K_C, -1, 2, {WORDS_P, WORDS_SIGMA}},
+    {K_LAM, -2, 1, {WORDS_ST, 0}},          {K_MU, -1, 1, {WORDS_LAMBDA, 0}},
+    {K_MU, -1, 1, {WORDS_SIGMA, 0}},
 };
 static const struct repl repl_sigma[] = {
     {K_A, -2, 2, {WORDS_S, WORDS_ST}}, {K_B, -1, 2, {WORDS_ST, WORDS_ST}},
@@ -115,11 +119,16 @@ struct repl_rule {
     const struct repl *r;
     int n;
 };
-#define REPL_RULE(t) {(t), (int)(sizeof(t) / sizeof((t)[0]))}
+#define REPL_RULE(t)                                                                               \
+    {                                                                                              \
+        (t), (int)(sizeof(t) / sizeof((t)[0]))                                                     \
+    }
 static const struct repl_rule repl_rule_tied[2] = {[WORDS_S] = REPL_RULE(repl_tied)};
 static const struct repl_rule repl_rule_untied[5] = {
-    [WORDS_S] = REPL_RULE(repl_s),         [WORDS_ST] = REPL_RULE(repl_st),
-    [WORDS_SIGMA] = REPL_RULE(repl_sigma), [WORDS_LAMBDA] = REPL_RULE(repl_lambda),
+    [WORDS_S] = REPL_RULE(repl_s),
+    [WORDS_ST] = REPL_RULE(repl_st),
+    [WORDS_SIGMA] = REPL_RULE(repl_sigma),
+    [WORDS_LAMBDA] = REPL_RULE(repl_lambda),
 };
 #undef REPL_RULE
 
@@ -134,7 +143,7 @@ struct words_ctx {
     int general, slaved;
     double sqd, mu_guess;
     int ntr;
-    int *trk;  /* class of each state component */
+    int *trk; /* class of each state component */
     double *mom, *mom0;
     struct lin_term *lin;
     int nlin;
@@ -312,8 +321,7 @@ static int build_quad(struct words_ctx *cx)
                 cx->quad[nq].row = row;
                 cx->quad[nq].a = words_basis_index(b, la, wa);
                 cx->quad[nq].b = words_basis_index(b, lb, wb);
-                cx->quad[nq].kind =
-                    b->nl == 2 ? Q_TIED : (s[mk[0]] == s[mk[1]] ? Q_N2 : Q_N1);
+                cx->quad[nq].kind = b->nl == 2 ? Q_TIED : (s[mk[0]] == s[mk[1]] ? Q_N2 : Q_N1);
                 cx->quad[nq].coef = 1;
                 nq++;
             }
@@ -416,13 +424,15 @@ static int words_observe(void *ctx, const double *y, struct obs_row *row)
     row->trace = cx->mom[cx->c_s];
     double mu = cx->sqd * row->trace;
     if (cx->general && cx->slaved) {
-        if (phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, row->omega11, row->psi11, row->omega12, &mu))
+        if (phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, row->omega11, row->psi11,
+                        row->omega12, &mu))
             return -1;
         cx->mu_guess = mu;
         row->trace = mu / cx->sqd;
     }
     row->overlap = obs_overlap(row->omega11, row->omega12, row->trace, cx->t2);
-    if (cx->general ? phi_eval_law(&cx->act, cx->T, &cx->law, mu, row->omega11, row->psi11, row->omega12, &pv)
+    if (cx->general ? phi_eval_law(&cx->act, cx->T, &cx->law, mu, row->omega11, row->psi11,
+                                   row->omega12, &pv)
                     : phi_eval(&cx->act, cx->T, row->omega11, row->psi11, row->omega12, &pv)) {
         row->loss = NAN;
         return -1;
@@ -485,9 +495,12 @@ int words_check(const struct params *p, char *err, size_t errlen)
     }
     nl = p->decomposition == DECOMP_TIED ? 2 : 5;
     if (M < 2 || M + 1 > (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN)) {
-        snprintf(err, errlen, "order_m = %d: the word hierarchy of %s with closure %s needs an order from %d to %d",
-                 p->order_m, params_decomp_name(p->decomposition), params_closure_name(p->closure),
-                 p->closure == CLOSURE_AUTO ? 3 : 2, (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1);
+        snprintf(
+            err, errlen,
+            "order_m = %d: the word hierarchy of %s with closure %s needs an order from %d to %d",
+            p->order_m, params_decomp_name(p->decomposition), params_closure_name(p->closure),
+            p->closure == CLOSURE_AUTO ? 3 : 2,
+            (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1);
         return -1;
     }
     if (closure == CLOSURE_SPECTRAL || closure == CLOSURE_SPECTRAL_MP) {
@@ -495,14 +508,16 @@ int words_check(const struct params *p, char *err, size_t errlen)
         return -1;
     }
     if (closure == CLOSURE_FLAT && M % 2 == 0) {
-        snprintf(err, errlen,
-                 "closure flat needs an odd order_m (got %d; even orders measured unstable): use order_m %d or %d, "
-                 "or closure auto", M, M - 1, M + 1);
+        snprintf(
+            err, errlen,
+            "closure flat needs an odd order_m (got %d; even orders measured unstable): use order_m %d or %d, "
+            "or closure auto",
+            M, M - 1, M + 1);
         return -1;
     }
     if (closure == CLOSURE_FREE_RESIDUAL && M + 1 > (nl == 2 ? 10 : 6)) {
-        snprintf(err, errlen, "closure free_residual supports order_m <= %d for %s (got %d)", nl == 2 ? 9 : 5,
-                 params_decomp_name(p->decomposition), M);
+        snprintf(err, errlen, "closure free_residual supports order_m <= %d for %s (got %d)",
+                 nl == 2 ? 9 : 5, params_decomp_name(p->decomposition), M);
         return -1;
     }
     return 0;
@@ -572,10 +587,11 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     sys->ctx = cx;
     if (cx->general) {
         cx->mu_guess = cx->sqd * cx->mom0[cx->c_s];
-        if (cx->slaved &&
-            phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, cx->mom0[cx->c_sst], cx->mom0[cx->c_ss],
-                        cx->mom0[cx->c_sp], &cx->mu_guess)) {
-            snprintf(err, errlen, "words: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
+        if (cx->slaved && phi_mu_slow(&cx->act, cx->T, &cx->law, cx->mu_guess, cx->mom0[cx->c_sst],
+                                      cx->mom0[cx->c_ss], cx->mom0[cx->c_sp], &cx->mu_guess)) {
+            snprintf(
+                err, errlen,
+                "words: no slow manifold mu*(q) (Phi_mu = 0) at the initial moments: use ode_mean stiff");
             words_ctx_destroy(cx);
             free(sys->y0);
             memset(sys, 0, sizeof *sys);

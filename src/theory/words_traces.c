@@ -27,8 +27,8 @@ struct trace_walk {
     const struct words_basis *b;
     int d;
     const double *const *letters;
-    double **t2;   /* (a b)^T for every pair of letters */
-    double **work; /* one d x d product per depth */
+    double **t2;          /* (a b)^T for every pair of letters */
+    double **work;        /* one d x d product per depth */
     unsigned char **need; /* need[l][code]: a prefix of length l of some class of length >= l + 2 */
     double *out;
 };
@@ -59,8 +59,8 @@ static void walk(struct trace_walk *tw, int l, long code, const double *X)
         if (!tw->need[l + 1][c1])
             continue;
         double *Y = tw->work[l + 1];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, X, d, tw->letters[a], d,
-                    0.0, Y, d);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, X, d, tw->letters[a],
+                    d, 0.0, Y, d);
         walk(tw, l + 1, c1, Y);
     }
 }
@@ -166,8 +166,8 @@ long words_traces_products(const struct words_basis *b)
     return count;
 }
 
-int words_initial_values(const struct model *m, const struct words_basis *b, int force_free, double *out,
-                         int *exact)
+int words_initial_values(const struct model *m, const struct words_basis *b, int force_free,
+                         double *out, int *exact)
 {
     int nl = b->nl, d = m->d, rc = -1;
     size_t dd = (size_t)d * d;
@@ -204,8 +204,8 @@ int words_initial_values(const struct model *m, const struct words_basis *b, int
             s += pk[(size_t)i * d + i];
         pm[k] = s / d;
         if (k < b->maxlen) {
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, pk, d, m->teacher, d, 0.0, tmp,
-                        d);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, d, d, 1.0, pk, d, m->teacher,
+                        d, 0.0, tmp, d);
             double *t = pk;
             pk = tmp;
             tmp = t;

@@ -31,7 +31,8 @@ struct expr *expr_compile(const char *text, char *err, size_t errlen);
 int expr_names(const struct expr *e, const char **names, int max);
 
 /* Evaluates. Returns 0 with *out, or -1 with a message in err. */
-int expr_eval(const struct expr *e, expr_lookup_fn lookup, void *ctx, double *out, char *err, size_t errlen);
+int expr_eval(const struct expr *e, expr_lookup_fn lookup, void *ctx, double *out, char *err,
+              size_t errlen);
 
 /* Frees; accepts NULL and sets *e = NULL. */
 void expr_destroy(struct expr **e);

@@ -76,10 +76,10 @@ enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 enum closure {
     CLOSURE_AUTO = 0,
     CLOSURE_FREE_CUMULANT,
-    CLOSURE_FREEZE,  /* naive: the length-(M+1) moment frozen at its tau = 0 value */
-    CLOSURE_ZERO,    /* naive: the length-(M+1) mixed moment set to zero */
-    CLOSURE_SPECTRAL,    /* tied only: docs/model.md §7b, S0 spectrum matched to the run's own */
-    CLOSURE_SPECTRAL_MP, /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
+    CLOSURE_FREEZE,        /* naive: the length-(M+1) moment frozen at its tau = 0 value */
+    CLOSURE_ZERO,          /* naive: the length-(M+1) mixed moment set to zero */
+    CLOSURE_SPECTRAL,      /* tied only: docs/model.md §7b, S0 spectrum matched to the run's own */
+    CLOSURE_SPECTRAL_MP,   /* tied only: the same with the Marchenko-Pastur law for S0 (d -> inf) */
     CLOSURE_FREE_RESIDUAL, /* words: free cumulants of the residuals X - c0 - c1 P */
     CLOSURE_FLAT           /* words: flat extension of the moment matrix; both in words_closure.c */
 };
@@ -99,7 +99,7 @@ struct params {
     double weight_decay;
     double tau_end;
     int records;
-    int log_grid; /* records log-spaced in tau (1) or linear (0) */
+    int log_grid;     /* records log-spaced in tau (1) or linear (0) */
     double log_start; /* log_grid: the first tau > 0 recorded; 0 = tau_end / 1000 */
     uint64_t seed;
     unsigned solvers;

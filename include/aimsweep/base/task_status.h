@@ -38,12 +38,12 @@ enum task_status {
 /* What the database may hold (everything but new). */
 #define TASK_STATUS_STORED (((1u << TASK_STATUS_COUNT) - 1u) & ~TASK_STATUS_BIT(TASK_NEW))
 /* In the database and still to run (error only when a run is asked to retry errors). */
-#define TASK_STATUS_TO_RUN                                                                      \
-    (TASK_STATUS_BIT(TASK_PENDING) | TASK_STATUS_BIT(TASK_RUNNING) |                            \
+#define TASK_STATUS_TO_RUN                                                                         \
+    (TASK_STATUS_BIT(TASK_PENDING) | TASK_STATUS_BIT(TASK_RUNNING) |                               \
      TASK_STATUS_BIT(TASK_INTERRUPTED))
 /* Finished for good: a run does not start them again (error unless asked). */
-#define TASK_STATUS_FINISHED                                                                    \
-    (TASK_STATUS_BIT(TASK_DONE) | TASK_STATUS_BIT(TASK_DIVERGED) |                              \
+#define TASK_STATUS_FINISHED                                                                       \
+    (TASK_STATUS_BIT(TASK_DONE) | TASK_STATUS_BIT(TASK_DIVERGED) |                                 \
      TASK_STATUS_BIT(TASK_ODE_DIVERGED) | TASK_STATUS_BIT(TASK_ERROR))
 /* A solver's outcome: the statuses a finished solver reports. */
 #define TASK_STATUS_SOLVER (TASK_STATUS_FINISHED | TASK_STATUS_BIT(TASK_INTERRUPTED))

@@ -22,6 +22,7 @@ const char *grid_shape(const struct sweep_spec *s, char *buf, size_t n);
  * or -1 with "FILE:LINE: key 'K': message" (one value at fault) or "FILE:LINE: key 'grid': N of M
  * points cannot run:" and the messages with their points, one per line, in err and *out = NULL.
  * The last axis varies fastest; the axes of a zip block vary together. */
-int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char *err, size_t errlen);
+int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char *err,
+                size_t errlen);
 
 #endif

@@ -28,10 +28,10 @@ int mpicheck_errors_return(MPI_Comm comm);
 
 /* Runs an MPI call; when it fails, reports it and returns err from the calling function.
  * (It stringises call itself: through MPICHECK_FAILED the text would be macro-expanded.) */
-#define MPICHECK(call, err)                                                                     \
-    do {                                                                                        \
-        if (mpicheck_failed((call), #call, __FILE__, __LINE__))                                 \
-            return (err);                                                                       \
+#define MPICHECK(call, err)                                                                        \
+    do {                                                                                           \
+        if (mpicheck_failed((call), #call, __FILE__, __LINE__))                                    \
+            return (err);                                                                          \
     } while (0)
 
 #endif

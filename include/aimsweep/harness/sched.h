@@ -62,7 +62,7 @@ struct sched_opts {
 
 struct sched_stats {
     size_t done, lost, not_started, skipped_deadline, returned;
-    int signal; /* the signal that stopped the sweep, or 0 */
+    int signal;  /* the signal that stopped the sweep, or 0 */
     int aborted; /* a callback asked to abort */
     double elapsed_s;
 };

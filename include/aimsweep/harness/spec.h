@@ -36,24 +36,25 @@
 
 /* One key with its values, as written. */
 struct spec_axis {
-    char key[64];   /* canonical (snake_case) key */
-    int line;       /* 1-based line of the key */
+    char key[64]; /* canonical (snake_case) key */
+    int line;     /* 1-based line of the key */
     size_t n;
-    char **values;  /* n texts, as params_set takes them */
-    int *lines;     /* 1-based line of each value */
-    unsigned char *is_expr; /* per value: 1 when it is an expression (expr.h), evaluated per point */
-    int zip;        /* 0, or the zip block (1, 2, ...) whose axes vary together */
+    char **values; /* n texts, as params_set takes them */
+    int *lines;    /* 1-based line of each value */
+    unsigned char
+        *is_expr; /* per value: 1 when it is an expression (expr.h), evaluated per point */
+    int zip;      /* 0, or the zip block (1, 2, ...) whose axes vary together */
 };
 
 struct sweep_spec {
     char *path;
     char *name;
-    char *text;               /* the file, verbatim (stored with the sweep) */
-    struct spec_axis *fixed;  /* each with n == 1 */
+    char *text;              /* the file, verbatim (stored with the sweep) */
+    struct spec_axis *fixed; /* each with n == 1 */
     size_t nfixed;
-    struct spec_axis *grid;   /* each with n >= 1; `seeds` is the axis `seed` */
+    struct spec_axis *grid; /* each with n >= 1; `seeds` is the axis `seed` */
     size_t ngrid;
-    int grid_line;            /* line of `grid:` (or 1) */
+    int grid_line; /* line of `grid:` (or 1) */
 };
 
 /* Reads and checks a sweep file. Returns 0 and a new spec in *out, or -1 with a one-line

@@ -43,9 +43,9 @@
 #ifndef AIMSWEEP_STORE_H
 #define AIMSWEEP_STORE_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sqlite3.h>
 
 #include "aimsweep/base/params.h"
 #include "aimsweep/base/task_status.h"
@@ -100,8 +100,9 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
 /* In the open batch: stores a result (r may be NULL when task_error says why), replacing the
  * task's earlier rows, and sets the task's status from its solvers. Interrupted tasks keep no
  * rows. Returns 0 or -1 with err. The status written is returned through status_out. */
-int store_put_result(struct store *s, uint64_t id, const struct task_result *r, const char *task_error,
-                     enum task_status *status_out, char *err, size_t errlen);
+int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
+                     const char *task_error, enum task_status *status_out, char *err,
+                     size_t errlen);
 
 /* In the open batch: the task failed without a result (e.g. it was running each time a job
  * died); status error with the message. */

@@ -18,8 +18,8 @@
 
 struct task {
     uint64_t id;
-    char *text;   /* canonical parameter text, owned */
-    double cost;  /* estimated seconds on one core at TASK_FLOPS_PER_S */
+    char *text;  /* canonical parameter text, owned */
+    double cost; /* estimated seconds on one core at TASK_FLOPS_PER_S */
 };
 
 /* Fills t from a validated point. Returns 0, or -1 on allocation failure (t zeroed). */

@@ -24,7 +24,8 @@ void kern_update_project(double *M, int n, int m, int T, const double *C, const 
  * on Y, one alongside each pair of rows of M: Z[b ldz + p] = F_p . Y_b for p < min(nf, n/2).
  * Returns the number of rows of F projected (0 unless T = 2); the caller projects the rest. */
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
-                              const double *Y, double *O, const double *F, int nf, double *Z, int ldz);
+                              const double *Y, double *O, const double *F, int nf, double *Z,
+                              int ldz);
 /* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
@@ -32,23 +33,26 @@ void kern_project(const double *M, int n, int m, int T, const double *Y, double 
 double kern_dot(const double *a, const double *b, int m);
 
 /* The portable loops, whatever the build (the reference in tests). */
-void kern_update_project_portable(double *M, int n, int m, int T, const double *C,
-                                  const double *X, const double *Y, double *O);
-void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
+void kern_update_project_portable(double *M, int n, int m, int T, const double *C, const double *X,
+                                  const double *Y, double *O);
+void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O,
+                           int ldo);
 
 /* The same loops in single precision (kern_f32.c, precision single): M, X, Y and F float, the
  * coefficients C in double (rounded to float per row), the projections O and Z summed in double
  * (in float over 16 products at a time in the vector kernel; kern_f32.c bounds the error). */
-void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
-                             double *O);
-int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X, const float *Y,
-                                  double *O, const float *F, int nf, double *Z, int ldz);
+void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                             const float *Y, double *O);
+int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                  const float *Y, double *O, const float *F, int nf, double *Z,
+                                  int ldz);
 void kern_project_f32(const float *M, int n, int m, int T, const float *Y, double *O, int ldo);
 /* a . b over m float entries, every product added in double. */
 double kern_dot_f32(const float *a, const float *b, size_t m);
-void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C, const float *X,
-                                      const float *Y, double *O);
-void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O, int ldo);
+void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
+                                      const float *X, const float *Y, double *O);
+void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
+                               int ldo);
 
 /* 1 when this build has the vector kernels (AVX2 and FMA), else 0. */
 int kern_vector(void);

@@ -12,34 +12,34 @@
 #ifndef AIMSWEEP_MODEL_H
 #define AIMSWEEP_MODEL_H
 
+#include "aimsweep/base/params.h"
 #include "aimsweep/model/obs.h"
 #include "aimsweep/model/phi.h"
-#include "aimsweep/base/params.h"
 
 struct model {
     struct params p;
     int d, r, T;
     double kappa;
-    double *teacher;  /* S*, d x d */
-    double t2;        /* Tr(S*)/d */
+    double *teacher; /* S*, d x d */
+    double t2;       /* Tr(S*)/d */
     /* The teacher as a signed factor: S* = F diag(sign) F^T with F d x k (row-major), so that
      * a sample's teacher index costs k d, not d^2 (k = r* for wishart). */
     double *tF;
     double *tsign;
     int tk;
     /* initial student parameters */
-    double *S0;       /* direct: d x d, else NULL */
-    double *W0;       /* tied: W; untied: U (d x r) */
-    double *V0;       /* untied: V (d x r), else NULL */
+    double *S0; /* direct: d x d, else NULL */
+    double *W0; /* tied: W; untied: U (d x r) */
+    double *V0; /* untied: V (d x r), else NULL */
     /* The general index (docs/model.md §10): token covariance C = (1 - c) I + c 1 1^T = L L^T
      * (Cholesky, L lower), and cidx[a T + b] = C_ab for the centred index, 0 for the
      * uncentred one (what the index subtracts times Tr S, and the gradient times I). */
-    int corr;         /* c != 0: tokens are drawn as x = L z */
+    int corr; /* c != 0: tokens are drawn as x = L z */
     double C[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     double L[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     double cidx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
-    double mu_star;        /* Tr(S*)/sqrt(d) */
-    struct phi_law law;    /* the index law Phi is taken under (phi_eval_law) */
+    double mu_star;     /* Tr(S*)/sqrt(d) */
+    struct phi_law law; /* the index law Phi is taken under (phi_eval_law) */
 };
 
 /* Streams of the counter-based generator, per task. */
@@ -102,6 +102,7 @@ void model_correlate(int d, int T, const double *L, double *x);
 
 /* The general index of docs/model.md §10: h[a T + b] = (x_a^T S x_b - cidx_ab Tr S)/sqrt(d) (cidx from
  * model_token_cov). A reference implementation (O(T d^2)). */
-void model_index_general(int d, int T, const double *S, const double *x, const double *cidx, double *h);
+void model_index_general(int d, int T, const double *S, const double *x, const double *cidx,
+                         double *h);
 
 #endif

@@ -21,8 +21,9 @@ struct obs_row {
     double omega12; /* Tr(S S*)/d */
     double trace;   /* t1 = Tr(S)/d */
     double overlap; /* centred overlap m */
-    double loss;    /* population loss Phi(omega11, psi11, omega12) (with the mean: docs/model.md §10) */
-    double mu;      /* the mean of the index, mu = Tr(S)/sqrt(d) = sqrt(d) t1 (docs/model.md §10) */
+    double
+        loss; /* population loss Phi(omega11, psi11, omega12) (with the mean: docs/model.md §10) */
+    double mu; /* the mean of the index, mu = Tr(S)/sqrt(d) = sqrt(d) t1 (docs/model.md §10) */
 };
 
 /* Outcome of one solver run. */

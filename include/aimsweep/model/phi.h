@@ -21,7 +21,7 @@ struct phi_val {
     double phi;
     double d_omega11, d_psi11, d_omega12; /* partial derivatives */
     double err;                           /* estimated absolute error of phi (0 for closed forms) */
-    double d_mu;                          /* dPhi/dmu (docs/model.md §10; 0 for the centred index) */
+    double d_mu; /* dPhi/dmu (docs/model.md §10; 0 for the centred index) */
 };
 
 /* Evaluates Phi and its gradient. Returns 0, or -1 when the covariance is not positive
@@ -77,7 +77,8 @@ int phi_eval_law_softmax_rows(const struct act *a, int T, const struct phi_law *
 /* Internal to phi.c and phi_general.c: the 2D trapezoidal rule (fine and coarse) of up to 8
  * functions, the Gauss-Hermite rules, the 2 x 2 Cholesky. */
 typedef void (*phi_fnv)(double u, double w, void *ctx, double *out);
-int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine, double *coarse);
+int phi_trap2(phi_fnv f, void *ctx, int nf, double vu, double c, double vw, double *fine,
+              double *coarse);
 int phi_gh_get(int n, const double **x, const double **w);
 int phi_chol2(double vu, double c, double vw, double *l11, double *l21, double *l22);
 

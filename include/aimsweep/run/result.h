@@ -14,7 +14,8 @@
 
 /* Serialises r (may be NULL when the task failed before running) and a task-level error
  * message (NULL or "" when none). Returns 0 with a new buffer in *buf (free it), or -1. */
-int result_pack(const struct task_result *r, const char *task_error, unsigned char **buf, size_t *len);
+int result_pack(const struct task_result *r, const char *task_error, unsigned char **buf,
+                size_t *len);
 
 /* Reads bytes back. Returns 0 with r filled (free with worker_result_free) and the task-level
  * error copied into task_error (empty when none), or -1 on malformed bytes (r zeroed). */

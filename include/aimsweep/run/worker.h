@@ -7,18 +7,20 @@
 #ifndef AIMSWEEP_WORKER_H
 #define AIMSWEEP_WORKER_H
 
-#include "aimsweep/model/obs.h"
 #include "aimsweep/base/params.h"
+#include "aimsweep/model/obs.h"
 
 struct solver_summary {
     int solver;
-    double tau_wr;      /* -1 when never reached (NULL in the database) */
-    double samples_wr;  /* samples at tau_wr (interpolated, an integer), -1 when never reached */
+    double tau_wr;     /* -1 when never reached (NULL in the database) */
+    double samples_wr; /* samples at tau_wr (interpolated, an integer), -1 when never reached */
     double final_overlap;
     double final_loss;
-    double max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
+    double
+        max_gap_to_sgd; /* max |omega12 - omega12_sgd| over common records, -1 for sgd or without sgd */
     enum run_status status;
-    double mu_star;        /* the teacher's mean Tr(S*)/sqrt(d) (docs/model.md §10), the same for every solver */
+    double
+        mu_star; /* the teacher's mean Tr(S*)/sqrt(d) (docs/model.md §10), the same for every solver */
 };
 
 struct task_result {

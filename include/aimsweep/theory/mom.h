@@ -17,9 +17,9 @@
 
 struct mom_sys {
     int dim;
-    double *y0;                                                   /* initial state, dim */
+    double *y0;                                                       /* initial state, dim */
     int (*rhs)(void *ctx, double tau, const double *y, double *dydt); /* 0 or -1 */
-    int (*observe)(void *ctx, const double *y, struct obs_row *row);  /* fills all but tau/samples */
+    int (*observe)(void *ctx, const double *y, struct obs_row *row); /* fills all but tau/samples */
     void (*destroy)(void *ctx);
     void *ctx;
     int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */

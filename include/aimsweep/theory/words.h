@@ -34,7 +34,7 @@ struct words_basis *words_basis_create(int decomposition, int maxlen);
 void words_basis_destroy(struct words_basis **b);
 
 int words_basis_nletters(const struct words_basis *b);
-int words_basis_count(const struct words_basis *b);          /* classes, empty word included */
+int words_basis_count(const struct words_basis *b);              /* classes, empty word included */
 int words_basis_count_len(const struct words_basis *b, int len); /* classes of one length */
 /* Class of a string of letters (any representative); -1 when the length is out of range. */
 int words_basis_index(const struct words_basis *b, int len, const int *w);
@@ -58,8 +58,8 @@ long words_traces_products(const struct words_basis *b);
  * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words_traces.c), otherwise, or when
  * force_free, exact for words of length <= 2 and free-probability values (words_free_init,
  * with the teacher's exact moments) beyond. *exact says which. Returns 0 or -1. */
-int words_initial_values(const struct model *m, const struct words_basis *b, int force_free, double *out,
-                         int *exact);
+int words_initial_values(const struct model *m, const struct words_basis *b, int force_free,
+                         double *out, int *exact);
 
 /* Forms the letter matrices of a student (tied W, or untied U, V; d x r) and teacher P into
  * letters[] (each d x d, allocated by the caller: 2 for tied, 5 for untied). */
