@@ -23,16 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "analysis"))
 import scaling  # noqa: E402
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
+from checks import check, done  # noqa: E402
 
 
 def synth(a, b, ds, seeds, sigma, rng, A=3.0):
@@ -83,8 +74,7 @@ def main():
     check(f3["a"] is not None and f3["three"], "three values of d: no (a, b) fit")
     f2 = scaling.fit_law(ds[:2], synth(2, 1, ds[:2], 8, 0.05, rng), boot=200)
     check(f2["a"] is None and f2["c"] is not None, "two values of d: expected c only")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == "__main__":

@@ -26,16 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "analysis"))
 import aimdb  # noqa: E402
 import numpy as np  # noqa: E402
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
+from checks import check, done  # noqa: E402
 
 
 def close(a, b, tol=1e-9):
@@ -182,8 +173,7 @@ def main():
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")
     check(all(close(mig[k][f], base[k][f]) for k in set(mig) & set(base) for f in REC_FIELDS),
           "migrated recovery values differ")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == "__main__":
