@@ -1,11 +1,12 @@
 /* Checkpoints: a task stopped any number of times and resumed from its checkpoint gives the
  * trajectories of an uninterrupted run bit for bit (SGD, flow and the ODE after them, every
- * decomposition, weight decay on so that SGD's stored scales are not 1, and untied with
- * token_corr 0.3 and the uncentred index); so does a resume from
+ * decomposition, weight decay on so that SGD's stored scales are not 1, untied with
+ * token_corr 0.3 and the uncentred index, precision single, a two_phase schedule); so does a resume from
  * a checkpoint written on the wall-clock schedule and left behind by a killed job. A corrupt,
  * truncated or foreign checkpoint is refused with a message and the task runs from the start,
  * again giving the uninterrupted numbers. Planted errors: not saving the generator's position,
- * a scale or the flow's step size makes every "resumed" check fail (the next samples or steps
+ * a scale, the float matrices of precision single, the schedule's phase or the flow's step size
+ * makes the "resumed" checks fail (the next samples or steps
  * differ); a checkpoint accepted for another task makes the "foreign" checks fail. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +18,29 @@
 #include "check.h"
 
 /* decomp "untied+index": untied with the general index (correlated tokens, the uncentred index),
- * whose token mixing and mean must survive a checkpoint too. */
+ * whose token mixing and mean must survive a checkpoint too; "X+single": precision single, whose
+ * float matrices and token copies are the state; "direct+two_phase": a learning-rate schedule whose
+ * switch falls inside SGD, so that a resume must find the phase's rate again. (The stop callback
+ * is polled on a wall-clock period, so where a stop falls depends on speed: direct and untied
+ * SGD are long enough here to be stopped in the middle every time.) */
 static void params_for(struct params *p, const char *decomp, uint64_t seed)
 {
-    char err[256];
+    char err[256], base[32];
     params_default(p);
-    int general = !strcmp(decomp, "untied+index");
-    params_set(p, "decomposition", general ? "untied" : decomp, err, sizeof err);
-    if (general) {
+    snprintf(base, sizeof base, "%s", decomp);
+    char *plus = strchr(base, '+');
+    if (plus)
+        *plus = 0;
+    params_set(p, "decomposition", base, err, sizeof err);
+    if (strstr(decomp, "+index")) {
         CHECK(params_set(p, "token_corr", "0.3", err, sizeof err) == 0, "token_corr: %s", err);
         CHECK(params_set(p, "index", "uncentred", err, sizeof err) == 0, "index: %s", err);
     }
+    if (strstr(decomp, "+single"))
+        CHECK(params_set(p, "precision", "single", err, sizeof err) == 0, "precision: %s", err);
+    if (strstr(decomp, "+two_phase"))
+        CHECK(params_set(p, "lr_schedule", "two_phase(0.2,0.25)", err, sizeof err) == 0,
+              "lr_schedule: %s", err);
     params_set(p, "activation", "h2", err, sizeof err);
     params_set(p, "solvers", "sgd,flow,ode", err, sizeof err);
     p->d = 32;
@@ -112,18 +125,20 @@ int main(void)
         return 1;
     snprintf(path, sizeof path, "%s/task.ckpt", dir);
     snprintf(copy, sizeof copy, "%s/kept.ckpt", dir);
-    const char *decomps[] = {"direct", "tied", "untied", "untied+index"};
-    for (int i = 0; i < 4; i++) {
+    const char *decomps[] = {
+        "direct",        "tied",          "untied",         "untied+index",
+        "direct+single", "untied+single", "tied+two_phase", "direct+two_phase"};
+    for (int i = 0; i < (int)(sizeof decomps / sizeof *decomps); i++) {
         struct params p;
         struct task_result ref, r;
         params_for(&p, decomps[i], 5);
         CHECK(worker_run(&p, &ref, NULL, NULL) == 0, "reference");
         /* 1. stopped again and again, at polls spread over SGD, flow and the ODE */
-        long steps[] = {3, 2, 5, 1, 4, 7, 2, 9, 3, 6};
+        long steps[] = {1, 1, 3, 2, 5, 1, 4, 7, 2, 9, 3, 6}; /* the first two inside SGD */
         int segments = 0, rc = 0;
         unlink(path);
         for (;;) {
-            rc = run_ctl(&p, &r, path, segments < 10 ? steps[segments] : -1, 0, NULL, NULL, 0);
+            rc = run_ctl(&p, &r, path, segments < 12 ? steps[segments] : -1, 0, NULL, NULL, 0);
             segments++;
             if (rc || !interrupted(&r) || segments > 20)
                 break;
