@@ -36,7 +36,7 @@ set_tests_properties(sweep_ops PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOU
 
 # The job scripts on a real Slurm started by the test itself (root only; skipped otherwise).
 add_test(NAME slurm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_test.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm)
-set_tests_properties(slurm PROPERTIES LABELS slurm PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 600 SKIP_RETURN_CODE 77
+set_tests_properties(slurm PROPERTIES LABELS slurm PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 1200 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${HARNESS_ENV}")
 # Grids (ranges, zip, expressions, --set), task ids, weak recovery and its view, migration 1 -> 2.
 add_executable(test_grid test_grid.c)
