@@ -65,7 +65,7 @@ check() {
     rows "$1" | cmp -s - "$W/ref.rows" || fail "$3: rows differ from the serial run"
     [ "$(q "$1" "SELECT rank FROM tasks WHERE task_id = '$X'")" = 2 ] || fail "$3: task $X not stored from rank 2"
     grep -q "rank 1 (pid $P1 on .*taken for stalled" "$1.log" || fail "$3: the stall (rank 1, pid $P1) not logged"
-    [ "$(grep -c "taken for stalled" "$1.log")" = 1 ] || fail "$3: not exactly one rank taken for stalled"
+    [ "$(grep -c "has sent nothing" "$1.log")" = 1 ] || fail "$3: not exactly one rank taken for stalled"
     [ ! -e "$1.ckpt" ] || fail "$3: checkpoints left behind: $(ls "$1.ckpt")"
 }
 

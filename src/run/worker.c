@@ -126,7 +126,7 @@ static int wstop_poll(void *ctx)
 /* The checkpoint side of a task: where the file is, what it is tied to, and what is finished. */
 struct wsave {
     struct worker_ctl *wc;
-    const struct wstop *stop; /* an abandoned task (OBS_STOP_ABANDON) saves nothing */
+    struct wstop *stop; /* an abandoned task (OBS_STOP_ABANDON) saves nothing */
     uint64_t id, hash;
     struct task_result *res;
     int cur;         /* index in res->traj of the running solver */
@@ -143,7 +143,9 @@ static int wsave_due(void *ctx)
 static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t len)
 {
     struct wsave *w = ctx;
-    if (w->stop->last == OBS_STOP_ABANDON)
+    /* asked first: a periodic save can come due before the solver's next poll, e.g. in a rank
+     * that was stopped (SIGSTOP) and has had its task given to another */
+    if (wstop_poll(w->stop) == OBS_STOP_ABANDON || w->stop->last == OBS_STOP_ABANDON)
         return 0;
     struct traj trajs[SOLVER_COUNT];
     for (int i = 0; i < w->cur; i++)
