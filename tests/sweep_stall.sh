@@ -10,11 +10,12 @@
 #   B. It never comes back: the job must still end (its task rerun on rank 2), exit code 0 (the
 #      sweep is complete; docs/model.md §13), with the stopped rank killed by MPI_Abort and every
 #      task stored once, rows as the serial run.
-# Planted errors: a late result passed on to the store makes task X `interrupted` from rank 1 (A:
-# status, rank and rows fail); STOP instead of ABANDON lets rank 1 write a checkpoint of X after
-# rank 2 removed its own (A: leftover checkpoint); no stall detection makes B wait for the
-# stopped rank until the test's limit (B: "did not end"); no MPI_Abort for a silent rank hangs
-# B in MPI_Finalize (same).
+# Planted errors (tried): a late result passed on to the store makes task X `interrupted` (A: exit
+# code 4, not every task done, summary, trajectory and rows differ: 5 checks fail); STOP instead
+# of ABANDON lets rank 1 write a checkpoint of X after rank 2 removed its own (A: "checkpoints
+# left behind"). By construction: no stall detection makes B wait for the stopped rank until
+# the test's limit (B: "did not end"); no MPI_Abort for a silent rank hangs B in MPI_Finalize
+# (same).
 # usage: sweep_stall.sh WORKDIR   (env AIMSWEEP, MPIEXEC, SRCDIR)
 set -u
 W=$1

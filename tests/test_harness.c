@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aimsweep/base/params.h"
@@ -14,6 +15,7 @@
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/model/phi.h"
 #include "aimsweep/run/result.h"
 #include "check.h"
 
@@ -386,9 +388,65 @@ static void test_store(const char *dir)
     spec_destroy(&s);
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of one population-loss evaluation (the mean over at least 0.15 s of them). */
+static double phi_seconds(const struct params *p)
+{
+    struct phi_val v;
+    int n = 0;
+    double t0 = cpu_s();
+    while (cpu_s() - t0 < 0.15 || n < 3) {
+        phi_eval(&p->activation, p->tokens, 0.5 + 1e-3 * n, 0.3, 0.2, &v);
+        n++;
+    }
+    return (cpu_s() - t0) / n;
+}
+
+/* The cost model's share of the population loss (task.c) against the loss's own evaluation
+ * times measured here, as ratios (the machine's speed cancels): softmax with T = 3 tokens (a
+ * 6-dimensional tensor rule), T = 5 (Monte Carlo) and tanh (a trapezoidal rule) against softmax
+ * with T = 2. Each ratio must hold within a factor 3 (measured on the project's machine: 20.9 to
+ * 21.6, 65 to 66, 3.4 to 3.7, against the model's 23.0, 65.5, 3.67). And a softmax T = 3 flow
+ * task must cost more than 10 times its T = 2 twin (measured 20 times at d = 20: 10.3 s against
+ * 0.5 s). Planted errors: the model without the loss's share (task_phi_flops 0) gives 1 for the
+ * task ratio and NaN for the loss ratios (4 checks fail); the tensor rule's points counted as
+ * n^T instead of n^(2T) (343 + 216 at T = 3) gives a T = 3 ratio of 0.08 and a task ratio of
+ * 1.0 (2 checks fail). */
+static void test_cost_phi(void)
+{
+    struct params base;
+    char err[256];
+    params_default(&base);
+    base.d = 20;
+    base.solvers = SOLVER_FLOW;
+    CHECK(params_parse_act("softmax(1)", &base.activation, err, sizeof err) == 0, "%s", err);
+    struct params t3 = base, t5 = base, th = base;
+    t3.tokens = 3;
+    t5.tokens = 5;
+    CHECK(params_parse_act("tanh", &th.activation, err, sizeof err) == 0, "%s", err);
+    double m2 = phi_seconds(&base), c2 = task_phi_flops(&base);
+    const struct params *other[3] = {&t3, &t5, &th};
+    const char *name[3] = {"softmax T = 3", "softmax T = 5", "tanh"};
+    for (int k = 0; k < 3; k++) {
+        double mr = phi_seconds(other[k]) / m2, cr = task_phi_flops(other[k]) / c2;
+        printf("cost of one loss evaluation, %s against softmax T = 2: measured %.3g, model %.3g\n",
+               name[k], mr, cr);
+        CHECK(cr > mr / 3 && cr < mr * 3, "%s: model ratio %.3g, measured %.3g", name[k], cr, mr);
+    }
+    double r = task_cost(&t3) / task_cost(&base);
+    CHECK(r > 10, "softmax flow task, T = 3 against T = 2: cost ratio %.3g, expected > 10", r);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
+    test_cost_phi();
     test_spec_grid();
     test_result_bytes();
     test_task_status();

@@ -40,8 +40,7 @@ static char flag_path[512];
 static int my_rank;
 
 /* rank 0's record */
-static int nfinished[NTASK], finished_by[NTASK], nstarted[NTASK], started_by[NTASK][4],
-    nreturned;
+static int nfinished[NTASK], finished_by[NTASK], nstarted[NTASK], started_by[NTASK][4], nreturned;
 static int stall_noted, late_noted;
 static char pid_text[64];
 
@@ -165,17 +164,17 @@ int main(int argc, char **argv)
     struct sched_stats stats;
     memset(&stats, 0, sizeof stats);
     double t0 = clock_now_s();
-    int rc = sched_run(MPI_COMM_WORLD, my_rank == 0 ? tasks : NULL, my_rank == 0 ? NTASK : 0,
-                       &ops, &opts, &stats);
+    int rc = sched_run(MPI_COMM_WORLD, my_rank == 0 ? tasks : NULL, my_rank == 0 ? NTASK : 0, &ops,
+                       &opts, &stats);
     CHECK(rc == 0, "rank %d: sched_run returned %d", my_rank, rc);
     if (my_rank == 0) {
-        printf("rank 0: %.1f s; stalled %zu, reassigned %zu, late ignored %zu, silent %zu, done %zu\n",
-               clock_now_s() - t0, stats.stalled, stats.reassigned, stats.late_ignored,
-               stats.stalled_silent, stats.done);
+        printf(
+            "rank 0: %.1f s; stalled %zu, reassigned %zu, late ignored %zu, silent %zu, done %zu\n",
+            clock_now_s() - t0, stats.stalled, stats.reassigned, stats.late_ignored,
+            stats.stalled_silent, stats.done);
         CHECK(stats.stalled == 1, "stalled ranks: %zu, expected 1 (rank 1)", stats.stalled);
         CHECK(stats.reassigned == 1, "tasks reassigned: %zu, expected 1", stats.reassigned);
-        CHECK(stats.late_ignored == 1, "late results ignored: %zu, expected 1",
-              stats.late_ignored);
+        CHECK(stats.late_ignored == 1, "late results ignored: %zu, expected 1", stats.late_ignored);
         CHECK(stats.stalled_silent == 0, "silent ranks: %zu (rank 1 answered again)",
               stats.stalled_silent);
         CHECK(stats.done == NTASK, "tasks done: %zu of %d", stats.done, NTASK);
@@ -199,8 +198,9 @@ int main(int argc, char **argv)
         unlink(flag_path);
     }
     if (my_rank == 1) {
-        CHECK(stuck_answer == OBS_STOP_ABANDON, "rank 1: the stuck task's stop answered %d, "
-                                                "expected OBS_STOP_ABANDON (%d)",
+        CHECK(stuck_answer == OBS_STOP_ABANDON,
+              "rank 1: the stuck task's stop answered %d, "
+              "expected OBS_STOP_ABANDON (%d)",
               stuck_answer, OBS_STOP_ABANDON);
         CHECK(tasks_after_stuck == 0, "rank 1 ran %d tasks after it was taken for stalled",
               tasks_after_stuck);

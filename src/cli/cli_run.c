@@ -61,9 +61,8 @@ static void run_usage(FILE *f)
         "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
         "  again), 1 a failure of the run itself, 2 bad input.\n",
         RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, SCHED_STALL_TIMEOUT_S,
-        RUN_DEFAULT_CHECKPOINT_S,
-        STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS,
-        RUN_EXIT_STOPPED);
+        RUN_DEFAULT_CHECKPOINT_S, STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS,
+        RUN_EXIT_ERRORS, RUN_EXIT_STOPPED);
 }
 
 static int parse_double(const char *s, double *x)
@@ -156,9 +155,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                     !strcmp(a, "--time-limit") || !strcmp(a, "--commit-interval") ||
                     !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
                     !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
-                    !strcmp(a, "--stall-timeout") ||
-                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") ||
-                    !strcmp(a, "--lock-wait");
+                    !strcmp(a, "--stall-timeout") || !strcmp(a, "--checkpoint-interval") ||
+                    !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;

@@ -511,8 +511,8 @@ static void from_stalled(struct root *R, struct wstate *w, int src, int tag,
     char hex[17];
     snprintf(hex, sizeof hex, "%016" PRIx64, R->tasks[idx].id);
     R->st->late_ignored++;
-    note(R, "late result of task %s from rank %d ignored: the task was given to another rank",
-         hex, src);
+    note(R, "late result of task %s from rank %d ignored: the task was given to another rank", hex,
+         src);
 }
 
 static int run_root(MPI_Comm comm, int size, struct root *R)
@@ -759,8 +759,16 @@ static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, doub
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
 {
-    struct sched_worker W = {comm, 0, 0, 0, 0, 0, opts ? opts->task_timeout_s : 0,
-                             sched_beat_s(opts), clock_now_s(), MPI_REQUEST_NULL};
+    struct sched_worker W = {comm,
+                             0,
+                             0,
+                             0,
+                             0,
+                             0,
+                             opts ? opts->task_timeout_s : 0,
+                             sched_beat_s(opts),
+                             clock_now_s(),
+                             MPI_REQUEST_NULL};
     unsigned char hello[8 + 256] = {0};
     int64_t pid = (int64_t)getpid();
     memcpy(hello, &pid, 8);

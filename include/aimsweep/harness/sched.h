@@ -85,9 +85,9 @@ struct sched_opts {
                         whose scaled estimate would end after it */
     double end_time; /* the job's end (seconds since the epoch), 0 = unknown: the grace after a
                         signal never runs past end_time - SCHED_END_MARGIN_S */
-    double task_timeout_s; /* a task running longer is stopped (its stop callback answers
+    double task_timeout_s;  /* a task running longer is stopped (its stop callback answers
                               OBS_STOP_TIMEOUT), 0 = no limit; every rank reads it */
-    double term_grace_s;   /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
+    double term_grace_s;    /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
     double stall_timeout_s; /* a worker holding tasks and silent this long is stalled (see
                                above), 0 = never; every rank reads it (the heartbeat) */
 };
@@ -103,7 +103,7 @@ struct sched_stats {
     size_t stalled_silent; /* stalled workers that never answered again: the job must end
                               with MPI_Abort (they cannot finalise) */
     int signal;            /* the signal that stopped the sweep, or 0 */
-    int aborted; /* a callback asked to abort */
+    int aborted;           /* a callback asked to abort */
     double elapsed_s;
 };
 
