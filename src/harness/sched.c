@@ -429,7 +429,10 @@ static int release_idle(MPI_Comm comm, struct root *R, struct wstate *ws, int si
     return 0;
 }
 
-/* Sends an empty message without waiting for it (a stalled rank may never take it in). */
+/* Sends an empty message without waiting for it (a stalled rank may never take it in).
+ * clang's MPI checker wants a wait for every request and knows nothing of MPI_Request_free
+ * (standard: the send still completes); hence the NOLINT regions here and at the heartbeat. */
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
 static int post(MPI_Comm comm, int dest, int tag)
 {
     MPI_Request rq;
@@ -437,6 +440,7 @@ static int post(MPI_Comm comm, int dest, int tag)
     MPICHECK(MPI_Request_free(&rq), -1);
     return 0;
 }
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
 /* Retires every worker that holds tasks or has not finished and has been silent for the stall
  * timeout: its tasks go onto R->again for the others. Returns 0, or -1 on an MPI failure. */
@@ -670,7 +674,9 @@ struct sched_worker {
 };
 
 /* Sends a heartbeat when one is due and the last one has gone (never waits: a rank 0 that is
- * slow to take them in must not stop the task). Returns 0, or -1 on an MPI failure. */
+ * slow to take them in must not stop the task). Returns 0, or -1 on an MPI failure. The
+ * checker takes the MPI_Test that completes the last request for none (see post). */
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
 static int beat(struct sched_worker *W)
 {
     if (W->beat_s <= 0)
@@ -693,6 +699,7 @@ fail:
     W->failed = 1;
     return -1;
 }
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
  * queued tasks). Returns 0, or -1 on an MPI failure (reported; W->failed set). */
@@ -838,9 +845,11 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct s
             break;
         }
     }
+    // NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker): freed, not waited for (see post)
     if (W.beat != MPI_REQUEST_NULL)
         MPICHECK_FAILED(MPI_Request_free(&W.beat)); /* a 0-byte send: it completes on its own */
     free(buf);
+    // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
     return rc;
 }
 
