@@ -20,7 +20,7 @@
  * Stalls (sched.h): rank 0 keeps, per worker, when it last heard from it. Only time in which
  * rank 0 was listening counts: a gap of more than SCHED_BEAT_S in its own loop (a slow commit,
  * rank 0 itself stopped) moves every worker's last-heard time on by the gap, and silence is
- * judged only when no message is waiting. A stalled worker is retired for the rest of the run
+ * judged when no message is waiting (or, under a steady stream, every quarter timeout). A stalled worker is retired for the rest of the run
  * (marked done, sent ABANDON and DONE without blocking): if it comes back it stops its task, hands
  * its queued one back, and leaves; rank 0 ignores what it sends. Its tasks go onto a stack that
  * next_task serves before the sorted order. Since a task is reassigned only by this route, and
@@ -562,15 +562,19 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             rc = -1;
             break;
         }
-        if (!flag) {
-            /* nothing waiting: now silence means something */
-            if (R->watch && t - scan_t >= SCHED_STALL_SCAN_S) {
-                scan_t = t;
-                if (stall_scan(comm, R, ws, size, &active, t)) {
-                    rc = -1;
-                    break;
-                }
+        /* Silence means something when no message is waiting; under a steady stream (many
+         * ranks, tiny tasks) the scan is forced every quarter of the stall timeout (a rank 0 that
+         * far behind its queue is overloaded anyway). */
+        if (flag && ms.MPI_SOURCE > 0 && ms.MPI_SOURCE < size)
+            ws[ms.MPI_SOURCE].heard = t; /* its message is here: not silent */
+        if (R->watch && t - scan_t >= (flag ? R->opts->stall_timeout_s / 4 : SCHED_STALL_SCAN_S)) {
+            scan_t = t;
+            if (stall_scan(comm, R, ws, size, &active, t)) {
+                rc = -1;
+                break;
             }
+        }
+        if (!flag) {
             /* spin briefly after traffic (results come in bursts), then sleep longer */
             if (t - idle_since > SCHED_SPIN_S)
                 nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
