@@ -88,7 +88,7 @@ kill -0 $job 2>/dev/null || fail "A: the sweep ended before the SIGCONT (too lit
 kill -CONT "$P1"
 wait $job
 rc=$?
-echo "A: exit $rc; $(grep -c "late result" "$W/a.db.log") late result(s) ignored"
+echo "A: exit $rc; $(grep -c "late result of task" "$W/a.db.log") late result(s) ignored"
 grep -q "late result of task $X from rank 1 ignored" "$W/a.db.log" || fail "A: the late result not logged as ignored"
 grep -q "task $X: continued from its checkpoint" "$W/a.out" || fail "A: the rerun of $X did not continue from rank 1's checkpoint"
 check "$W/a.db" $rc A
