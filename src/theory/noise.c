@@ -12,8 +12,26 @@
  * pair, so E[D_ab D_ba] = E[f(u1, w) f(u2, w)] with f(u, w) = E[D_ab | h_ab = u, h*_ab = w].
  *
  * Rules: Gauss-Hermite products. Hermite activations of degree k are integrated exactly with
- * 2k + 2 nodes per axis; other activations use NOISE_GH_SMOOTH nodes and, on request, report as
- * error the difference to a rule with 2/3 as many nodes. Softmax at T = 2 reduces to a 4D rule
+ * 2k + 2 nodes per axis; relu and erf have closed forms (below); tanh uses NOISE_GH_SMOOTH nodes
+ * and, on request, reports as error the difference to a rule with 2/3 as many nodes.
+ *
+ * relu: D(u, w) = (u - R) 1(u > 0), R = relu(w). With P = 1/4 + asin(r)/(2 pi) the orthant
+ * probability of a centred pair of correlation r, and sx, sy its deviations,
+ *   E[XY; X > 0, Y > 0] = sx sy (r P + sqrt(1 - r^2)/(2 pi)),
+ *   E[Y^2; X > 0, Y > 0] = sy^2 (P + r sqrt(1 - r^2)/(2 pi)),
+ *   E[Y; X > 0, Y > 0] = sy (1 + r)/(2 sqrt(2 pi))
+ * (the second from Stein, E[Y g] = sum_k Cov(Y, X_k) E[d_k g]), so with r = c/sqrt(om)
+ *   n1/(T(T-1)) = om/2 - 2 E[uw; u, w > 0] + E[w^2; u, w > 0].
+ * For n2 = T(T-1) E[(u1 - R)(u2 - R); u1, u2 > 0] over (u1, u2, w) (Var u = om, Cov(u1, u2) = psi,
+ * Cov(u, w) = c, Var w = 1): the trivariate orthant probability
+ * P3 = 1/8 + (asin r12 + 2 asin r)/(4 pi), r12 = psi/om, and Stein on u1 and on w give
+ *   E[u1 w; all > 0] = (om + psi) Q/sqrt(2 pi om) + c P3,   E[w^2; all > 0] = P3 + 2c Q/sqrt(2 pi om),
+ * Q = E[w; u2 > 0, w > 0 | u1 = 0] (the pair formula for the conditional law), so
+ *   n2/(T(T-1)) = E[u1 u2; u1, u2 > 0] - 2 E[u1 w; all > 0] + E[w^2; all > 0].
+ * erf: D = (erf u - erf w) g(u), g = (2/sqrt(pi)) e^(-u^2). The factor g(u)^2 (n1) or
+ * g(u1) g(u2) (n2) is a Gaussian tilt: E[f e^(-x^T B x/2)] = Z E'[f] with the tilted covariance
+ * S' = S - S_.u (S_uu + B_uu^-1)^-1 S_u. and Z = det(I + B_uu S_uu)^(-1/2); then every term is
+ * E'[erf X erf Y] = (2/pi) asin(2 Cov/sqrt((1 + 2 Var X)(1 + 2 Var Y))). Softmax at T = 2 reduces to a 4D rule
  * (see softmax2_rule); larger T uses the general row rule (slow beyond T = 3).
  */
 #include "aimsweep/theory/noise.h"
@@ -98,6 +116,74 @@ static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d
         }
     *n1 = T * (T - 1) * s1;
     *n2 = T * (T - 1) * s2;
+}
+
+/* ---- closed forms: relu and erf ---- */
+
+static double clamp1(double x) { return x > 1.0 ? 1.0 : x < -1.0 ? -1.0 : x; }
+
+/* Centred pair of deviations sx, sy and correlation r: E[XY; X, Y > 0], E[Y^2; X, Y > 0],
+ * E[Y; X, Y > 0]. */
+static void orthant2(double sx, double sy, double r, double *xy, double *yy, double *y1)
+{
+    r = clamp1(r);
+    double P = 0.25 + asin(r) / (2 * M_PI), q = sqrt(1 - r * r) / (2 * M_PI);
+    *xy = sx * sy * (r * P + q);
+    *yy = sy * sy * (P + r * q);
+    *y1 = sy * (1 + r) / (2 * sqrt(2 * M_PI));
+}
+
+static int relu_closed(int T, double om, double psi, double c, double *n1, double *n2)
+{
+    if (!(om > 0)) {
+        *n1 = *n2 = 0; /* u = 0: D = 0 almost surely */
+        return 0;
+    }
+    double so = sqrt(om), r = clamp1(c / so), r12 = clamp1(psi / om), xy, yy, y1;
+    orthant2(so, 1.0, r, &xy, &yy, &y1);
+    double e1 = om / 2 - 2 * xy + yy;
+    double uu, t2, t3;
+    orthant2(so, so, r12, &uu, &t2, &t3); /* uu = E[u1 u2; u1, u2 > 0] */
+    /* (u2, w) given u1 = 0 */
+    double vu = om - psi * psi / om, vw = 1 - c * c / om, cw = c * (1 - psi / om);
+    vu = vu > 0 ? vu : 0;
+    vw = vw > 0 ? vw : 0;
+    double den = sqrt(vu * vw), rc = den > 0 ? clamp1(cw / den) : 0.0;
+    double Q = sqrt(vw) * (1 + rc) / (2 * sqrt(2 * M_PI));
+    double P3 = 0.125 + (asin(r12) + 2 * asin(r)) / (4 * M_PI);
+    double k = Q / sqrt(2 * M_PI * om);
+    double e2 = uu - 2 * ((om + psi) * k + c * P3) + (P3 + 2 * c * k);
+    *n1 = T * (T - 1) * e1;
+    *n2 = T * (T - 1) * e2;
+    return 0;
+}
+
+static double erf_pair(double vx, double vy, double cxy)
+{
+    return M_2_PI * asin(clamp1(2 * cxy / sqrt((1 + 2 * vx) * (1 + 2 * vy))));
+}
+
+static int erf_closed(int T, double om, double psi, double c, double *n1, double *n2)
+{
+    /* n1: tilt by e^(-2u^2) (B_uu = 4) on (u, w) */
+    double q = 1 + 4 * om, Z1 = 1 / sqrt(q);
+    double vu = om / q, cuw = c / q, vw = 1 - 4 * c * c / q;
+    double E1 = erf_pair(vu, vu, vu) - 2 * erf_pair(vu, vw, cuw) + erf_pair(vw, vw, vw);
+    /* n2: tilt by e^(-u1^2 - u2^2) (B_uu = 2 I) on (u1, u2, w); M = S_uu + I/2 */
+    double m11 = om + 0.5, det = m11 * m11 - psi * psi;
+    if (!(det > 0))
+        return -1;
+    double i11 = m11 / det, i12 = -psi / det; /* M^-1 = [[i11, i12], [i12, i11]] */
+    /* S_uu M^-1 S_uu, S_uu M^-1 S_uw (S_uw = c (1, 1)), S_wu M^-1 S_uw */
+    double a11 = om * i11 + psi * i12, a12 = om * i12 + psi * i11; /* (S_uu M^-1) rows */
+    double vu2 = om - (a11 * om + a12 * psi), cu12 = psi - (a11 * psi + a12 * om);
+    double cuw2 = c - c * (a11 + a12), vw2 = 1 - 2 * c * c * (i11 + i12);
+    double Z2 = 1 / sqrt((1 + 2 * om) * (1 + 2 * om) - 4 * psi * psi);
+    double E2 = erf_pair(vu2, vu2, cu12) - 2 * erf_pair(vu2, vw2, cuw2) + erf_pair(vw2, vw2, vw2);
+    double g2 = 4 / M_PI; /* g(u)^2 = (4/pi) e^(-2u^2); g(u1) g(u2) = (4/pi) e^(-u1^2 - u2^2) */
+    *n1 = T * (T - 1) * g2 * Z1 * E1;
+    *n2 = T * (T - 1) * g2 * Z2 * E2;
+    return 0;
 }
 
 /* ---- softmax ---- */
@@ -324,6 +410,17 @@ static int softmax_rule(const struct act *a, int T, double om, double psi, doubl
     return 0;
 }
 
+int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, double omega12,
+                    int n2d, int n3d, struct noise_val *out)
+{
+    memset(out, 0, sizeof *out);
+    struct chol3 k;
+    if (a->kind == ACT_SOFTMAX || chol3_make(omega11, psi11, omega12, &k))
+        return -1;
+    elem_rule(a, T, &k, n2d, n3d, &out->n1, &out->n2);
+    return isfinite(out->n1) && isfinite(out->n2) ? 0 : -1;
+}
+
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
                int want_err, struct noise_val *out)
 {
@@ -361,6 +458,12 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
     } else if (a->kind == ACT_HERMITE) {
         int n = 2 * a->degree + 2;
         elem_rule(a, T, &k, n, n, &n1, &n2);
+    } else if (a->kind == ACT_RELU) {
+        if (relu_closed(T, omega11, psi11, omega12, &n1, &n2))
+            return -1;
+    } else if (a->kind == ACT_ERF) {
+        if (erf_closed(T, omega11, psi11, omega12, &n1, &n2))
+            return -1;
     } else {
         elem_rule(a, T, &k, NOISE_GH_SMOOTH, NOISE_GH_SMOOTH3, &n1, &n2);
         if (want_err) {

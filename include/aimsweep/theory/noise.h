@@ -22,13 +22,19 @@ struct noise_val {
 };
 
 /* The two noise expectations at (omega11, psi11, omega12) for T tokens. Elementwise
- * activations use tensor Gauss-Hermite rules (exact for Hermite activations); softmax uses a
+ * activations use tensor Gauss-Hermite rules (exact for Hermite activations) or closed forms
+ * (relu, erf: exact up to rounding); softmax uses a
  * product rule over the 2T-dimensional row law and, for the cross-row term, the row average
  * conditioned on the shared entry (T = 2: a 4D rule in the score differences). want_err != 0
  * also estimates the rule's error (twice the cost). Returns 0, or -1 when the covariance is not
  * positive semidefinite beyond rounding, a value is not finite, or softmax has T > 6. */
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
                int want_err, struct noise_val *out);
+
+/* The Gauss-Hermite product rule for any elementwise activation with n2d nodes per axis (n1)
+ * and n3d (n2), whatever noise_eval uses for it: an independent route, for tests. */
+int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, double omega12,
+                    int n2d, int n3d, struct noise_val *out);
 
 /* Direct: the O(eta) drift of (omega11, psi11, omega12, t1) per unit tau, to be added to the
  * flow's right-hand side: eta * (n1, n2, 0, 0). */
