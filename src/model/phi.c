@@ -535,6 +535,25 @@ int phi_eval_quadrature(const struct act *a, int T, double o11, double o12, stru
     return 0;
 }
 
+/* Softmax at T = 2 by the trapezoidal rule on the differences (the route phi_mehler.c replaced),
+ * for tests. */
+int phi_eval_softmax2_trap(const struct act *a, double o11, double p11, double o12,
+                           struct phi_val *out)
+{
+    memset(out, 0, sizeof *out);
+    double fine[3], coarse[3], beta = a->beta;
+    if (a->kind != ACT_SOFTMAX ||
+        trap2(sm2_fn, &beta, 3, 2 * o11 + p11, 3 * o12, 3.0, fine, coarse))
+        return -1;
+    out->phi = 2 * fine[0];
+    out->d_omega11 = 2 * fine[1];
+    out->d_psi11 = fine[1];
+    out->d_omega12 = 6 * fine[2];
+    out->err = 2 * fabs(fine[0] - coarse[0]);
+    out->err_grad = fmax(2 * fabs(fine[1] - coarse[1]), 6 * fabs(fine[2] - coarse[2]));
+    return 0;
+}
+
 /* The general tensor/Monte Carlo softmax path for T = 2 too, for tests of the reduction. */
 int phi_eval_softmax_general(const struct act *a, int T, double o11, double p11, double o12,
                              struct phi_val *out)

@@ -16,15 +16,17 @@
  * analytic in the strip |Im u| < pi/2), times |r|^p below it; the stated error (phi_val.err,
  * err_grad) is the sum of the moduli of the last quarter of the terms kept, an overestimate of
  * the tail while the terms decrease, plus MEHLER_ERR_FLOOR for the rounding of the coefficients.
- * Measured against an independent fine quadrature over a in (0, MEHLER_A_MAX], b = 1 and 3/4,
- * |r| <= 1: |error| <= 3e-12 in e, <= 2e-9 in the gradient (tests/test_phi.c, section mehler).
+ * Over a in (0, PHI_MEHLER_A_MAX], |r| <= 1 the stated error is at most 6e-11 in e and 3e-9 in
+ * each partial (largest at |r| = 1, a = 6); the measured difference to phi.c's trapezoidal rule
+ * is at most 1.3e-12 and 9e-11 (tests/test_phi_fast.c, which checks both and softmax's b = 3/4).
  *
  * The coefficients h_p(a) are integrals of entire functions times tanh: the trapezoidal rule
  * with step MEHLER_H on [-24, 24] converges like exp(-2 pi delta/h),
- * delta = pi/(2 sqrt(a)) (about 1e-13 relative at a = MEHLER_A_MAX), where Gauss-Hermite with the
+ * delta = pi/(2 sqrt(a)), where Gauss-Hermite with the
  * same number of nodes would not (its error falls only like exp(-2 delta sqrt(2n))). The node
  * weights times psi_p form a fixed table, so h(a) is one matrix-vector product over half the
- * nodes (parity). Outside (MEHLER_A_MIN, MEHLER_A_MAX] for a or b the callers use quadrature.
+ * nodes (parity). Outside (PHI_MEHLER_A_MIN, PHI_MEHLER_A_MAX] for a or b the callers use
+ * quadrature (past a = 6 the tail at |r| = 1 grows: 1e-9 in e at a = 16).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,13 +34,13 @@
 
 #include "aimsweep/model/phi.h"
 
-#define MEHLER_P 160           /* highest order kept in the sums */
-#define MEHLER_H 0.08          /* trapezoidal step in standard units */
+#define MEHLER_P 160  /* highest order kept in the sums */
+#define MEHLER_H 0.08 /* trapezoidal step in standard units */
 /* half-width MEHLER_NQ * MEHLER_H = 24: psi_p phi for p <= MEHLER_P + 2 lives inside */
 #define MEHLER_ERR_FLOOR 1e-14 /* rounding of the coefficients, added to the stated error */
 
-#define MEHLER_NQ 300 /* nodes x_i = i h, i = 0..NQ: NQ h = 24 */
-#define MEHLER_ROWS (MEHLER_P + 3)                      /* p = 0..P+2 */
+#define MEHLER_NQ 300              /* nodes x_i = i h, i = 0..NQ: NQ h = 24 */
+#define MEHLER_ROWS (MEHLER_P + 3) /* p = 0..P+2 */
 
 /* tab[p][i] = w_i psi_p(x_i), the trapezoidal weight (normalised to sum 1 over all 2NQ + 1
  * nodes) halved at i = 0, so that for an integrand of parity (-1)^p the full sum is twice the
