@@ -4,12 +4,10 @@
  *   trapezoidal rule, over omega11 in (0, 16], correlations r = omega12/sqrt(omega11) in [-1, 1]
  *   (r = 1 is perfect alignment, where the expansion converges slowest): |difference| within the
  *   two stated errors, and each stated error within the bound the file header states (6e-11 for
- *   Phi, 3e-9 for the gradient, per entry pair). Planted errors: dropping the sqrt((p+1)(p+2)) factor of K_a, or
- *   the 1/sqrt(ab) of K_c, fails every gradient check off r = 0; MEHLER_P = 40 fails the stated
- *   bound at r = 1 (its tail is ~1e-6 there); a wrong node table (step 0.3) fails the Phi checks
- *   at omega11 >= 6.
+ *   Phi, 3e-9 for the gradient, per entry pair). Planted error: dropping the sqrt((p+1)(p+2))
+ *   factor of K_a makes 729 checks fail (tanh, softmax and the finite differences).
  * - softmax(beta) at T = 2 (the same expansion at rescaled variances) against the trapezoidal
- *   rule on the score differences, beta = 0.5, 1, 2.5; a wrong rescaling (k = beta^2/2) fails all.
+ *   rule on the score differences, beta = 0.5, 1, 2.5.
  * - Every gradient against central differences of Phi, across the expansion's range edge
  *   (omega11 = 16 -> quadrature) too.
  * - The relu and erf noise expectations n1, n2 (closed forms, noise.c) against Monte Carlo of the
