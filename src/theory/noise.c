@@ -25,14 +25,18 @@
  * For n2 = T(T-1) E[(u1 - R)(u2 - R); u1, u2 > 0] over (u1, u2, w) (Var u = om, Cov(u1, u2) = psi,
  * Cov(u, w) = c, Var w = 1): the trivariate orthant probability
  * P3 = 1/8 + (asin r12 + 2 asin r)/(4 pi), r12 = psi/om, and Stein on u1 and on w give
- *   E[u1 w; all > 0] = (om + psi) Q/sqrt(2 pi om) + c P3,   E[w^2; all > 0] = P3 + 2c Q/sqrt(2 pi om),
+ *   E[u1 w; all > 0] = (om + psi) Q/sqrt(2 pi om) + c P3,
+ *   E[w^2; all > 0] = P3 + 2c Q/sqrt(2 pi om),
  * Q = E[w; u2 > 0, w > 0 | u1 = 0] (the pair formula for the conditional law), so
  *   n2/(T(T-1)) = E[u1 u2; u1, u2 > 0] - 2 E[u1 w; all > 0] + E[w^2; all > 0].
  * erf: D = (erf u - erf w) g(u), g = (2/sqrt(pi)) e^(-u^2). The factor g(u)^2 (n1) or
  * g(u1) g(u2) (n2) is a Gaussian tilt: E[f e^(-x^T B x/2)] = Z E'[f] with the tilted covariance
  * S' = S - S_.u (S_uu + B_uu^-1)^-1 S_u. and Z = det(I + B_uu S_uu)^(-1/2); then every term is
- * E'[erf X erf Y] = (2/pi) asin(2 Cov/sqrt((1 + 2 Var X)(1 + 2 Var Y))). Softmax at T = 2 reduces to a 4D rule
- * (see softmax2_rule); larger T uses the general row rule (slow beyond T = 3).
+ * E'[erf X erf Y] = (2/pi) asin(2 Cov/sqrt((1 + 2 Var X)(1 + 2 Var Y))).
+ * (They replace the 40/28-node product rule, off by up to 4 % at om = 4, whose relu version was
+ * not smooth in the order parameters: the integrator took 30 times more steps.)
+ * Softmax at T = 2 reduces to a 4D rule (see softmax2_rule); larger T uses the general row rule
+ * (slow beyond T = 3).
  */
 #include "aimsweep/theory/noise.h"
 
