@@ -14,6 +14,7 @@
  *   defining expectation (5 standard errors); erf also against a 100/64-node Gauss-Hermite rule
  *   (its integrand is smooth) to 1e-6. Planted error: dropping relu's conditional term Q fails
  *   n2 at all 6 points.
+ * - tanh's noise expectations (noise.c's Mehler sums) against a 3D trapezoidal rule.
  */
 #include <math.h>
 #include <string.h>
@@ -196,11 +197,72 @@ static void noise_closed(void)
     }
 }
 
+/* n1, n2 for tanh by a 3D trapezoidal rule of step h in (w, z1, z2), u1 = c w + s1 z1,
+ * u2 = c w + r z1 + s2 z2 (the definition, in other coordinates than noise.c's split). */
+static void tanh_noise_trap3(double om, double psi, double c, double h, double *n1, double *n2)
+{
+    enum { M = 85 }; /* |z| <= 8.5 */
+    double s1 = om - c * c > 0 ? sqrt(om - c * c) : 0, r = s1 > 0 ? (psi - c * c) / s1 : 0;
+    double s2 = om - c * c - r * r > 0 ? sqrt(om - c * c - r * r) : 0;
+    int m = (int)(8.5 / h + 0.5);
+    double x[2 * M + 1], w[2 * M + 1], ws = 0, a1 = 0, a2 = 0;
+    for (int i = -m; i <= m; i++) {
+        x[i + m] = i * h;
+        w[i + m] = exp(-0.5 * x[i + m] * x[i + m]);
+        ws += w[i + m];
+    }
+    for (int i = 0; i <= 2 * m; i++)
+        w[i] /= ws;
+    for (int i = 0; i <= 2 * m; i++) {
+        double W = x[i], tw = tanh(W);
+        for (int j = 0; j <= 2 * m; j++) {
+            if (w[i] * w[j] < 1e-22)
+                continue;
+            double t1 = tanh(c * W + s1 * x[j]), d1 = (t1 - tw) * (1 - t1 * t1), in = 0;
+            a1 += w[i] * w[j] * d1 * d1;
+            for (int k = 0; k <= 2 * m; k++) {
+                if (w[i] * w[j] * w[k] < 1e-24)
+                    continue;
+                double t2 = tanh(c * W + r * x[j] + s2 * x[k]);
+                in += w[k] * (t2 - tw) * (1 - t2 * t2);
+            }
+            a2 += w[i] * w[j] * d1 * in;
+        }
+    }
+    *n1 = 2 * a1;
+    *n2 = 2 * a2;
+}
+
+/* tanh's noise (noise.c: the (X, Y) split with Mehler sums) against the 3D trapezoidal rule
+ * (step 0.1; its own error, from step 0.2, is below 2e-9 here): within the stated error plus
+ * 2e-9, and the stated error below 1e-7. Planted errors: a coarse Y-rule (NOISE_MH_HYS 1.0)
+ * fails n2 at (1, 0.9, 0.95) and (0.05, 0.01, 0.02); NOISE_MH_P = 40 fails the stated error at
+ * the three near-aligned points. */
+static void noise_tanh(void)
+{
+    const double pts[][3] = {{1.0, 0.3, 0.2},  {2.0, 1.5, 0.9},   {1.0, 0.9, 0.95},
+                             {4.0, 1.0, 1.5},  {1.0, 1.0, 1.0},   {1.0, -0.5, 0.3},
+                             {3.0, -2.0, 0.2}, {0.05, 0.01, 0.02}};
+    struct act a = parse("tanh");
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        double om = pts[i][0], psi = pts[i][1], c = pts[i][2], t1, t2;
+        struct noise_val v;
+        char what[128];
+        snprintf(what, sizeof what, "tanh noise (%g, %g, %g)", om, psi, c);
+        CHECK(noise_eval(&a, 2, om, psi, c, 1, &v) == 0, "%s: eval", what);
+        tanh_noise_trap3(om, psi, c, 0.1, &t1, &t2);
+        CHECK_CLOSE(v.n1, t1, v.err + 2e-9, 0, what);
+        CHECK_CLOSE(v.n2, t2, v.err + 2e-9, 0, what);
+        CHECK(v.err < 1e-7, "%s: stated error %g", what, v.err);
+    }
+}
+
 int main(void)
 {
     tanh_vs_trapezoid();
     softmax2_vs_trapezoid();
     gradients();
     noise_closed();
+    noise_tanh();
     return check_done("test_phi_fast");
 }
