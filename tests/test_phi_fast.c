@@ -14,7 +14,8 @@
  *   defining expectation (5 standard errors); erf also against a 100/64-node Gauss-Hermite rule
  *   (its integrand is smooth) to 1e-6. Planted error: dropping relu's conditional term Q fails
  *   n2 at all 6 points.
- * - tanh's noise expectations (noise.c's Mehler sums) against a 3D trapezoidal rule.
+ * - tanh's noise expectations (noise.c's Mehler sums) against a 3D trapezoidal rule, and
+ *   softmax's at T = 2 against the 4D Gauss-Hermite rule it replaced, at 64 nodes per axis.
  */
 #include <math.h>
 #include <string.h>
@@ -257,6 +258,37 @@ static void noise_tanh(void)
     }
 }
 
+/* softmax(beta) at T = 2 (noise.c's 2D Mehler sums) against the 4D Gauss-Hermite rule of 64
+ * nodes per axis, within the stated error plus five times the rule's own change from 48 nodes
+ * (it converges slowly, but it converges). Planted error: the second eigenvalue taken as |l2|
+ * fails n2 at the two points with an indefinite cross-covariance, for every beta (6 checks). */
+static void noise_softmax2(void)
+{
+    const double pts[][3] = {{0.5, 0.5, 0.3}, {1.2, 0.4, 0.85}, {1.0, 1.0, 0.9},
+                             {0.3, 0.3, 0.1}, {1.0, -0.5, 0.2}, {1.0, 1.0, 1.0}};
+    const double betas[] = {0.5, 1.0, 2.5};
+    for (size_t bi = 0; bi < 3; bi++) {
+        char name[32];
+        snprintf(name, sizeof name, "softmax(%g)", betas[bi]);
+        struct act a = parse(name);
+        for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+            double om = pts[i][0], psi = pts[i][1], c = pts[i][2];
+            struct noise_val v, g48, g64;
+            char what[128];
+            snprintf(what, sizeof what, "%s noise (%g, %g, %g)", name, om, psi, c);
+            CHECK(noise_eval(&a, 2, om, psi, c, 1, &v) == 0, "%s: eval", what);
+            CHECK(noise_softmax2_rule(betas[bi], om, psi, c, 48, &g48) == 0 &&
+                      noise_softmax2_rule(betas[bi], om, psi, c, 64, &g64) == 0,
+                  "%s: rule", what);
+            double t1 = v.err + 5 * fabs(g64.n1 - g48.n1) + 1e-12;
+            double t2 = v.err + 5 * fabs(g64.n2 - g48.n2) + 1e-12;
+            CHECK_CLOSE(v.n1, g64.n1, t1, 0, what);
+            CHECK_CLOSE(v.n2, g64.n2, t2, 0, what);
+            CHECK(v.err < 1e-9, "%s: stated error %g", what, v.err);
+        }
+    }
+}
+
 int main(void)
 {
     tanh_vs_trapezoid();
@@ -264,5 +296,6 @@ int main(void)
     gradients();
     noise_closed();
     noise_tanh();
+    noise_softmax2();
     return check_done("test_phi_fast");
 }

@@ -558,6 +558,156 @@ static int softmax2_rule(double beta, double om, double psi, double c, int n, do
     return 0;
 }
 
+/* T = 2 by Mehler. With x = (beta/2) Delta, y = (beta/2) Delta* the row's delta is (beta/4) D(x, y),
+ * D(u, w) = (tanh u - tanh w) tanh'(u) (sigmoid(2t) = (1 + tanh t)/2), so with k = beta^2/4
+ *   n1 = (beta^2/4) E D^2,  n2 = (beta^2/8) (E D^2 + E[D(Z0) D(Z1)]),
+ * Z_r = (x_r, y_r) the rows' pairs: each N(0, S), S = k [[2 om + psi, 3c], [3c, 3]], cross-
+ * covariance C = k [[psi, c], [c, 1]] (symmetric). Whiten S (S = U s U^T) and diagonalise
+ * R = s^(-1/2) U^T C U s^(-1/2) = Q diag(l1, l2) Q^T: in v = Q^T s^(-1/2) U^T Z the two rows are
+ * standard and correlated l1, l2 component by component, so Mehler's formula in two dimensions
+ * gives E[D(Z0) D(Z1)] = sum_ij l1^i l2^j d_ij^2, d_ij = E[D psi_i(v1) psi_j(v2)], the 2D
+ * Hermite coefficients of D by the trapezoidal rule on a square grid (step and width sized to
+ * the order). The sums stop at i + j = P with |l|max^P = SM2_TAIL; the stated error is the
+ * last quarter of the terms kept. |l| is 1/3 at S = S* but reaches 1/2 at ordinary points (an
+ * indefinite C); past |l| = SM2_LMAX the product rule below is used instead. */
+#define SM2_PMAX 80    /* highest total order i + j */
+#define SM2_TAIL 1e-10 /* the order P: |l|max^P below this */
+#define SM2_LMAX 0.75  /* largest |l| for the Mehler route (P = 80 there) */
+#define SM2_HMAX 0.35  /* grid step in v (standard units), at most; 0.9 pi/sqrt(2P + 1) for psi_P */
+#define SM2_VPAD 4.5   /* grid half-width 2 sqrt(P) + VPAD: psi_P phi is negligible past it */
+#define SM2_NMAX 256   /* grid nodes per axis, at most */
+#define SM2_EIG_FLOOR 1e-14 /* whitening: eigenvalues of S below this times tr S are raised */
+#define SM2_EXP_MAX 300.0   /* largest exponent of one factor of e^(2x) */
+
+static void sym2_eig(double a, double b, double d, double ev[2], double U[4])
+{
+    /* [[a, b], [b, d]] = U diag(ev) U^T, U = [[cos, -sin], [sin, cos]] */
+    double th = 0.5 * atan2(2 * b, a - d), cs = cos(th), sn = sin(th);
+    ev[0] = a * cs * cs + 2 * b * cs * sn + d * sn * sn;
+    ev[1] = a * sn * sn - 2 * b * cs * sn + d * cs * cs;
+    U[0] = cs;
+    U[1] = -sn;
+    U[2] = sn;
+    U[3] = cs;
+}
+
+static int softmax2_mehler(double beta, double om, double psi, double c, double *n1, double *n2,
+                           double *err)
+{
+    double k = 0.25 * beta * beta, sv[2], U[4], lam[2], Q[4];
+    sym2_eig(k * (2 * om + psi), 3 * k * c, 3 * k, sv, U);
+    double floor_ = SM2_EIG_FLOOR * k * (2 * om + psi + 3);
+    for (int i = 0; i < 2; i++) {
+        if (sv[i] < -NOISE_COV_SLACK * k * (2 * om + psi + 3))
+            return -1;
+        if (sv[i] < floor_)
+            sv[i] = floor_;
+    }
+    /* G = U s^(1/2), R = G^-1 C G^-T */
+    double G[4] = {U[0] * sqrt(sv[0]), U[1] * sqrt(sv[1]), U[2] * sqrt(sv[0]), U[3] * sqrt(sv[1])};
+    double Ck[4] = {k * psi, k * c, k * c, k};
+    double Gi[4] = {U[0] / sqrt(sv[0]), U[2] / sqrt(sv[0]), U[1] / sqrt(sv[1]), U[3] / sqrt(sv[1])};
+    double T[4], Rm[4];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            T[2 * i + j] = Gi[2 * i] * Ck[j] + Gi[2 * i + 1] * Ck[2 + j];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            Rm[2 * i + j] = T[2 * i] * Gi[2 * j] + T[2 * i + 1] * Gi[2 * j + 1];
+    sym2_eig(Rm[0], 0.5 * (Rm[1] + Rm[2]), Rm[3], lam, Q);
+    double lmax = fmax(fabs(lam[0]), fabs(lam[1]));
+    if (lmax > SM2_LMAX)
+        return 1;
+    int P = lmax > 0 ? (int)ceil(log(SM2_TAIL) / log(lmax)) : 1;
+    P = P < 4 ? 4 : P > SM2_PMAX ? SM2_PMAX : P;
+    double h = fmin(SM2_HMAX, 0.9 * M_PI / sqrt(2.0 * P + 1));
+    int NA = (int)ceil((2 * sqrt((double)P) + SM2_VPAD) / h), N = 2 * NA + 1;
+    if (N > SM2_NMAX)
+        return 1;
+    /* Psi[i][a] = w_a psi_i(v_a), the trapezoidal weights normalised to sum 1 */
+    static double Psi[SM2_PMAX + 1][SM2_NMAX], vx[SM2_NMAX];
+    double ws = 0;
+    for (int a = 0; a < N; a++) {
+        vx[a] = (a - NA) * h;
+        Psi[0][a] = exp(-0.5 * vx[a] * vx[a]);
+        ws += Psi[0][a];
+    }
+    for (int a = 0; a < N; a++) {
+        double p0 = 1, p1 = vx[a], wa = Psi[0][a] / ws;
+        Psi[0][a] = wa;
+        Psi[1][a] = wa * p1;
+        for (int i = 1; i < P; i++) {
+            double p2 = (vx[a] * p1 - sqrt((double)i) * p0) / sqrt((double)i + 1);
+            Psi[i + 1][a] = wa * p2;
+            p0 = p1;
+            p1 = p2;
+        }
+    }
+    double M[4]; /* Z = M v, M = G Q */
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            M[2 * i + j] = G[2 * i] * Q[j] + G[2 * i + 1] * Q[2 + j];
+    /* tanh(x) = 1 - 2/(1 + e^(2x)) with e^(2x) = e^(2 M00 v_a) e^(2 M01 v_b): two exponentials
+     * per grid line instead of one tanh per node (tanh() itself where a factor could overflow) */
+    static double D[SM2_NMAX][SM2_NMAX], Tm[SM2_PMAX + 1][SM2_NMAX], ex[2][2][SM2_NMAX];
+    int big = 0;
+    for (int a = 0; a < N; a++)
+        for (int r = 0; r < 2; r++)
+            for (int q = 0; q < 2; q++) {
+                double arg = 2 * M[2 * r + q] * vx[a];
+                big |= fabs(arg) > SM2_EXP_MAX;
+                ex[r][q][a] = exp(arg);
+            }
+    /* psi_i(v1) psi_j(v2) phi with i + j <= P is negligible outside the disk |v| <= V */
+    double V = NA * h, e2 = 0;
+    int lo[SM2_NMAX], hi[SM2_NMAX];
+    for (int a = 0; a < N; a++) {
+        double r2 = V * V - vx[a] * vx[a];
+        int m = r2 > 0 ? (int)floor(sqrt(r2) / h) : 0;
+        lo[a] = NA - m;
+        hi[a] = NA + m;
+        for (int b = 0; b < lo[a]; b++)
+            D[a][b] = D[a][N - 1 - b] = 0;
+    }
+    for (int a = 0; a < N; a++)
+        for (int b = lo[a]; b <= hi[a]; b++) {
+            double t, ty;
+            if (big) {
+                t = tanh(M[0] * vx[a] + M[1] * vx[b]);
+                ty = tanh(M[2] * vx[a] + M[3] * vx[b]);
+            } else {
+                t = 1 - 2 / (1 + ex[0][0][a] * ex[0][1][b]);
+                ty = 1 - 2 / (1 + ex[1][0][a] * ex[1][1][b]);
+            }
+            double d = (t - ty) * (1 - t * t);
+            D[a][b] = d;
+            e2 += Psi[0][a] * Psi[0][b] * d * d;
+        }
+    for (int i = 0; i <= P; i++) { /* Tm[i][b] = sum_a Psi[i][a] D[a][b] */
+        for (int b = 0; b < N; b++)
+            Tm[i][b] = 0;
+        for (int a = 0; a < N; a++) {
+            double pa = Psi[i][a];
+            for (int b = lo[a]; b <= hi[a]; b++)
+                Tm[i][b] += pa * D[a][b];
+        }
+    }
+    double cross = 0, tail = 0, li = 1;
+    for (int i = 0; i <= P; i++, li *= lam[0]) {
+        double lj = 1;
+        for (int j = 0; i + j <= P; j++, lj *= lam[1]) {
+            double dij = dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
+            cross += t;
+            if (i + j > P - P / 4)
+                tail += fabs(t);
+        }
+    }
+    *n1 = beta * beta / 4 * e2;
+    *n2 = beta * beta / 8 * (e2 + cross);
+    *err = beta * beta / 8 * tail;
+    return isfinite(*n1) && isfinite(*n2) ? 0 : -1;
+}
+
 static int softmax_nodes(int T)
 {
     switch (T) {
@@ -605,6 +755,13 @@ static int softmax_rule(const struct act *a, int T, double om, double psi, doubl
     return 0;
 }
 
+int noise_softmax2_rule(double beta, double omega11, double psi11, double omega12, int n,
+                        struct noise_val *out)
+{
+    memset(out, 0, sizeof *out);
+    return softmax2_rule(beta, omega11, psi11, omega12, n, &out->n1, &out->n2);
+}
+
 int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, double omega12,
                     int n2d, int n3d, struct noise_val *out)
 {
@@ -628,10 +785,20 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
     if (chol3_make(omega11, psi11, omega12, &k))
         return -1;
     double n1, n2;
-    if (a->kind == ACT_SOFTMAX && T == 2) {
-        if (softmax2_rule(a->beta, omega11, psi11, omega12, NOISE_GH_SOFTMAX2, &n1, &n2))
+    /* softmax at T = 2: the Mehler sums; where they do not apply (rc 1), the product rule */
+    int sm2 = a->kind == ACT_SOFTMAX && T == 2 ? 1 : 0;
+    if (sm2) {
+        double e;
+        sm2 = softmax2_mehler(a->beta, omega11, psi11, omega12, &n1, &n2, &e);
+        if (sm2 < 0)
             return -1;
-        if (want_err) {
+        if (!sm2 && want_err)
+            out->err = e;
+    }
+    if (a->kind == ACT_SOFTMAX && T == 2) {
+        if (sm2 && softmax2_rule(a->beta, omega11, psi11, omega12, NOISE_GH_SOFTMAX2, &n1, &n2))
+            return -1;
+        if (sm2 && want_err) {
             double m1, m2;
             if (softmax2_rule(a->beta, omega11, psi11, omega12, 2 * NOISE_GH_SOFTMAX2 / 3, &m1,
                               &m2))

@@ -36,6 +36,11 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
 int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, double omega12,
                     int n2d, int n3d, struct noise_val *out);
 
+/* Softmax(beta) at T = 2 by the 4D Gauss-Hermite rule with n nodes per axis (the route the
+ * Mehler sums replaced), for tests. */
+int noise_softmax2_rule(double beta, double omega11, double psi11, double omega12, int n,
+                        struct noise_val *out);
+
 /* Direct: the O(eta) drift of (omega11, psi11, omega12, t1) per unit tau, to be added to the
  * flow's right-hand side: eta * (n1, n2, 0, 0). */
 void noise_direct_drift(double eta, const struct noise_val *nv, double drift[4]);
