@@ -25,7 +25,7 @@ struct noise_val {
  * activations use tensor Gauss-Hermite rules (exact for Hermite activations) or closed forms
  * (relu, erf: exact up to rounding); softmax uses a
  * product rule over the 2T-dimensional row law and, for the cross-row term, the row average
- * conditioned on the shared entry (T = 2: a 4D rule in the score differences). want_err != 0
+ * conditioned on the shared entry (T = 2: a 2D Mehler expansion in the score differences). want_err != 0
  * also estimates the rule's error (twice the cost). Returns 0, or -1 when the covariance is not
  * positive semidefinite beyond rounding, a value is not finite, or softmax has T > 6. */
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
