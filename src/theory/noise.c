@@ -47,8 +47,9 @@
  * Both rules converge exponentially (tanh is analytic in the strip |Im u| < pi/2), unlike
  * Gauss-Hermite. The stated error is the last quarter of the Mehler terms; measured against a
  * 3D trapezoidal rule of step 0.1 (tests/test_phi_fast.c): within 1e-9, 3e-10 in n2 at om = 4.
- * (The closed forms and this replace the 40/28-node product rule, off by up to 4 % at om = 4, whose relu version was
- * not smooth in the order parameters: the integrator took 30 times more steps.)
+ * (The closed forms and this replace the 40/28-node product rule, off by up to 4 % at om = 4,
+ * whose relu version was not smooth in the order parameters: the integrator took 30 times more
+ * steps.)
  * Softmax at T = 2 reduces to the score differences and a 2D Mehler expansion (softmax2_mehler;
  * the 4D product rule softmax2_rule where it does not apply); larger T uses the general row rule
  * (slow beyond T = 3).
