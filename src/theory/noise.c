@@ -560,7 +560,8 @@ static int softmax2_rule(double beta, double om, double psi, double c, int n, do
     return 0;
 }
 
-/* T = 2 by Mehler. With x = (beta/2) Delta, y = (beta/2) Delta* the row's delta is (beta/4) D(x, y),
+/* T = 2 by Mehler. With x = (beta/2) Delta, y = (beta/2) Delta* the row's delta is
+ * (beta/4) D(x, y),
  * D(u, w) = (tanh u - tanh w) tanh'(u) (sigmoid(2t) = (1 + tanh t)/2), so with k = beta^2/4
  *   n1 = (beta^2/4) E D^2,  n2 = (beta^2/8) (E D^2 + E[D(Z0) D(Z1)]),
  * Z_r = (x_r, y_r) the rows' pairs: each N(0, S), S = k [[2 om + psi, 3c], [3c, 3]], cross-
