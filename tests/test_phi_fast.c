@@ -289,6 +289,39 @@ static void noise_softmax2(void)
     }
 }
 
+/* The integrator needs the noise terms smooth in the order parameters: along a short line
+ * (step 1e-4) the third differences must be those of a smooth function (<= 1e-11; a rule
+ * whose nodes or coefficients jump gives ~1e-6: softmax2_mehler with SM2_STRIP 3 fails at
+ * (2.5, 2.5, 1.1)). The first line keeps psi = omega11 (S symmetric, as tied and direct do:
+ * relu's n2 has a square-root edge there, one-sided, that a line into psi < omega11 would see). */
+static void noise_smooth(void)
+{
+    const char *names[] = {"softmax(1)", "tanh", "relu", "erf"};
+    const double starts[][3] = {{2.5, 2.5, 1.1}, {1.0, 0.6, 0.4}, {4.0, 1.0, 1.5}};
+    const double dirs[][3] = {{1, 1, 0.3}, {1, 0.7, 0.3}, {1, 0.7, 0.3}};
+    for (size_t n = 0; n < 4; n++) {
+        struct act a = parse(names[n]);
+        for (size_t s0 = 0; s0 < 3; s0++) {
+            double v[12][2], worst = 0;
+            for (int i = 0; i < 12; i++) {
+                double x[3];
+                for (int k = 0; k < 3; k++)
+                    x[k] = starts[s0][k] + i * 1e-4 * dirs[s0][k];
+                struct noise_val nv;
+                CHECK(noise_eval(&a, 2, x[0], x[1], x[2], 0, &nv) == 0, "%s smooth eval", names[n]);
+                v[i][0] = nv.n1;
+                v[i][1] = nv.n2;
+                if (i >= 3)
+                    for (int k = 0; k < 2; k++)
+                        worst = fmax(
+                            worst, fabs(v[i][k] - 3 * v[i - 1][k] + 3 * v[i - 2][k] - v[i - 3][k]));
+            }
+            CHECK(worst <= 1e-11, "%s noise at (%g, %g, %g): third difference %g", names[n],
+                  starts[s0][0], starts[s0][1], starts[s0][2], worst);
+        }
+    }
+}
+
 int main(void)
 {
     tanh_vs_trapezoid();
@@ -297,5 +330,6 @@ int main(void)
     noise_closed();
     noise_tanh();
     noise_softmax2();
+    noise_smooth();
     return check_done("test_phi_fast");
 }

@@ -573,12 +573,13 @@ static int softmax2_rule(double beta, double om, double psi, double c, int n, do
  * the order). The sums stop at i + j = P with |l|max^P = SM2_TAIL; the stated error is the
  * last quarter of the terms kept. |l| is 1/3 at S = S* but reaches 1/2 at ordinary points (an
  * indefinite C); past |l| = SM2_LMAX the product rule below is used instead. */
-#define SM2_PMAX 80    /* highest total order i + j */
-#define SM2_TAIL 1e-10 /* the order P: |l|max^P below this */
-#define SM2_LMAX 0.75  /* largest |l| for the Mehler route (P = 80 there) */
-#define SM2_HMAX 0.35  /* grid step in v (standard units), at most; 0.9 pi/sqrt(2P + 1) for psi_P */
-#define SM2_VPAD 4.5   /* grid half-width 2 sqrt(P) + VPAD: psi_P phi is negligible past it */
-#define SM2_NMAX 256   /* grid nodes per axis, at most */
+#define SM2_PMAX 80         /* highest total order i + j */
+#define SM2_TAIL 1e-10      /* the order P: |l|max^P below this */
+#define SM2_LMAX 0.75       /* largest |l| for the Mehler route (P = 80 there) */
+#define SM2_HMAX 0.35       /* grid step in v (standard units), at most */
+#define SM2_STRIP 30.0      /* the grid error exponent (softmax2_mehler) */
+#define SM2_VPAD 4.5        /* grid half-width 2 sqrt(P) + VPAD: psi_P phi is negligible past it */
+#define SM2_NMAX 512        /* grid nodes per axis, at most */
 #define SM2_EIG_FLOOR 1e-14 /* whitening: eigenvalues of S below this times tr S are raised */
 #define SM2_EXP_MAX 300.0   /* largest exponent of one factor of e^(2x) */
 
@@ -623,7 +624,11 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
         return 1;
     int P = lmax > 0 ? (int)ceil(log(SM2_TAIL) / log(lmax)) : 1;
     P = P < 4 ? 4 : P > SM2_PMAX ? SM2_PMAX : P;
-    double h = fmin(SM2_HMAX, 0.9 * M_PI / sqrt(2.0 * P + 1));
+    /* The trapezoidal error for D psi_i psi_j phi is about exp(-dl (2 pi/h - sqrt(2P + 1))),
+     * dl = pi/(2 sqrt(max(S_xx, S_yy))) the distance of tanh's poles from the real v-plane
+     * (psi_P grows like exp(|Im v| sqrt(2P + 1)) there): h makes the exponent SM2_STRIP. */
+    double dl = M_PI / (2 * sqrt(k * fmax(2 * om + psi, 3.0)));
+    double h = fmin(SM2_HMAX, 2 * M_PI / (SM2_STRIP / dl + sqrt(2.0 * P + 1)));
     int NA = (int)ceil((2 * sqrt((double)P) + SM2_VPAD) / h), N = 2 * NA + 1;
     if (N > SM2_NMAX)
         return 1;
