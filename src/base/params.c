@@ -284,15 +284,28 @@ double params_rate(const struct params *p, double tau)
                                                                              : p->lr;
 }
 
-double params_samples(const struct params *p, double tau)
+/* tau d^2/eta, rounded as tau (d^2/eta) (SGD and the flow) or, with ode, as (tau d) d/eta (the
+ * moment ODE, which has always rounded so): the two differ by an ulp at some tau, and each
+ * solver's samples column keeps the bits it had. */
+static double samples_at_rate(const struct params *p, double tau, double eta, int ode)
+{
+    return ode ? tau * (double)p->d * p->d / eta : tau * ((double)p->d * p->d / eta);
+}
+
+static double samples(const struct params *p, double tau, int ode)
 {
     if (p->lr_schedule.kind != LR_TWO_PHASE)
-        return tau * params_samples_per_tau(p);
+        return samples_at_rate(p, tau, p->lr, ode);
     double eta1 = p->lr_schedule.eta1;
     if (tau <= params_switch_tau(p))
-        return tau * ((double)p->d * p->d / eta1);
-    return tau * params_samples_per_tau(p) + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
+        return samples_at_rate(p, tau, eta1, ode);
+    return samples_at_rate(p, tau, p->lr, ode) +
+           (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
 }
+
+double params_samples(const struct params *p, double tau) { return samples(p, tau, 0); }
+
+double params_samples_ode(const struct params *p, double tau) { return samples(p, tau, 1); }
 
 const char *params_decomp_name(enum decomp d)
 {
