@@ -16,16 +16,18 @@
  *                 (TASK_PHI_STEPS_PER_TAU + lambda) tau_end) evaluations;
  *           ode:  the same with TASK_ODE_PHI_STEPS_PER_TAU;
  *           sgd:  the loss at each record, records + 1.
- *         One evaluation (phi.c's rules, mirrored here): softmax, T = 2: a 2-D trapezoidal rule,
- *         TASK_PHI_TRAP_FLOPS; T >= 3: the tensor Gauss-Hermite rule on n and n - 1 nodes in 2T
- *         dimensions, n the largest with n^(2T) <= TASK_PHI_TENSOR_POINTS, P = n^(2T) +
- *         (n - 1)^(2T) points of TASK_PHI_FLOPS_POINT T flops each, or Monte Carlo,
- *         TASK_PHI_MC_SAMPLES samples of TASK_PHI_FLOPS_SAMPLE T flops, when n < 4; tanh:
- *         TASK_PHI_TRAP_FLOPS; Hermite, relu, erf: closed forms, nothing.
+ *         One evaluation (phi.c's rules, mirrored here): softmax, T = 2, and tanh: Mehler's
+ *         series (phi_mehler.c; a 2-D trapezoidal rule outside its range), TASK_PHI_FLOPS_SM2 and
+ *         TASK_PHI_FLOPS_TANH; softmax, T >= 3: the tensor Gauss-Hermite rule on n and n - 1
+ *         nodes in 2T dimensions, n the largest with n^(2T) <= TASK_PHI_TENSOR_POINTS, P =
+ *         n^(2T) + (n - 1)^(2T) points of TASK_PHI_FLOPS_POINT T flops each, or Monte Carlo,
+ *         TASK_PHI_MC_SAMPLES samples of TASK_PHI_FLOPS_SAMPLE T flops, when n < 4; Hermite,
+ *         relu, erf: closed forms, nothing.
  *         Calibrated with one process on this project's 2-core machine (CPU seconds of
- *         phi_eval at TASK_FLOPS_PER_S): softmax(1) T = 2: 0.5 ms, T = 3: 10.7 ms, T = 4: 7.0 ms,
- *         T = 5, 8, 16: 33, 49, 114 ms; tanh 1.8 ms; counts of evaluations from CPU times of
- *         `single` at d = 20, records 20, tau_end 0.5 and 2 (flow: 320 to 400, ode: 350 to 620).
+ *         phi_eval at TASK_FLOPS_PER_S): softmax(1) T = 2: 0.041 ms, T = 3: 10.3 ms, T = 4:
+ *         6.8 ms, T = 5, 8, 16: 32, 46, 105 ms; tanh 0.087 ms; counts of evaluations from CPU
+ *         times of `single` at d = 20, records 20, tau_end 0.5 and 2 (flow: 320 to 400, ode: 350
+ *         to 620).
  * The nominal model orders tasks (largest first); a database's finished tasks correct it
  * (task_cost_learn below): per solver, decomposition and activation, by the factor between the
  * measured and the nominal time, so that plans and ETAs of a running study come from this
@@ -46,8 +48,8 @@
 #define TASK_PHI_STEPS_0 5.0
 #define TASK_PHI_STEPS_PER_TAU 4.0
 #define TASK_ODE_PHI_STEPS_PER_TAU 6.0
-#define TASK_PHI_TRAP_FLOPS_SOFTMAX 3.0e6
-#define TASK_PHI_TRAP_FLOPS_TANH 1.1e7
+#define TASK_PHI_FLOPS_SM2 2.5e5
+#define TASK_PHI_FLOPS_TANH 5.2e5
 #define TASK_PHI_TENSOR_POINTS 131072.0 /* phi.c's PHI_TENSOR_MAX_POINTS */
 #define TASK_PHI_MC_SAMPLES 131072.0    /* phi.c's PHI_MC_SAMPLES */
 #define TASK_PHI_FLOPS_POINT 140.0
@@ -109,11 +111,11 @@ double task_phi_flops(const struct params *p)
     const struct act *a = &p->activation;
     double T = p->tokens;
     if (a->kind == ACT_TANH)
-        return TASK_PHI_TRAP_FLOPS_TANH;
+        return TASK_PHI_FLOPS_TANH;
     if (a->kind != ACT_SOFTMAX)
         return 0;
     if (p->tokens == 2)
-        return TASK_PHI_TRAP_FLOPS_SOFTMAX;
+        return TASK_PHI_FLOPS_SM2;
     int n = 2;
     while (pow(n + 1, 2 * T) <= TASK_PHI_TENSOR_POINTS)
         n++;
