@@ -145,7 +145,7 @@ static void KERN_NAME(update_project_from)(KERN_T *M, int n, int m, int T, const
 #endif
     if (i < n)
         KERN_NAME(update_project_portable_ld)
-        (M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
+    (M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
 }
 
 void KERN_NAME(kern_update_project)(KERN_T *M, int n, int m, int T, const double *C,
