@@ -140,6 +140,32 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "merge: rows differ from the
 "$AIMSWEEP" merge "$W/study.db" "$W/study.db" 2>/dev/null
 [ $? -eq 2 ] || fail "merge: a study merged into itself"
 
+# the columns of the general index and the options (schema versions 3 and 4) go with the task:
+# a merge that copied only the older columns gave every merged task the defaults there, while
+# its params text named other values
+cat >"$W/cols.yaml" <<'EOF'
+name: cols
+grid:
+  token_corr: [0, 0.3]
+fixed:
+  decomposition: direct
+  index: uncentred
+  outputs: all
+  lr_schedule: two_phase(0.1,0.01)
+  init_trace: 0.5
+  ode_mean: slaved
+  precision: single
+  d: 10
+  tau_end: 0.02
+  records: 2
+  solvers: sgd
+EOF
+"$AIMSWEEP" run "$W/cols.yaml" --db "$W/cols.db" --quiet || fail "cols: run"
+"$AIMSWEEP" merge "$W/cols_study.db" "$W/cols.db" >/dev/null || fail "cols: merge"
+C="task_id, params, token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision"
+[ "$(q "$W/cols_study.db" "SELECT $C FROM tasks ORDER BY task_id")" = \
+  "$(q "$W/cols.db" "SELECT $C FROM tasks ORDER BY task_id")" ] || fail "merge: the columns of schema 3 and 4 not copied"
+
 # 7. reset: matching tasks back to pending, rerun, the same numbers
 out=$("$AIMSWEEP" reset "$W/study.db" --where "decomposition = 'tied'")
 echo "reset: $out"
