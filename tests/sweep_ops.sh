@@ -188,10 +188,10 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "reset: rows differ after th
 
 # 8. a database of schema version 1: migrated to the current version on the first run, its results kept
 if command -v sqlite3 >/dev/null; then
-    sqlite3 "$W/v1.db" <"$SRCDIR/tests/fixtures/schema_v1.sql"
+    sqlite3 "$W/v1.db" <"$SRCDIR/tests/data/schema_v1.sql"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 1 ] || fail "v1 fixture"
     before=$(q "$W/v1.db" "SELECT count(*) FROM trajectory")
-    "$AIMSWEEP" run "$SRCDIR/tests/fixtures/v1mini.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
+    "$AIMSWEEP" run "$SRCDIR/tests/data/v1fixture.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 5 ] || fail "v1: not migrated"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM trajectory")" = "$before" ] || fail "v1: rows changed"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "v1: the run not registered"

@@ -57,7 +57,7 @@
  * Over 800 lines: the file holds one concern, these expectations for every activation family,
  * with the derivations above the code that implements them. Where it grows, the cut is the
  * softmax section (softmax_row_D to noise_softmax2_rule, about 390 lines) into a file of its
- * own, sharing struct gh, struct chol3 and dot4 through a private header.
+ * own, sharing struct gh, struct chol3 (kern_dot4 is in kern.h) through a private header.
  */
 #include "aimsweep/theory/noise.h"
 
@@ -66,6 +66,7 @@
 #include <string.h>
 
 #include "aimsweep/model/act.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/model/phi.h"
 
 #define NOISE_SOFTMAX_MAX_T 6
@@ -246,22 +247,6 @@ static void mh_make(void)
     mh_ready = 1;
 }
 
-/* sum_i a_i b_i with four partial sums (a chain of one would wait on every add). */
-static double dot4(const double *restrict a, const double *restrict b, int n)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* Coefficients of a function of parity par (0 even, 1 odd) given on the half-line nodes. */
 static void mh_coefs(const double *f, int par, double *c)
 {
@@ -270,7 +255,7 @@ static void mh_coefs(const double *f, int par, double *c)
             c[p] = 0;
             continue;
         }
-        c[p] = 2 * dot4(mh_tab[p], f, NOISE_MH_NQ + 1);
+        c[p] = 2 * kern_dot4(mh_tab[p], f, NOISE_MH_NQ + 1);
     }
 }
 
@@ -709,7 +694,7 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
     for (int i = 0; i <= P; i++, li *= lam[0]) {
         double lj = 1;
         for (int j = 0; i + j <= P; j++, lj *= lam[1]) {
-            double dij = dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
+            double dij = kern_dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
             cross += t;
             if (i + j > P - P / 4)
                 tail += fabs(t);
