@@ -835,10 +835,6 @@ int params_validate(const struct params *p, char *err, size_t errlen)
             "teacher is normalised to 1)",
             val);
     }
-    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
-        FAIL(
-            "the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
-            "untied have the general index); drop ode from solvers (sgd and flow handle it)");
     if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
         FAIL(
             "ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "

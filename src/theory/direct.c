@@ -180,7 +180,8 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     x->law = m->law;
     x->T = m->T;
     x->d = d;
-    x->slaved = m->p.ode_mean == ODE_MEAN_SLAVED;
+    /* centred: Phi_mu = 0, the trace rides along and nothing is stiff or slaved */
+    x->slaved = m->p.ode_mean == ODE_MEAN_SLAVED && m->law.uncentred;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->mu_star = m->mu_star;
@@ -201,7 +202,7 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     sys->observe = mean_observe;
     sys->destroy = direct_destroy;
     sys->ctx = x;
-    sys->stiff = !x->slaved;
+    sys->stiff = m->law.uncentred && !x->slaved;
     return 0;
 }
 
