@@ -40,7 +40,7 @@
 #include "aimsweep/base/params.h"
 #include "words_impl.h"
 
-#define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
+#define WORDS_FLAT_CUT 1e-8 /* flat: eigen-directions of G below this times the largest dropped */
 
 static int letter_type(int x) { return x == WORDS_SIGMA ? 1 : x == WORDS_LAMBDA ? 2 : 0; }
 
@@ -254,6 +254,7 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
     if (info)
         return -1;
     double lmax = fabs(cl->fw[ns - 1]);
+    cl->f_lmin = lmax > 0 ? cl->fw[0] / lmax : 0;
     memset(cl->fGp, 0, sizeof(double) * ns * ns);
     /* Pseudo-inverse on the positive part of the Jacobi-scaled G (the strings' norms differ by
      * orders of magnitude); directions below WORDS_FLAT_CUT of the largest are dropped. */

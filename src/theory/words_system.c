@@ -448,6 +448,23 @@ static int words_observe(void *ctx, const double *y, struct obs_row *row)
     return 0;
 }
 
+/* Least eigenvalue of flat's Gram matrix, relative to the largest, below which the tracked
+ * moments are reported as having left the positive cone (rounding of a positive semidefinite
+ * Gram matrix stays orders of magnitude above it). */
+#define WORDS_FLAT_INDEF (-1e-9)
+
+static void words_why(void *ctx, char *buf, size_t n)
+{
+    const struct words_ctx *cx = ctx;
+    buf[0] = 0;
+    if (cx->cl.kind == CLOSURE_FLAT && cx->cl.f_lmin < WORDS_FLAT_INDEF)
+        snprintf(
+            buf, n,
+            "the order-%d moments left the positive cone (flat's Gram matrix has least/largest "
+            "eigenvalue %.2g), so no positive functional closes them; order_m 3 runs through",
+            cx->M, cx->cl.f_lmin);
+}
+
 static void words_ctx_destroy(void *ctx)
 {
     struct words_ctx *cx = ctx;
@@ -592,6 +609,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     sys->rhs = words_rhs;
     sys->observe = words_observe;
     sys->destroy = words_ctx_destroy;
+    sys->why = words_why;
     sys->ctx = cx;
     if (cx->general) {
         cx->mu_guess = cx->sqd * cx->mom0[cx->c_s];
