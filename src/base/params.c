@@ -849,10 +849,12 @@ int params_validate(const struct params *p, char *err, size_t errlen)
             "teacher is normalised to 1)",
             val);
     }
-    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
+    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p) &&
+        p->activation.kind == ACT_SOFTMAX)
         FAIL(
-            "ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
-            "offdiag only; use ode_noise off");
+            "ode_noise on with softmax and the general index: the O(eta) noise drift needs E[D_ab D_a'b'] over "
+            "entries of different rows, which correlate when token_corr != 0, and softmax's D is a function of a "
+            "whole row (derived for elementwise activations only); use ode_noise off");
     if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) &&
         p->closure == CLOSURE_SPECTRAL_MP)
         FAIL(

@@ -391,7 +391,8 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
     if (cx->noise) {
         struct noise_val nv;
         double q[Q_N];
-        if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
+        if (noise_eval_law(&cx->act, cx->T, &cx->law, cx->sqd * cx->mom[cx->c_s], om,
+                           cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
         double eta = params_rate(&cx->p, tau);
         q[Q_N1] = eta * nv.n1;
