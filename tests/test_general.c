@@ -431,8 +431,8 @@ static void noise_one(const char *act, const char *index, double c, const char *
     double trS = 0;
     for (int i = 0; i < d; i++)
         trS += S[(size_t)i * d + i];
-    double om = tr_prod(d, S, S, 1) / d, ps = tr_prod(d, S, S, 0) / d,
-           o12 = tr_prod(d, S, P, 0) / d, mu = trS / sqrt((double)d);
+    double om = test_trace_prod(d, S, S, 1) / d, ps = test_trace_prod(d, S, S, 0) / d,
+           o12 = test_trace_prod(d, S, P, 0) / d, mu = trS / sqrt((double)d);
     double k = !strcmp(index, "uncentred") ? 0.0 : 1.0;
     struct noise_val nv, ns;
     CHECK(noise_eval_law(&p.activation, T, &m->law, mu, om, ps, o12, 1, &nv) == 0,
