@@ -61,7 +61,12 @@ rows "$W/int.db" | cmp -s - "$W/ref-int.rows" || fail "ctrl-c: rows differ from 
 # 3. SIGTERM after SIGUSR1: the grace (60 s) is cut to --term-grace (2 s), on a task of about 15 s
 "$AIMSWEEP" run "$SRCDIR/tests/slurm/onelong.yaml" --db "$W/ut.db" --grace 60 --term-grace 2 2>/dev/null &
 pid=$!
-sleep 1
+# USR1 only once the task runs (the handlers are in place by then; a loaded machine may take
+# seconds to start the program, and USR1's default action would end it)
+t=0
+until [ "$(q "$W/ut.db" "SELECT count(*) FROM tasks WHERE status = 'running'" 2>/dev/null)" = 1 ] 2>/dev/null ||
+    [ $t -ge 300 ]; do sleep 0.1; t=$((t + 1)); done
+sleep 0.5
 kill -USR1 $pid
 sleep 0.5
 t0=$(now)
@@ -109,7 +114,11 @@ st=$(q "$W/ode.db" "SELECT status FROM tasks")
 echo "ode point: exit $rc, status $st, $dt s with --task-timeout 5"
 [ $rc -eq 3 ] || fail "ode point: exit $rc, expected 3 (finished with a timeout)"
 case "$st" in timeout | done | ode_diverged) ;; *) fail "ode point: status $st" ;; esac
-[ "$(echo "$dt < 15" | bc)" = 1 ] || fail "ode point: $dt s, over its 5 s limit by far"
+# the task's own wall time against its limit (the job's also counts MPI's start, slow under load)
+ws=$(q "$W/ode.db" "SELECT wall_s FROM tasks")
+echo "ode point: the task's wall time $ws s"
+[ "$(echo "$ws < 10" | bc)" = 1 ] || fail "ode point: the task ran $ws s, over its 5 s limit by far"
+[ "$(echo "$dt < 60" | bc)" = 1 ] || fail "ode point: the job took $dt s"
 # --retry-errors reruns it; a larger limit is the user's to give
 "$AIMSWEEP" plan "$W/ode.yaml" --db "$W/ode.db" | grep -q "to run      0 of 1" || fail "ode point: a timeout is rerun"
 
@@ -179,10 +188,10 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "reset: rows differ after th
 
 # 8. a database of schema version 1: migrated to the current version on the first run, its results kept
 if command -v sqlite3 >/dev/null; then
-    sqlite3 "$W/v1.db" <"$SRCDIR/tests/fixtures/schema_v1.sql"
+    sqlite3 "$W/v1.db" <"$SRCDIR/tests/data/schema_v1.sql"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 1 ] || fail "v1 fixture"
     before=$(q "$W/v1.db" "SELECT count(*) FROM trajectory")
-    "$AIMSWEEP" run "$SRCDIR/tests/fixtures/v1mini.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
+    "$AIMSWEEP" run "$SRCDIR/tests/data/v1fixture.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 5 ] || fail "v1: not migrated"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM trajectory")" = "$before" ] || fail "v1: rows changed"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "v1: the run not registered"

@@ -212,7 +212,6 @@ int main(void)
         {{"init", "orthogonal"}, {"decomposition", "tied"}, {"width", "1.5"}},
         {{"lr_schedule", "two_phase(0,1)"}, {"decomposition", "direct"}, {"d", "10"}},
         {{"teacher", "goe_mean(4)"}, {"decomposition", "direct"}, {"d", "10"}},
-        {{"token_corr", "0.2"}, {"decomposition", "tied"}, {"solvers", "sgd,ode"}},
     };
     for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) {
         /* refused when set (a value out of its range) or when validated (a combination) */

@@ -510,6 +510,15 @@ int params_validate(const struct params *p, char *err, size_t errlen)
             "order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
             "~330 MB to build its word system)",
             p->order_m, PARAMS_MAX_ORDER_UNTIED);
+    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED &&
+        p->index == INDEX_UNCENTRED && p->ode_mean == ODE_MEAN_STIFF &&
+        p->order_m > PARAMS_MAX_ORDER_UNTIED_MEAN)
+        FAIL(
+            "order_m = %d with index uncentred: the stiff untied moment ODE supports order_m up to %d (order 5 "
+            "has 492 states, each Jacobian of the implicit stepper costs 984 right-hand sides, and its moments "
+            "leave the positive cone at strong recovery: the run stops there); use order_m 3 or 4, or "
+            "ode_mean slaved",
+            p->order_m, PARAMS_MAX_ORDER_UNTIED_MEAN);
     if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
         text_double(p->log_start, val, sizeof val);
         text_double(p->tau_end, v2, sizeof v2);
@@ -560,14 +569,12 @@ int params_validate(const struct params *p, char *err, size_t errlen)
             "teacher is normalised to 1)",
             val);
     }
-    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
+    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p) &&
+        p->activation.kind == ACT_SOFTMAX)
         FAIL(
-            "the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
-            "untied have the general index); drop ode from solvers (sgd and flow handle it)");
-    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
-        FAIL(
-            "ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
-            "offdiag only; use ode_noise off");
+            "ode_noise on with softmax and the general index: the O(eta) noise drift needs E[D_ab D_a'b'] over "
+            "entries of different rows, which correlate when token_corr != 0, and softmax's D is a function of a "
+            "whole row (derived for elementwise activations only); use ode_noise off");
     if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) &&
         p->closure == CLOSURE_SPECTRAL_MP)
         FAIL(

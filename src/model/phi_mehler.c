@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aimsweep/model/kern.h"
 #include "aimsweep/model/phi.h"
 
 #define MEHLER_P 160  /* highest order kept in the sums */
@@ -76,22 +77,6 @@ static int tab_make(void)
     return 0;
 }
 
-/* sum_i a_i b_i with four partial sums (a chain of one would wait on every add). */
-static double dot4(const double *restrict a, const double *restrict b, int n)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* Coefficients of tanh(sqrt(a) x): h[p] for p = 0..P+2 (even p are 0), and the node sums
  * m2 = E s^2, md = E[s'^2 + s s''] at variance a. */
 struct coefs {
@@ -117,7 +102,7 @@ static void coefs_make(double a, struct coefs *k)
             continue;
         }
         const double *row = tab + (size_t)p * (MEHLER_NQ + 1);
-        k->h[p] = 2 * dot4(row + 1, s + 1, MEHLER_NQ); /* x_0 = 0: tanh(0) = 0 */
+        k->h[p] = 2 * kern_dot4(row + 1, s + 1, MEHLER_NQ); /* x_0 = 0: tanh(0) = 0 */
     }
 }
 

@@ -348,6 +348,13 @@ int worker_ignored(const struct params *p, char *buf, size_t n)
                  p->solvers & SOLVER_FLOW ? "without ode" : "sgd");
         return 1;
     }
+    if ((p->solvers & SOLVER_ODE) && p->ode_mean == ODE_MEAN_SLAVED &&
+        p->index != INDEX_UNCENTRED) {
+        snprintf(buf, n,
+                 "ode_mean slaved has no effect with the centred index (Phi does not depend on the "
+                 "mean: it is no state of the ODE)");
+        return 1;
+    }
     return 0;
 }
 

@@ -89,7 +89,8 @@ static void direct_destroy(void *p) { free(p); }
 struct mean_ctx {
     struct act act;
     struct phi_law law;
-    int T, d, slaved;
+    struct params p; /* for the rate in force in the noise term */
+    int T, d, slaved, noise;
     double lambda, t2, mu_star;
     double mu_guess; /* slaved: the last root, the start of the next solve */
 };
@@ -101,7 +102,6 @@ static int slave_mu(struct mean_ctx *x, double o11, double p11, double o12, doub
 
 static int mean_rhs(void *p, double tau, const double *y, double *dy)
 {
-    (void)tau;
     struct mean_ctx *x = p;
     double o11 = y[0], p11 = y[1], o12 = y[2], mu, lam = x->lambda, ms = x->mu_star;
     if (x->slaved) {
@@ -119,6 +119,14 @@ static int mean_rhs(void *p, double tau, const double *y, double *dy)
     dy[2] = -((2.0 * po + 2.0 * pp) * o12 + p12 + pm * ms) - lam * o12;
     if (!x->slaved)
         dy[3] = -(2.0 * po + 2.0 * pp) * mu - p12 * ms - x->d * v.d_mu - lam * mu;
+    if (x->noise) { /* omega11, psi11 only: omega12 and mu are linear in S */
+        struct noise_val nv;
+        if (noise_eval_law(&x->act, x->T, &x->law, mu, o11, p11, o12, 0, &nv))
+            return -1;
+        double eta = params_rate(&x->p, tau);
+        dy[0] += eta * nv.n1;
+        dy[1] += eta * nv.n2;
+    }
     return 0;
 }
 
@@ -192,9 +200,12 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
         return -1;
     x->act = m->p.activation;
     x->law = m->law;
+    x->p = m->p;
+    x->noise = m->p.ode_noise;
     x->T = m->T;
     x->d = d;
-    x->slaved = m->p.ode_mean == ODE_MEAN_SLAVED;
+    /* centred: Phi_mu = 0, the trace rides along and nothing is stiff or slaved */
+    x->slaved = m->p.ode_mean == ODE_MEAN_SLAVED && m->law.uncentred;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->mu_star = m->mu_star;
@@ -214,7 +225,7 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     sys->observe = mean_observe;
     sys->destroy = direct_destroy;
     sys->ctx = x;
-    sys->stiff = !x->slaved;
+    sys->stiff = m->law.uncentred && !x->slaved;
     return 0;
 }
 

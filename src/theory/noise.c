@@ -11,6 +11,11 @@
  * pairs (h_ab, h*_ab) independent across b), and D_ab, D_ba are coupled only through the shared
  * pair, so E[D_ab D_ba] = E[f(u1, w) f(u2, w)] with f(u, w) = E[D_ab | h_ab = u, h*_ab = w].
  *
+ * The general index (docs/model.md §10, docs/noise.md): with E x_a x_b^T = C_ab I the contraction
+ * is x_b^T A x_b' -> C_bb' Tr A, so n1 = E sum_{e,e'} C_aa'C_bb' D_e D_e' and n2 = E sum_{e,e'}
+ * C_ab'C_ba' D_e D_e' over the output entries e = (a, b), e' = (a', b'); each E[D_e D_e'] is a 4D
+ * Gaussian integral under the law (pair_expect), one per pattern of coinciding indices (law_rule).
+ *
  * Rules: Gauss-Hermite products. Hermite activations of degree k are integrated exactly with
  * 2k + 2 nodes per axis; relu and erf have closed forms, tanh a Mehler expansion (below).
  *
@@ -57,7 +62,7 @@
  * Over 800 lines: the file holds one concern, these expectations for every activation family,
  * with the derivations above the code that implements them. Where it grows, the cut is the
  * softmax section (softmax_row_D to noise_softmax2_rule, about 390 lines) into a file of its
- * own, sharing struct gh, struct chol3 and dot4 through a private header.
+ * own, sharing struct gh, struct chol3 (kern_dot4 is in kern.h) through a private header.
  */
 #include "aimsweep/theory/noise.h"
 
@@ -66,11 +71,13 @@
 #include <string.h>
 
 #include "aimsweep/model/act.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/model/phi.h"
 
 #define NOISE_SOFTMAX_MAX_T 6
 #define NOISE_GH_SOFTMAX2 14 /* nodes per axis of the 4D rule for softmax at T = 2 */
 #define NOISE_COV_SLACK 1e-10
+#define NOISE_GH_4D 16 /* nodes per axis of the general index's 4D rule (non-Hermite sigma) */
 
 struct gh {
     int n;
@@ -246,22 +253,6 @@ static void mh_make(void)
     mh_ready = 1;
 }
 
-/* sum_i a_i b_i with four partial sums (a chain of one would wait on every add). */
-static double dot4(const double *restrict a, const double *restrict b, int n)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        s0 += a[i] * b[i];
-        s1 += a[i + 1] * b[i + 1];
-        s2 += a[i + 2] * b[i + 2];
-        s3 += a[i + 3] * b[i + 3];
-    }
-    for (; i < n; i++)
-        s0 += a[i] * b[i];
-    return (s0 + s1) + (s2 + s3);
-}
-
 /* Coefficients of a function of parity par (0 even, 1 odd) given on the half-line nodes. */
 static void mh_coefs(const double *f, int par, double *c)
 {
@@ -270,7 +261,7 @@ static void mh_coefs(const double *f, int par, double *c)
             c[p] = 0;
             continue;
         }
-        c[p] = 2 * dot4(mh_tab[p], f, NOISE_MH_NQ + 1);
+        c[p] = 2 * kern_dot4(mh_tab[p], f, NOISE_MH_NQ + 1);
     }
 }
 
@@ -709,7 +700,7 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
     for (int i = 0; i <= P; i++, li *= lam[0]) {
         double lj = 1;
         for (int j = 0; i + j <= P; j++, lj *= lam[1]) {
-            double dij = dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
+            double dij = kern_dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
             cross += t;
             if (i + j > P - P / 4)
                 tail += fabs(t);
@@ -845,6 +836,150 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
             return -1;
         if (want_err)
             out->err = e;
+    }
+    if (!isfinite(n1) || !isfinite(n2))
+        return -1;
+    out->n1 = n1;
+    out->n2 = n2;
+    return 0;
+}
+
+/* ---- the general index (docs/model.md §10) ---- */
+
+/* The joint law of (u_e, w_e, u_e', w_e') of two output entries e = (a, b), e' = (a', b') under
+ * the law (head comment of noise_eval_law's section in docs/noise.md and noise.h):
+ *   Cov(u_e, u_e') = C_aa'C_bb' om + C_ab'C_ba' psi,  Cov(u_e, w_e') = Cov(w_e, u_e') = (C_aa'C_bb'
+ *   + C_ab'C_ba') o12,  Cov(w_e, w_e') = C_aa'C_bb' + C_ab'C_ba',  E u_e = C_ab mu, E w_e = C_ab mu*
+ * (means for the uncentred index only). E[D_e D_e'] by a product Gauss-Hermite rule over the four
+ * whitened coordinates (pivots of a singular covariance, e' = e or e' = e^T, clamped to 0). */
+static double tok_c(double c, int a, int b) { return a == b ? 1.0 : c; }
+
+static int pair_expect(const struct act *act, const struct phi_law *law, double mu, double om,
+                       double psi, double o12, const int *e, const int *f, int n, double *out)
+{
+    double c = law->c;
+    double p1e = tok_c(c, e[0], e[0]) * tok_c(c, e[1], e[1]),
+           p2e = tok_c(c, e[0], e[1]) * tok_c(c, e[1], e[0]);
+    double p1f = tok_c(c, f[0], f[0]) * tok_c(c, f[1], f[1]),
+           p2f = tok_c(c, f[0], f[1]) * tok_c(c, f[1], f[0]);
+    double q1 = tok_c(c, e[0], f[0]) * tok_c(c, e[1], f[1]),
+           q2 = tok_c(c, e[0], f[1]) * tok_c(c, e[1], f[0]);
+    double C[16] = {
+        p1e * om + p2e * psi, (p1e + p2e) * o12, q1 * om + q2 * psi,   (q1 + q2) * o12,
+        (p1e + p2e) * o12,    p1e + p2e,         (q1 + q2) * o12,      q1 + q2,
+        q1 * om + q2 * psi,   (q1 + q2) * o12,   p1f * om + p2f * psi, (p1f + p2f) * o12,
+        (q1 + q2) * o12,      q1 + q2,           (p1f + p2f) * o12,    p1f + p2f};
+    double L[16], m[4] = {0, 0, 0, 0};
+    if (law->uncentred) {
+        m[0] = tok_c(c, e[0], e[1]) * mu;
+        m[1] = tok_c(c, e[0], e[1]) * law->mu_star;
+        m[2] = tok_c(c, f[0], f[1]) * mu;
+        m[3] = tok_c(c, f[0], f[1]) * law->mu_star;
+    }
+    if (chol_clamp(4, C, L))
+        return -1;
+    struct gh g;
+    gh_make(&g, n);
+    double acc = 0.0;
+    for (int i = 0; i < g.n; i++)
+        for (int j = 0; j < g.n; j++) {
+            double z0 = g.x[i], z1 = g.x[j], wij = g.w[i] * g.w[j];
+            double u1 = m[0] + L[0] * z0, w1 = m[1] + L[4] * z0 + L[5] * z1;
+            double d1 = delta_elem(act, u1, w1);
+            if (d1 == 0.0)
+                continue;
+            double b2 = m[2] + L[8] * z0 + L[9] * z1, b3 = m[3] + L[12] * z0 + L[13] * z1;
+            double inner = 0.0;
+            for (int k = 0; k < g.n; k++) {
+                double u2 = b2 + L[10] * g.x[k], c3 = b3 + L[14] * g.x[k], in2 = 0.0;
+                if (L[15] == 0.0) {
+                    in2 = delta_elem(act, u2, c3);
+                } else {
+                    for (int l = 0; l < g.n; l++)
+                        in2 += g.w[l] * delta_elem(act, u2, c3 + L[15] * g.x[l]);
+                }
+                inner += g.w[k] * in2;
+            }
+            acc += wij * d1 * inner;
+        }
+    *out = acc;
+    return 0;
+}
+
+/* n1 = sum_{e,e'} C_aa'C_bb' E[D_e D_e'], n2 = sum_{e,e'} C_ab'C_ba' E[D_e D_e'] over the output
+ * entries; E[D_e D_e'] depends only on which of a, b, a', b' coincide (C is exchangeable), so it is
+ * computed once per pattern (at most 15) and weighted by the pattern's count. */
+static int law_rule(const struct act *act, int T, const struct phi_law *law, double mu, double om,
+                    double psi, double o12, int n, double *n1, double *n2)
+{
+    double val[256];
+    int known[256] = {0};
+    double s1 = 0.0, s2 = 0.0, c = law->c;
+    for (int a = 0; a < T; a++)
+        for (int b = 0; b < T; b++) {
+            if (a == b && !law->all)
+                continue;
+            for (int a2 = 0; a2 < T; a2++)
+                for (int b2 = 0; b2 < T; b2++) {
+                    if (a2 == b2 && !law->all)
+                        continue;
+                    double w1 = tok_c(c, a, a2) * tok_c(c, b, b2),
+                           w2 = tok_c(c, a, b2) * tok_c(c, b, a2);
+                    if (w1 == 0.0 && w2 == 0.0)
+                        continue;
+                    /* the pattern: each index relabelled by its first occurrence, base 4 */
+                    int idx[4] = {a, b, a2, b2}, lab[4], nl = 0, key = 0, first[4];
+                    for (int i = 0; i < 4; i++) {
+                        int l = -1;
+                        for (int j = 0; j < nl; j++)
+                            if (first[j] == idx[i])
+                                l = j;
+                        if (l < 0) {
+                            first[nl] = idx[i];
+                            l = nl++;
+                        }
+                        lab[i] = l;
+                        key = 4 * key + l;
+                    }
+                    if (!known[key]) {
+                        int e[2] = {lab[0], lab[1]}, f[2] = {lab[2], lab[3]};
+                        if (pair_expect(act, law, mu, om, psi, o12, e, f, n, &val[key]))
+                            return -1;
+                        known[key] = 1;
+                    }
+                    s1 += w1 * val[key];
+                    s2 += w2 * val[key];
+                }
+        }
+    *n1 = s1;
+    *n2 = s2;
+    return 0;
+}
+
+int noise_law_supported(const struct act *a, const struct phi_law *law)
+{
+    return phi_law_special(law) || a->kind != ACT_SOFTMAX;
+}
+
+int noise_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double omega11,
+                   double psi11, double omega12, int want_err, struct noise_val *out)
+{
+    if (phi_law_special(law))
+        return noise_eval(a, T, omega11, psi11, omega12, want_err, out);
+    memset(out, 0, sizeof *out);
+    if (!noise_law_supported(a, law) || !isfinite(mu) || !isfinite(omega11) || !isfinite(psi11) ||
+        !isfinite(omega12) || T < 1 || T > PARAMS_MAX_TOKENS)
+        return -1;
+    /* Hermite of degree k: D_e D_e' is a polynomial of degree 4k - 2, exact with 2k nodes */
+    int n = a->kind == ACT_HERMITE ? 2 * a->degree : NOISE_GH_4D;
+    double n1, n2;
+    if (law_rule(a, T, law, mu, omega11, psi11, omega12, n, &n1, &n2))
+        return -1;
+    if (want_err && a->kind != ACT_HERMITE) {
+        double m1, m2;
+        if (law_rule(a, T, law, mu, omega11, psi11, omega12, 2 * n / 3, &m1, &m2))
+            return -1;
+        out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
     }
     if (!isfinite(n1) || !isfinite(n2))
         return -1;

@@ -88,6 +88,13 @@ int ode_run_stop(const struct model *m, struct traj *out, obs_stop_fn stop, void
         return 0;
     }
     int ret = mom_integrate_stop(&sys, &m->p, 0, NULL, out, stop, ctx);
+    if (out->status == RUN_ODE_DIVERGED && sys.why) {
+        char why[200];
+        sys.why(sys.ctx, why, sizeof why);
+        size_t len = strlen(out->error);
+        if (why[0] && len + 3 < sizeof out->error)
+            snprintf(out->error + len, sizeof out->error - len, ": %s", why);
+    }
     mom_sys_destroy(&sys);
     out->wall_s = clock_now_s() - t0;
     return ret;

@@ -28,6 +28,16 @@
  * converged (g -> 0-, c = e^{-2 phi l} large); the denominator is positive at the physical root
  * (it is g^2 J_A J_B times -dR/dg, R(g) = omega_A + omega_B - 1/g).
  * (Check at tau = 0: B = 0, c = 1 gives g = -t1, omega_B = -1/t1 and omega11 = tr S0^2.)
+ *
+ * The general index (docs/model.md §10) with the centred index (tied refuses `uncentred`):
+ * E h_ab = 0 and, by Isserlis, Cov(h_ab(S), h_a'b'(S')) = C_aa' C_bb' Tr(S S'^T)/d +
+ * C_ab' C_ba' Tr(S S')/d exactly, so the index law, hence Phi, is still a function of
+ * (omega11, psi11, omega12) alone, now with the token correlation c in it (off-diagonal entries
+ * have Var u = omega11 + c^2 psi11, so Phi_psi != 0 even for outputs offdiag). G keeps the form
+ * 2 Phi_o S + 2 Phi_p S^T + Phi_12 P (no I term: Phi_mu = 0), H = h_S S + h_P P with the same
+ * h_S = 4 (Phi_o + Phi_p), h_P = 2 Phi_12, and everything above holds unchanged; only Phi's
+ * partials are taken under the law (phi_eval_law at mu = 0; the special case is phi_eval, bit
+ * for bit).
  * In terms of S0's eigenvalues s (masses q): G_A(z) = sum q s/(z s - 1), which keeps the
  * zero eigenvalues of a rank-deficient S0 harmless (they contribute 0).
  *
@@ -435,6 +445,7 @@ static int spectral_solve_work(const struct spectral_measure *mu, int M, const d
 
 struct spectral_ctx {
     struct act act;
+    struct phi_law law; /* centred: Phi(omega11, psi11, omega12) under the token correlation */
     int T, M;
     double lambda, t2;
     double *l, *w, *c;
@@ -472,7 +483,7 @@ static int spectral_rhs(void *p, double tau, const double *y, double *dy)
     struct phi_val pv;
     if (spectral_state_traces(x, y, &tr))
         return -1;
-    if (phi_eval(&x->act, x->T, tr.omega11, tr.omega11, tr.omega12, &pv))
+    if (phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv))
         return -1;
     double hs = 4.0 * (pv.d_omega11 + pv.d_psi11), hp = 2.0 * pv.d_omega12;
     dy[0] = hp;
@@ -494,7 +505,9 @@ static int spectral_observe(void *p, const double *y, struct obs_row *row)
     row->omega12 = tr.omega12;
     row->trace = tr.t1;
     row->overlap = obs_overlap(tr.omega11, tr.omega12, tr.t1, x->t2);
-    row->loss = phi_eval(&x->act, x->T, tr.omega11, tr.omega11, tr.omega12, &pv) ? NAN : pv.phi;
+    row->loss = phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv)
+                    ? NAN
+                    : pv.phi;
     return 0;
 }
 
@@ -540,6 +553,7 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
     if (!x || !ev)
         goto oom;
     x->act = p->activation;
+    x->law = m->law;
     x->T = m->T;
     x->lambda = p->weight_decay;
     x->t2 = m->t2;

@@ -40,7 +40,14 @@
 #include "aimsweep/base/params.h"
 #include "words_impl.h"
 
-#define WORDS_FLAT_CUT 1e-12 /* flat: eigen-directions of G below this times the largest dropped */
+/* flat: eigen-directions of G below this times the largest are dropped. Tied keeps every direction
+ * down to rounding (its orders 7 and 9 need them: at 1e-10 tied h2, d = 300, order 7 stops).
+ * Untied drops those below the integrator's tolerance (1e-9): at strong recovery its letters
+ * S, S^T, Sigma, Lambda become nearly dependent, a direction sinks to rounding and integration
+ * error, and weighting it by up to 1e12 made order 5 collapse its step (analysis/general_index.md
+ * §10). */
+#define WORDS_FLAT_CUT_TIED 1e-12
+#define WORDS_FLAT_CUT_UNTIED 1e-8
 
 static int letter_type(int x) { return x == WORDS_SIGMA ? 1 : x == WORDS_LAMBDA ? 2 : 0; }
 
@@ -254,12 +261,14 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
     if (info)
         return -1;
     double lmax = fabs(cl->fw[ns - 1]);
+    double cut = b->nl == 2 ? WORDS_FLAT_CUT_TIED : WORDS_FLAT_CUT_UNTIED;
+    cl->f_lmin = lmax > 0 ? cl->fw[0] / lmax : 0;
     memset(cl->fGp, 0, sizeof(double) * ns * ns);
     /* Pseudo-inverse on the positive part of the Jacobi-scaled G (the strings' norms differ by
-     * orders of magnitude); directions below WORDS_FLAT_CUT of the largest are dropped. */
+     * orders of magnitude); directions below the cut times the largest are dropped. */
     for (int e = 0; e < ns; e++) {
         double l = cl->fw[e];
-        if (!(l > WORDS_FLAT_CUT * lmax))
+        if (!(l > cut * lmax))
             continue;                               /* a negative direction is not a state */
         const double *ve = cl->fG + (size_t)e * ns; /* row-major storage of column-major vectors */
         for (int i = 0; i < ns; i++)

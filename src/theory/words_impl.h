@@ -77,6 +77,7 @@ struct words_closure {
     int *fgram;   /* fns x fns: class of u^T v */
     int *fa, *fb; /* per top class, rotation and string: classes of wL u and v^T wR */
     double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fsc;
+    double f_lmin; /* flat: the least eigenvalue / the largest of the last Gram matrix */
     int flwork;
 };
 

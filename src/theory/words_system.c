@@ -22,6 +22,13 @@
  * i.e. dmu/dtau = -d Phi_mu (t_Sigma + t_Lambda) + ..., rate d: the system is stiff and
  * integrated implicitly (ode.c). With `ode_mean slaved` g = 0 and m(S) is replaced, wherever it
  * enters, by mu*(q)/sqrt(d) (phi_mu_slow), the d -> inf fast-slow limit.
+ * Tied with the general index (centred only: tied refuses `uncentred`). The centred index has
+ * mean 0 and, exactly at every d (Isserlis), covariances C_aa'C_bb' m(S S'^T) + C_ab'C_ba' m(S S'),
+ * so Phi = Phi(omega11, psi11, omega12) under the law (c enters through Var u = omega11 + c^2
+ * psi11 off the diagonal, and the diagonal's law with outputs all); Phi_mu = 0, G has no I term,
+ * H = h_S S + h_P P as above with h_S = 4(Phi_o + Phi_p), h_P = 2 Phi_12 taken under the law. The
+ * hierarchy is the same; only the scalars change. The same holds for untied with the centred
+ * index: K_MU's coefficient is 0, the mean is no state and nothing is stiff (explicit stepper).
  * The length-(M + 1) classes come from the closure (words_closure.c).
  *
  * The O(eta) noise drift (params.ode_noise). One SGD step changes each rectangular factor
@@ -138,7 +145,7 @@ struct words_ctx {
     struct act act;
     double lambda, t2;
     struct params p; /* for the rate in force (params_rate) in the noise term */
-    /* the general index (untied): the law, sqrt(d), and for the slaved mean the last mu*(q) */
+    /* the general index: the law, sqrt(d), and for the slaved mean the last mu*(q) */
     struct phi_law law;
     int general, slaved;
     double sqd, mu_guess;
@@ -384,7 +391,8 @@ static int words_rhs(void *ctx, double tau, const double *y, double *dy)
     if (cx->noise) {
         struct noise_val nv;
         double q[Q_N];
-        if (noise_eval(&cx->act, cx->T, om, cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
+        if (noise_eval_law(&cx->act, cx->T, &cx->law, cx->sqd * cx->mom[cx->c_s], om,
+                           cx->dec == DECOMP_TIED ? om : ps, o12, 0, &nv))
             return -1;
         double eta = params_rate(&cx->p, tau);
         q[Q_N1] = eta * nv.n1;
@@ -439,6 +447,23 @@ static int words_observe(void *ctx, const double *y, struct obs_row *row)
     }
     row->loss = pv.phi;
     return 0;
+}
+
+/* Least eigenvalue of flat's Gram matrix, relative to the largest, below which the tracked
+ * moments are reported as having left the positive cone (rounding of a positive semidefinite
+ * Gram matrix stays orders of magnitude above it). */
+#define WORDS_FLAT_INDEF (-1e-9)
+
+static void words_why(void *ctx, char *buf, size_t n)
+{
+    const struct words_ctx *cx = ctx;
+    buf[0] = 0;
+    if (cx->cl.kind == CLOSURE_FLAT && cx->cl.f_lmin < WORDS_FLAT_INDEF)
+        snprintf(
+            buf, n,
+            "the order-%d moments left the positive cone (flat's Gram matrix has least/largest "
+            "eigenvalue %.2g), so no positive functional closes them; order_m 3 runs through",
+            cx->M, cx->cl.f_lmin);
 }
 
 static void words_ctx_destroy(void *ctx)
@@ -547,7 +572,8 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     cx->t2 = m->t2;
     cx->law = m->law;
     cx->general = !phi_law_special(&m->law);
-    cx->slaved = p->ode_mean == ODE_MEAN_SLAVED;
+    /* the mean is a state (and stiff, or slaved) only for the uncentred index: centred, Phi_mu = 0 */
+    cx->slaved = p->ode_mean == ODE_MEAN_SLAVED && m->law.uncentred;
     cx->sqd = sqrt((double)m->d);
     cx->b = words_basis_create(p->decomposition, M + 1);
     if (!cx->b)
@@ -584,6 +610,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     sys->rhs = words_rhs;
     sys->observe = words_observe;
     sys->destroy = words_ctx_destroy;
+    sys->why = words_why;
     sys->ctx = cx;
     if (cx->general) {
         cx->mu_guess = cx->sqd * cx->mom0[cx->c_s];
@@ -597,7 +624,7 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
             memset(sys, 0, sizeof *sys);
             return -1;
         }
-        sys->stiff = !cx->slaved;
+        sys->stiff = m->law.uncentred && !cx->slaved;
     }
     return 0;
 oom:

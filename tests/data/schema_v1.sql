@@ -1,7 +1,8 @@
 -- A results database of schema version 1, as aimsweep wrote it before the general index of
 -- docs/model.md §10 (the build of commit bda7db1: `aimsweep run` of the sweep in the sweeps row,
 -- then sqlite3's .dump; .dump leaves out user_version, added at the end). test_store_migrate
--- opens it with the current store and checks the 1 -> 2 migration.
+-- opens it with the current store and checks the migrations from 1 on; tests/sweep_ops.sh has
+-- a run (of tests/data/v1fixture.yaml, the sweep in its sweeps row) migrate it.
 PRAGMA foreign_keys=OFF;
 BEGIN TRANSACTION;
 CREATE TABLE sweeps( sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL, version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER);

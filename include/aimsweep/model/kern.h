@@ -29,6 +29,23 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
 /* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
+/* a . b over n entries with four partial sums, folded as (s0 + s1) + (s2 + s3): the Hermite and
+ * Mehler sums of phi_mehler.c and noise.c (inline, so each keeps its own compiled loop). */
+static inline double kern_dot4(const double *restrict a, const double *restrict b, int n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* a . b over m entries, with independent partial sums (for the step's short dot products). */
 double kern_dot(const double *a, const double *b, int m);
 

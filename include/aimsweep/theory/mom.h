@@ -23,6 +23,8 @@ struct mom_sys {
     void (*destroy)(void *ctx);
     void *ctx;
     int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
+    /* optional: why the system stopped, if it knows (written into buf after a divergence) */
+    void (*why)(void *ctx, char *buf, size_t n);
 };
 
 /* Releases a system's context and initial state; accepts a zeroed system and zeroes it. */

@@ -14,6 +14,7 @@
 #define AIMSWEEP_NOISE_H
 
 #include "aimsweep/base/params.h"
+#include "aimsweep/model/phi.h"
 
 struct noise_val {
     double n1;  /* E sum_ab D_ab^2 */
@@ -41,6 +42,19 @@ int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, do
  * Mehler sums replaced), for tests. */
 int noise_softmax2_rule(double beta, double omega11, double psi11, double omega12, int n,
                         struct noise_val *out);
+
+/* The general index (docs/model.md §10; docs/noise.md): with correlated tokens the second-order
+ * traces contract as x_b^T A x_b' -> C_bb' Tr A, so
+ *   n1 = E sum_{e,e'} C_aa' C_bb' D_e D_e',   n2 = E sum_{e,e'} C_ab' C_ba' D_e D_e'
+ * over the output entries e = (a, b), e' = (a', b') (the diagonal too with outputs all), under the
+ * law at (mu, omega11, psi11, omega12): a 4D Gaussian expectation per pair of entries (exact for
+ * Hermite activations). The special law is noise_eval, bit for bit. Elementwise activations
+ * only: noise_law_supported is 0 for softmax under a non-special law (its rows correlate with
+ * each other when c != 0, and its D is not a function of one entry). Returns as noise_eval, and
+ * -1 for an unsupported law. */
+int noise_law_supported(const struct act *a, const struct phi_law *law);
+int noise_eval_law(const struct act *a, int T, const struct phi_law *law, double mu, double omega11,
+                   double psi11, double omega12, int want_err, struct noise_val *out);
 
 /* Direct: the O(eta) drift of (omega11, psi11, omega12, t1) per unit tau, to be added to the
  * flow's right-hand side: eta * (n1, n2, 0, 0). */
