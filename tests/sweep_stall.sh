@@ -48,7 +48,9 @@ rank1_pid() {
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo "$p"
     done
 }
-running_on_1() { [ "$(q "$1" "SELECT count(*) FROM tasks WHERE status = 'running' AND rank = 1" 2>/dev/null)" = 1 ]; }
+running_on_1() { [ "$(q "$1" "SELECT count(*) FROM tasks WHERE status = 'running' AND rank = 1" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+# the task rank 1 was running when it was taken for stalled (it may hold a queued one too)
+stalled_task() { grep -o "while running task [0-9a-f]*" "$1.log" | head -1 | awk '{ print $4 }'; }
 in_log() { grep -q "$2" "$1.log" 2>/dev/null; }
 task_done() { [ "$(q "$1" "SELECT status FROM tasks WHERE task_id = '$2'" 2>/dev/null)" = done ]; }
 alive() {
@@ -77,11 +79,11 @@ job=$!
 wait_for 60 running_on_1 "$W/a.db" || fail "A: no task ever ran on rank 1"
 sleep 0.5 # into the task, past a checkpoint or two
 P1=$(rank1_pid $job)
-X=$(q "$W/a.db" "SELECT task_id FROM tasks WHERE status = 'running' AND rank = 1")
-echo "A: SIGSTOP rank 1 (pid $P1) in task $X"
 kill -STOP "$P1"
 t0=$(date +%s)
 wait_for 60 in_log "$W/a.db" "taken for stalled" || fail "A: rank 1 not taken for stalled in 60 s"
+X=$(stalled_task "$W/a.db")
+echo "A: SIGSTOP rank 1 (pid $P1) in task $X"
 echo "A: taken for stalled after $(($(date +%s) - t0)) s"
 wait_for 120 task_done "$W/a.db" "$X" || fail "A: task $X not rerun"
 kill -0 $job 2>/dev/null || fail "A: the sweep ended before the SIGCONT (too little work left: a bigger stall.yaml)"
@@ -98,10 +100,11 @@ $MPIRUN -n 3 "$AIMSWEEP" run "$SWEEP" --db "$W/b.db" --stall-timeout $STALL --co
 job=$!
 wait_for 60 running_on_1 "$W/b.db" || fail "B: no task ever ran on rank 1"
 P1=$(rank1_pid $job)
-X=$(q "$W/b.db" "SELECT task_id FROM tasks WHERE status = 'running' AND rank = 1")
-echo "B: SIGSTOP rank 1 (pid $P1) in task $X, for good"
 kill -STOP "$P1"
 t0=$(date +%s)
+wait_for 60 in_log "$W/b.db" "taken for stalled" || fail "B: rank 1 not taken for stalled in 60 s"
+X=$(stalled_task "$W/b.db")
+echo "B: SIGSTOP rank 1 (pid $P1) in task $X, for good"
 if wait_for 120 eval '! kill -0 $job 2>/dev/null'; then
     wait $job
     rc=$?
