@@ -83,7 +83,9 @@ kill -STOP "$P1"
 t0=$(date +%s)
 wait_for 60 in_log "$W/a.db" "taken for stalled" || fail "A: rank 1 not taken for stalled in 60 s"
 X=$(stalled_task "$W/a.db")
-echo "A: SIGSTOP rank 1 (pid $P1) in task $X"
+ck=no
+[ -e "$W/a.db.ckpt/$X.ckpt" ] && ck=yes # rank 1 had saved X before the stop (every 0.2 s)
+echo "A: SIGSTOP rank 1 (pid $P1) in task $X (a checkpoint of it: $ck)"
 echo "A: taken for stalled after $(($(date +%s) - t0)) s"
 wait_for 120 task_done "$W/a.db" "$X" || fail "A: task $X not rerun"
 kill -0 $job 2>/dev/null || fail "A: the sweep ended before the SIGCONT (too little work left: a bigger stall.yaml)"
@@ -92,7 +94,7 @@ wait $job
 rc=$?
 echo "A: exit $rc; $(grep -c "late result of task" "$W/a.db.log") late result(s) ignored"
 grep -q "late result of task $X from rank 1 ignored" "$W/a.db.log" || fail "A: the late result not logged as ignored"
-grep -q "task $X: continued from its checkpoint" "$W/a.out" || fail "A: the rerun of $X did not continue from rank 1's checkpoint"
+[ $ck = no ] || grep -q "task $X: continued from its checkpoint" "$W/a.out" || fail "A: the rerun of $X did not continue from rank 1's checkpoint"
 check "$W/a.db" $rc A
 
 # B: stopped for good
