@@ -56,21 +56,27 @@ $py "$an/phase.py" "$db" --out "$work/figs" > "$work/phase.out" 2>&1 || fail "ph
 for kind in fraction diverged tauwr; do nonempty "$work/figs" "phase-$kind.png"; done
 grep -q "SGD and ODE at" "$work/phase.out" || fail "phase.py did not compare SGD with the ODE"
 
+# Figure 1's gaps: the demo's orders.yaml points (spectral M = 2, 3 beside the flow) give a table
+$py "$an/fig1_gaps.py" "$db" > "$work/gaps.out" 2>&1 || fail "fig1_gaps.py exit $?"
+grep -q "^| spectral | loss | [0-9]" "$work/gaps.out" || fail "fig1_gaps.py printed no spectral row"
+
 # a database whose tasks never ran: --time-limit 0 registers them and starts none
 "$AIMSWEEP" run "$SRCDIR/tests/analysis/orders.yaml" --db "$work/pending.db" --time-limit 0.000001 > /dev/null 2>&1
-for s in figures scaling phase; do
-    $py "$an/$s.py" "$work/pending.db" --out "$work/pending" > "$work/pending-$s.out" 2>&1 \
+for s in figures scaling phase fig1_gaps; do
+    out="--out $work/pending"; [ "$s" = fig1_gaps ] && out=""   # fig1_gaps.py only prints
+    $py "$an/$s.py" "$work/pending.db" $out > "$work/pending-$s.out" 2>&1 \
         || fail "$s.py on a database without results: exit $?"
     grep -qi "no \|not drawn" "$work/pending-$s.out" || fail "$s.py did not say what it could not draw"
 done
 
 # bad input
 printf 'not a database\n' > "$work/junk.db"
-for s in figures scaling phase; do
-    $py "$an/$s.py" "$work/missing.db" --out "$work/x" > "$work/bad.out" 2>&1
+for s in figures scaling phase fig1_gaps; do
+    out="--out $work/x"; [ "$s" = fig1_gaps ] && out=""
+    $py "$an/$s.py" "$work/missing.db" $out > "$work/bad.out" 2>&1
     [ $? -eq 2 ] || fail "$s.py on a missing file: expected exit 2"
     grep -q "no such file" "$work/bad.out" || fail "$s.py on a missing file: no message"
-    $py "$an/$s.py" "$work/junk.db" --out "$work/x" > "$work/bad.out" 2>&1
+    $py "$an/$s.py" "$work/junk.db" $out > "$work/bad.out" 2>&1
     [ $? -eq 2 ] || fail "$s.py on a non-database: expected exit 2"
 done
 [ "$fails" -eq 0 ] && echo "analysis scripts: all passed"
