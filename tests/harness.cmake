@@ -29,6 +29,15 @@ set_tests_properties(sweep_kill PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEO
 add_test(NAME sweep_signal COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_signal.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_signal)
 set_tests_properties(sweep_signal PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
 
+# Operations: exit codes, Ctrl-C under mpirun, SIGTERM after SIGUSR1, kill -9 while checkpoints are
+# written, parts and merge, reset, a schema-1 database, the ODE point that needs --task-timeout.
+add_test(NAME sweep_ops COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/sweep_ops.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_ops)
+set_tests_properties(sweep_ops PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 240 ENVIRONMENT "${HARNESS_ENV}")
+
+# The job scripts on a real Slurm started by the test itself (root only; skipped otherwise).
+add_test(NAME slurm COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm/slurm_test.sh ${CMAKE_CURRENT_BINARY_DIR}/slurm)
+set_tests_properties(slurm PROPERTIES LABELS slurm PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 1200 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${HARNESS_ENV}")
 # Grids (ranges, zip, expressions, --set), task ids, weak recovery and its view, migration 1 -> 2.
 add_executable(test_grid test_grid.c)
 target_link_libraries(test_grid PRIVATE aimsweep_harness)
@@ -54,7 +63,7 @@ set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60
 add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
 set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 
-# Databases of schema versions 1 and 2 (tests/data/schema_v*.sql) opened by the current store: migrated to 3.
+# Databases of schema versions 1, 2 and 3 (tests/data/schema_v*.sql) opened by the current store: migrated to 4.
 add_executable(test_store_migrate test_store_migrate.c)
 target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
 aimsweep_warnings(test_store_migrate)

@@ -193,8 +193,9 @@ static int count(sqlite3 *db, const char *sql)
  * database), and a status dropped from a set changes the lists below. */
 static void test_task_status(void)
 {
-    static const char *const words[] = {"new",      "pending",      "running", "done",
-                                        "diverged", "ode_diverged", "error",   "interrupted"};
+    static const char *const words[] = {"new",   "pending",     "running",
+                                        "done",  "diverged",    "ode_diverged",
+                                        "error", "interrupted", "timeout"};
     CHECK_TRUE(sizeof words / sizeof *words == TASK_STATUS_COUNT);
     for (int i = 0; i < TASK_STATUS_COUNT; i++) {
         enum task_status st = TASK_STATUS_COUNT;
@@ -207,11 +208,13 @@ static void test_task_status(void)
     char buf[128];
     CHECK_TRUE(
         task_status_sql_list(TASK_STATUS_STORED, buf, sizeof buf) == 0 &&
-        !strcmp(buf, "'pending','running','done','diverged','ode_diverged','error','interrupted'"));
+        !strcmp(
+            buf,
+            "'pending','running','done','diverged','ode_diverged','error','interrupted','timeout'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_TO_RUN, buf, sizeof buf) == 0 &&
                !strcmp(buf, "'pending','running','interrupted'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_FINISHED, buf, sizeof buf) == 0 &&
-               !strcmp(buf, "'done','diverged','ode_diverged','error'"));
+               !strcmp(buf, "'done','diverged','ode_diverged','error','timeout'"));
     CHECK_TRUE(task_status_sql_list(TASK_STATUS_STORED, buf, 20) == -1);
     /* a solver's outcome maps onto the same words */
     CHECK_TRUE(!strcmp(run_status_name(RUN_OK), "done") &&
@@ -273,7 +276,8 @@ static void test_store(const char *dir)
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM summary") == 2);
     CHECK_TRUE(count(store_db(st),
                      "SELECT count(*) FROM summary WHERE tau_wr IS NULL AND solver = 'sgd'") == 1);
-    CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") ==
+               0); /* deaths only */
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM results") == 2);
     r.traj[1].status = RUN_OK;
     CHECK_TRUE(store_put_result(st, tasks[1].id, &r, NULL, &out, err, sizeof err) == 0 &&
@@ -299,7 +303,7 @@ static void test_store(const char *dir)
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") == 2);
     CHECK_TRUE(store_mark_error(st, tasks[4].id, "crashed") == 0 && store_commit(st) == 0);
     CHECK_TRUE(store_task_status(st, tasks, n, status, attempts) == 0 && status[4] == TASK_ERROR);
-    CHECK_TRUE(status[0] == TASK_DIVERGED && attempts[0] == 1 && status[1] == TASK_INTERRUPTED);
+    CHECK_TRUE(status[0] == TASK_DIVERGED && attempts[0] == 0 && status[1] == TASK_INTERRUPTED);
     /* a write SQLite refuses (here a trigger on the task's final update) fails with the failed
      * call and SQLite's message, and leaves no binding behind: the failed write had bound an
      * error text, the next one has none, and its row must show none. A step whose failure went
@@ -321,7 +325,18 @@ static void test_store(const char *dir)
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE task_id = '%s' AND error IS NULL",
              hex7);
     CHECK_TRUE(count(store_db(st), sql) == 1);
-    /* a second writer is refused while the first holds the file */
+    /* a death counts an attempt; a recorded stop marks running tasks interrupted at once */
+    CHECK_TRUE(store_note_death(st, tasks[0].id) == 0 && store_commit(st) == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
+    int ninter = count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'");
+    CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[8].id, 2, "node") == 0 &&
+               store_commit(st) == 0);
+    CHECK_TRUE(store_note_stop(st, 15, "pid 1 (test)") == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'running'") == 0);
+    CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'") ==
+               ninter + 1);
+    /* a second writer is refused while the first holds the file (after waiting for it a while) */
+    store_lock_wait_s = 0.5;
     struct store *st2 = store_open(path, err, sizeof err);
     CHECK_TRUE(st2 == NULL && strstr(err, "another aimsweep run"));
     store_close(&st2);

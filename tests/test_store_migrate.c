@@ -1,12 +1,17 @@
 /*
- * test_store_migrate.c: databases of schema versions 1 and 2 (tests/data/schema_v1.sql and
- * schema_v2.sql, written by the builds before the general index) opened by the current store:
- * migrated to version 3 in place, its rows kept, the new columns holding what the old tasks ran with (token_corr 0,
- * centred, offdiag, ...; mu = sqrt(d) trace), its task ids still the ids of the same points
- * (the canonical text leaves the new keys out at their defaults), and writable by a run.
- * A planted error shows: a migration that forgets a column fails the column checks; a
- * canonical text that names the new keys changes the ids (the id checks fail); a migration
- * that is not idempotent fails the reopen.
+ * test_store_migrate.c: databases of schema versions 1 to 4 (tests/data/schema_v1.sql,
+ * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
+ * precision and the views recovery and curves, and schema_v4.sql, before the operations'
+ * columns) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
+ * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
+ * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
+ * task ids still the ids of the same points (the canonical text leaves the new keys out at their
+ * defaults), and writable by a run.
+ * A planted error shows: a migration that forgets a column fails the column checks; a 4 -> 5
+ * step skipped for one starting version fails its sweeps and timeout checks; a canonical text
+ * that names the new keys changes the ids (the id checks fail); a migration that is not
+ * idempotent fails the reopen.
  */
 #include <math.h>
 #include <stdio.h>
@@ -76,7 +81,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(store_db(ro), "SELECT count(*) FROM results") == 4, "v1 results view");
     store_close(&ro);
 
-    for (int pass = 0; pass < 2; pass++) { /* the second open finds version 2: nothing to do */
+    for (int pass = 0; pass < 2;
+         pass++) { /* the second open finds the current version: nothing to do */
         struct store *st = store_open(path, err, sizeof err);
         CHECK(st != NULL, "open v%d (pass %d): %s", from, pass, err);
         if (!st)
@@ -101,9 +107,30 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                 "(task_id)") < 1e-12 &&
                 value(db, "SELECT count(*) FROM trajectory WHERE mu IS NULL") == 0,
             "mu not backfilled from the trace");
-        CHECK(value(db, "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NULL") ==
-                  4,
-              "results view without the new columns");
+        /* mu_star: NULL for the versions before it, written by the version-3 build */
+        CHECK(
+            value(
+                db,
+                from < 3
+                    ? "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NULL"
+                    : "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NOT NULL") ==
+                4,
+            "results view without the new columns");
+        CHECK(
+            value(
+                db,
+                "SELECT count(*) FROM sweeps WHERE command IS NULL AND part IS NULL AND stop_signal IS "
+                "NULL AND stop_sender IS NULL AND stopped_at IS NULL") == 1,
+            "v%d: sweeps without the version-5 columns", from);
+        /* the CHECK list takes timeout (inside a transaction that is rolled back) */
+        CHECK(sqlite3_exec(
+                  db, "SAVEPOINT t; UPDATE tasks SET status = 'timeout'; ROLLBACK TO t; RELEASE t;",
+                  NULL, NULL, NULL) == SQLITE_OK,
+              "v%d: status timeout refused after migration: %s", from, sqlite3_errmsg(db));
+        CHECK(sqlite3_exec(db, "SAVEPOINT t; UPDATE tasks SET status = 'bogus'; RELEASE t;", NULL,
+                           NULL, NULL) != SQLITE_OK,
+              "v%d: the status CHECK was lost", from);
+        sqlite3_exec(db, "ROLLBACK TO t; RELEASE t;", NULL, NULL, NULL);
         store_close(&st);
     }
 
@@ -153,7 +180,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_store_migrate SRCDIR BUILDDIR\n");
         return 2;
     }
-    migrate(argv[1], argv[2], 1); /* through 1 -> 2 and 2 -> 3 */
+    migrate(argv[1], argv[2], 1); /* through every step, 1 -> 2 to 4 -> 5 */
     migrate(argv[1], argv[2], 2);
+    migrate(argv[1], argv[2], 3);
+    migrate(argv[1], argv[2], 4);
     return check_done("test_store_migrate");
 }

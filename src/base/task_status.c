@@ -12,6 +12,7 @@ static const char *const task_status_names[TASK_STATUS_COUNT] = {
     [TASK_RUNNING] = "running",   [TASK_DONE] = "done",
     [TASK_DIVERGED] = "diverged", [TASK_ODE_DIVERGED] = "ode_diverged",
     [TASK_ERROR] = "error",       [TASK_INTERRUPTED] = "interrupted",
+    [TASK_TIMEOUT] = "timeout",
 };
 
 const char *task_status_name(enum task_status s)
@@ -33,7 +34,7 @@ int task_status_todo(enum task_status s, int retry_errors)
 {
     unsigned todo = TASK_STATUS_TO_RUN | TASK_STATUS_BIT(TASK_NEW);
     if (retry_errors)
-        todo |= TASK_STATUS_BIT(TASK_ERROR);
+        todo |= TASK_STATUS_BIT(TASK_ERROR) | TASK_STATUS_BIT(TASK_TIMEOUT);
     return (unsigned)s < TASK_STATUS_COUNT && (todo & TASK_STATUS_BIT(s)) != 0;
 }
 

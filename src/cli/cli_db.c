@@ -631,6 +631,16 @@ int cli_status(int argc, char **argv)
         "SELECT status, count(*) AS tasks, round(sum(wall_s), 1) AS wall_s,"
         " max(finished_at) AS last_finished FROM tasks GROUP BY status ORDER BY count(*) DESC",
         OUT_TABLE, 1, stdout);
+    printf("\nby build (the run that computed each task)\n");
+    snprintf(
+        sql, sizeof sql,
+        "SELECT w.version, w.git_commit, count(*) AS tasks, sum(t.status = '%s') AS %s,"
+        " sum(t.status IN (%s)) AS diverged, sum(t.status = '%s') AS %s, sum(t.status IN (%s)) AS to_run,"
+        " min(t.finished_at) AS first_finished, max(t.finished_at) AS last_finished"
+        " FROM tasks t JOIN sweeps w ON w.sweep_id = t.sweep_id GROUP BY w.version, w.git_commit"
+        " ORDER BY max(t.finished_at)",
+        done, done, diverged, error, error, to_run);
+    rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     printf("\nby decomposition and activation\n");
     snprintf(
         sql, sizeof sql,

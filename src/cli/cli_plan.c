@@ -18,6 +18,17 @@
 #include "aimsweep/run/worker.h"
 #include "cli_run.h"
 
+/* A duration for people: seconds, minutes or hours. */
+static void plan_dur(double s, char *buf, size_t n)
+{
+    if (s < 120)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+}
+
 static void plan_usage(FILE *f)
 {
     fprintf(
@@ -141,6 +152,20 @@ int cli_plan(int argc, char **argv)
             goto out;
         }
     }
+    long learned = 0;
+    if (store) {
+        struct cost_model cm = {0};
+        learned = store_learn_costs(store, &cm);
+        if (learned > 0) {
+            total = maxc = 0;
+            for (size_t i = 0; i < n; i++) {
+                tasks[i].cost = task_cost_learned(&cm, &pts[i]);
+                total += tasks[i].cost;
+                maxc = fmax(maxc, tasks[i].cost);
+            }
+        }
+        task_cost_model_free(&cm);
+    }
     size_t cnt[TASK_STATUS_COUNT] = {0}, todo = 0;
     for (size_t i = 0; i < n; i++) {
         cnt[status[i]]++;
@@ -149,8 +174,20 @@ int cli_plan(int argc, char **argv)
             left += tasks[i].cost;
         }
     }
-    printf("estimate    %.3g core-s in all, largest task %.3g s (nominal %.0e flop/s)\n", total,
-           maxc, TASK_FLOPS_PER_S);
+    char tot[32], big[32], lft[32], wall[32];
+    plan_dur(total, tot, sizeof tot);
+    plan_dur(maxc, big, sizeof big);
+    plan_dur(left, lft, sizeof lft);
+    if (learned > 0)
+        printf(
+            "estimate    %s of one core in all, largest task %s (cost model corrected by %ld finished solver"
+            " runs in %s)\n",
+            tot, big, learned, db);
+    else
+        printf(
+            "estimate    %s of one core in all, largest task %s (nominal model, %.0e flop/s: run some"
+            " tasks into the database to correct it)\n",
+            tot, big, TASK_FLOPS_PER_S);
     if (store) {
         printf("database    %s:", db);
         for (int k = 0; k < TASK_STATUS_COUNT; k++)
@@ -158,10 +195,11 @@ int cli_plan(int argc, char **argv)
                 printf(" %zu %s", cnt[k], task_status_name((enum task_status)k));
         printf("\n");
     }
-    printf("to run      %zu of %zu tasks, %.3g core-s", todo, n, left);
-    if (ranks > 1)
-        printf(", about %.3g s on %d ranks (%d workers)", fmax(left / (ranks - 1), maxc), ranks,
-               ranks - 1);
+    printf("to run      %zu of %zu tasks, %s of one core", todo, n, lft);
+    if (ranks > 1) {
+        plan_dur(fmax(left / (ranks - 1), maxc), wall, sizeof wall);
+        printf(", about %s on %d ranks (%d workers)", wall, ranks, ranks - 1);
+    }
     printf("\n");
     code = 0;
 out:

@@ -26,23 +26,39 @@ static void run_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--time-limit S]\n"
-        "                    [--commit-interval S] [--max-attempts N] [--retry-errors] [--quiet]\n"
+        "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
+        "                    [--time-limit S] [--end-time T] [--task-timeout S] [--checkpoint-interval S]\n"
+        "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
+        "                    [--retry-errors] [--quiet]\n"
         "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
         "  --db FILE         results database (created if missing; reruns resume it)\n"
         "  --set KEY=VALUE   override a parameter of the sweep file for every point (repeatable;\n"
         "                    a grid axis of that key is replaced by the one value)\n"
-        "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f)\n"
+        "  --grace S         after SIGUSR1, running tasks may finish for S seconds (default %.0f;\n"
+        "                    never past the job's end)\n"
+        "  --term-grace S    the grace after SIGTERM or SIGINT, at most (default %.0f; Slurm kills\n"
+        "                    KillWait seconds after its SIGTERM)\n"
         "  --time-limit S    do not start a task expected to end more than S seconds from now\n"
-        "                    (and none expected to end later than SLURM_JOB_END_TIME - grace)\n"
+        "  --end-time T      the job ends at T (seconds since 1970; default SLURM_JOB_END_TIME):\n"
+        "                    no task starts that is expected to end after T - grace, and the\n"
+        "                    grace after a signal ends %.0f s before T\n"
+        "  --task-timeout S  stop a task that has run S seconds: status timeout\n"
+        "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
+        "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
+        "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
+        "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
         "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
         "                    a killed job loses\n"
-        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d)\n"
-        "  --retry-errors    rerun tasks whose status is error\n"
+        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
+        "                    a job stopped by a signal counts no attempt\n"
+        "  --retry-errors    rerun tasks whose status is error or timeout\n"
         "  --quiet           no progress on stderr\n\n"
-        "  Exit status: 0 every task finished without error, %d every task finished and some\n"
-        "  ended in error (aimsweep status lists them), 1 a failure of the run itself, 2 bad input.\n",
-        RUN_DEFAULT_GRACE_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_SOME_ERROR);
+        "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
+        "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
+        "  again), 1 a failure of the run itself, 2 bad input.\n",
+        RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S,
+        STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS,
+        RUN_EXIT_STOPPED);
 }
 
 static int parse_double(const char *s, double *x)
@@ -55,9 +71,41 @@ static int parse_double(const char *s, double *x)
     return !*s || *end || errno || !isfinite(*x) ? -1 : 0;
 }
 
-static const char *const run_flags[] = {
-    "db",           "set",          "grace", "time-limit", "commit-interval",
-    "max-attempts", "retry-errors", "quiet", "help",       NULL};
+static const char *const run_flags[] = {"db",
+                                        "set",
+                                        "grace",
+                                        "term-grace",
+                                        "time-limit",
+                                        "end-time",
+                                        "task-timeout",
+                                        "checkpoint-interval",
+                                        "part",
+                                        "lock-wait",
+                                        "commit-interval",
+                                        "max-attempts",
+                                        "retry-errors",
+                                        "quiet",
+                                        "help",
+                                        NULL};
+
+/* "I/N" with 1 <= I <= N into *i, *n. Returns 0, or -1. */
+static int parse_part(const char *s, int *i, int *n)
+{
+    char *end;
+    if (!s)
+        return -1;
+    errno = 0;
+    long a = strtol(s, &end, 10);
+    if (end == s || *end != '/' || errno)
+        return -1;
+    const char *t = end + 1;
+    long b = strtol(t, &end, 10);
+    if (end == t || *end || errno || b < 1 || b > 1000000 || a < 1 || a > b)
+        return -1;
+    *i = (int)a;
+    *n = (int)b;
+    return 0;
+}
 
 /* Returns 0, 1 for --help, or 2 after printing the error. */
 static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
@@ -67,6 +115,13 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     o->grace = RUN_DEFAULT_GRACE_S;
     o->max_attempts = RUN_DEFAULT_MAX_ATTEMPTS;
     o->commit_s = RUN_BATCH_S;
+    o->ckpt_every = RUN_DEFAULT_CHECKPOINT_S;
+    o->term_grace = SCHED_TERM_GRACE_S;
+    o->lock_wait = STORE_LOCK_WAIT_S;
+    size_t cl = 0;
+    for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
+        cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s",
+                               i ? " " : "aimsweep ", argv[i]);
     cli_args_silence(!loud); /* only rank 0 speaks */
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
@@ -92,7 +147,10 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         const char *name = a + 2;
         int takes = !strcmp(a, "--db") || !strcmp(a, "--set") || !strcmp(a, "--grace") ||
                     !strcmp(a, "--time-limit") || !strcmp(a, "--commit-interval") ||
-                    !strcmp(a, "--max-attempts");
+                    !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
+                    !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
+                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") ||
+                    !strcmp(a, "--lock-wait");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
@@ -123,6 +181,24 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         } else if (!strcmp(a, "--time-limit")) {
             if (parse_double(v, &o->time_limit) || o->time_limit <= 0)
                 what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--term-grace")) {
+            if (parse_double(v, &o->term_grace) || o->term_grace < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--end-time")) {
+            if (parse_double(v, &o->end_time) || o->end_time <= 0)
+                what = "seconds since 1970 (date +%s), > 0";
+        } else if (!strcmp(a, "--task-timeout")) {
+            if (parse_double(v, &o->task_timeout) || o->task_timeout <= 0)
+                what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--checkpoint-interval")) {
+            if (parse_double(v, &o->ckpt_every) || o->ckpt_every < 0)
+                what = "a number of seconds >= 0 (0: only when stopped)";
+        } else if (!strcmp(a, "--lock-wait")) {
+            if (parse_double(v, &o->lock_wait) || o->lock_wait < 0)
+                what = "a number of seconds >= 0";
+        } else if (!strcmp(a, "--part")) {
+            if (parse_part(v, &o->part_i, &o->part_n))
+                what = "I/N with 1 <= I <= N, e.g. 2/8";
         } else if (!strcmp(a, "--commit-interval")) {
             if (parse_double(v, &o->commit_s) || o->commit_s < 0)
                 what = "a number of seconds >= 0";
@@ -150,7 +226,42 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         rc = 2;
     }
     cli_args_silence(0);
-    return rc;
+    if (rc)
+        return rc;
+    const char *end = getenv("SLURM_JOB_END_TIME");
+    double e;
+    if (o->end_time == 0 && end && !parse_double(end, &e) && e > 0)
+        o->end_time = e;
+    if (snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db) >= (int)sizeof o->ckpt_dir) {
+        if (loud)
+            fprintf(stderr, "aimsweep run: database path too long\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* Rank 0: the options in force, for the log. */
+static void log_options(const struct run_opts *o, int nranks)
+{
+    char part[32] = "all", end[64] = "none", tl[32] = "none", tt[32] = "none";
+    if (o->part_n)
+        snprintf(part, sizeof part, "%d/%d", o->part_i, o->part_n);
+    if (o->end_time > 0) {
+        time_t t = (time_t)o->end_time;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(end, sizeof end, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    if (o->time_limit > 0)
+        snprintf(tl, sizeof tl, "%.0f s", o->time_limit);
+    if (o->task_timeout > 0)
+        snprintf(tt, sizeof tt, "%.0f s", o->task_timeout);
+    run_log("%s", o->command);
+    run_log(
+        "options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, checkpoints "
+        "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
+        nranks, part, o->grace, o->term_grace, tl, end, tt, o->ckpt_every, o->ckpt_dir,
+        o->max_attempts, o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
 /* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
@@ -203,27 +314,32 @@ int cli_run(int argc, char **argv)
     struct sched_task *st = NULL;
     struct store *store = NULL;
     size_t npts = 0, ntodo = 0, old_errors = 0;
-    if (rank == 0)
+    store_lock_wait_s = o.lock_wait;
+    if (rank == 0) {
+        char logpath[4200];
+        snprintf(logpath, sizeof logpath, "%s.log", o.db);
+        run_log_open(logpath); /* best effort: a directory we cannot write fails later, clearly */
+        if (!o.quiet)
+            log_options(&o, size);
         code =
             run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
+    }
     if (share_code(&code, &abort_job))
         goto out;
 
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
-    struct sched_opts so = {o.grace, 0};
+    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace};
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
         if (o.time_limit > 0)
             so.deadline = now + o.time_limit;
-        const char *end = getenv("SLURM_JOB_END_TIME");
-        double e;
-        /* a task should end a grace period before Slurm's end, when the stop signal comes */
-        if (end && !parse_double(end, &e) && e - o.grace > now &&
-            (so.deadline == 0 || e - o.grace < so.deadline))
+        /* a task should end a grace period before the job's end, when the stop signal comes */
+        double e = o.end_time;
+        if (e > 0 && e - o.grace > now && (so.deadline == 0 || e - o.grace < so.deadline))
             so.deadline = e - o.grace;
         st = calloc(ntodo ? ntodo : 1, sizeof *st);
         if (!st) {
@@ -250,33 +366,21 @@ int cli_run(int argc, char **argv)
         if (c.tty && !o.quiet)
             fprintf(stderr, "\n");
         if (c.failed) {
-            fprintf(
-                stderr,
-                "aimsweep: %s: %s; the database keeps what was committed before, rerun to resume\n",
-                o.db, c.err);
-            code = 1;
+            run_log("%s: %s; the database keeps what was committed before, rerun to resume", o.db,
+                    c.err);
+            code = RUN_EXIT_FAILED;
         } else if (mpi_failed) {
-            fprintf(
-                stderr,
-                "aimsweep: %s: the sweep stopped on the failure reported above; what finished is committed,"
-                " rerun to resume\n",
+            run_log(
+                "%s: the sweep stopped on the failure reported above; what finished is committed, rerun to resume",
                 o.db);
-            code = 1;
+            code = RUN_EXIT_FAILED;
         } else {
+            code = run_exit_code(&c, &stats);
             if (!o.quiet)
-                run_summary(&c, &stats);
-            /* every task finished (nothing stopped or left) and some ended in error */
-            size_t nerr = c.nstatus[TASK_ERROR] + old_errors;
-            int complete =
-                !stats.signal && stats.not_started == 0 && c.nstatus[TASK_INTERRUPTED] == 0;
-            code = complete && nerr ? RUN_EXIT_SOME_ERROR : 0;
-            if (code)
-                fprintf(
-                    stderr,
-                    "aimsweep: %zu task%s ended in %s (aimsweep status %s lists the messages); exit status %d\n",
-                    nerr, nerr == 1 ? "" : "s", task_status_name(TASK_ERROR), o.db, code);
+                run_summary(&c, &stats, code);
         }
         store_close(&store);
+        rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
          * finalise: everything is committed, end the job */
         abort_job = rc == -2 || mpi_failed;
@@ -293,5 +397,6 @@ out:
     free(tasks);
     free(pts);
     spec_destroy(&spec);
+    run_log_close();
     return run_end(code, abort_job);
 }

@@ -30,19 +30,39 @@
  * what kills the job) but stored as error. */
 #define RUN_DEFAULT_MAX_ATTEMPTS 3
 
-/* Exit status of a run whose every task finished, some of them with status error (the
- * operations side defines the others: 0 all finished, 2 bad input). */
-#define RUN_EXIT_SOME_ERROR 3
+/* Default interval of the checkpoints of running SGD and flow tasks. */
+#define RUN_DEFAULT_CHECKPOINT_S 600.0
+
+/* Exit codes of `aimsweep run` (README: "Exit codes"). */
+enum {
+    RUN_EXIT_FINISHED = 0,  /* every task of the sweep finished (done, diverged, ode_diverged) */
+    RUN_EXIT_FAILED = 1,    /* the run itself failed (database write, MPI) */
+    RUN_EXIT_BAD_INPUT = 2, /* bad options, sweep file or database: nothing was run */
+    RUN_EXIT_ERRORS = 3,    /* every task finished, some of them with error or timeout */
+    RUN_EXIT_STOPPED = 4    /* stopped by a signal or the time limit with work left: run again */
+};
+/* RUN_EXIT_ERRORS under its other name */
+#define RUN_EXIT_SOME_ERROR RUN_EXIT_ERRORS
 /* The most --set overrides one command line takes. */
 #define RUN_MAX_SETS 32
 
 struct run_opts {
     const char *sweep, *db;
-    double grace, time_limit, commit_s;
+    double grace, term_grace, time_limit, commit_s, end_time, task_timeout, ckpt_every, lock_wait;
     int retry_errors, quiet, max_attempts;
+    int part_i, part_n;             /* --part i/N (1-based), 0/0 for the whole grid */
+    char command[2048];             /* the command line as given */
+    char ckpt_dir[768];             /* DB.ckpt: the checkpoints of this database's tasks */
     const char *sets[RUN_MAX_SETS]; /* --set KEY=VALUE, in order */
     int nsets;
 };
+
+/* A line on stderr with a UTC timestamp in front ("2026-01-02T03:04:05Z aimsweep: ..."), and in
+ * the run's log file when one is open (rank 0: DB.log, appended to by every run, so that what a
+ * run said survives an mpirun that stops forwarding output while it is being killed). */
+void run_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int run_log_open(const char *path);
+void run_log_close(void);
 
 /* Loads a sweep file and applies the --set overrides of o; the grid is not expanded. Returns
  * 0, or -1 with the message in err. Shared by run and plan. */
@@ -57,8 +77,10 @@ struct run_ctx {
     const char *name;
     size_t batch;
     double last_commit, last_line, commit_s;
-    int tty, quiet, failed, final_shown;
+    int tty, quiet, failed, final_shown, stop_noted;
     size_t nstatus[TASK_STATUS_COUNT];
+    const char *ckpt_dir; /* every rank: where task checkpoints live, or NULL */
+    double ckpt_every;
     size_t old_errors; /* tasks of the sweep in error from earlier runs, not rerun */
     char err[512];
 };
@@ -76,7 +98,11 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
 void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *store,
                   const struct task *todo, const char *name, struct sched_ops *ops);
 
-/* Rank 0, at the end: the count of each status, what was not started and why, the time. */
-void run_summary(const struct run_ctx *c, const struct sched_stats *stats);
+/* Rank 0, at the end: the exit code (RUN_EXIT_*) from what is left of the sweep. */
+int run_exit_code(struct run_ctx *c, const struct sched_stats *stats);
+
+/* Rank 0, at the end: the count of each status, what was not started and why, the time, and
+ * what the exit code means. */
+void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int code);
 
 #endif

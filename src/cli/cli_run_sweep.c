@@ -9,12 +9,17 @@
  * worker_run (run_task); rank 0 stores results in batches (RUN_BATCH_RESULTS or
  * RUN_BATCH_S), so a killed job loses at most the open batch.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aimsweep/base/clock.h"
@@ -29,26 +34,98 @@ char *openblas_get_config(void); /* OpenBLAS; not in every cblas.h */
 
 /* ---- what every computing rank does with a task ---- */
 
+static FILE *run_log_file;
+
+int run_log_open(const char *path)
+{
+    if (run_log_file)
+        fclose(run_log_file);
+    run_log_file = fopen(path, "a");
+    return run_log_file ? 0 : -1;
+}
+
+void run_log_close(void)
+{
+    if (run_log_file)
+        fclose(run_log_file);
+    run_log_file = NULL;
+}
+
+void run_log(const char *fmt, ...)
+{
+    char stamp[32], line[2048];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    va_list ap;
+    va_start(ap, fmt);
+    /* clang 14's analyzer takes ap for uninitialised here, after va_start (as in spec.c) */
+    vsnprintf(line, sizeof line, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+    va_end(ap);
+    fprintf(stderr, "%s aimsweep: %s\n", stamp, line);
+    fflush(stderr);
+    if (run_log_file) {
+        fprintf(run_log_file, "%s [%ld] %s\n", stamp, (long)getpid(), line);
+        fflush(run_log_file);
+    }
+}
+
 static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,
                     unsigned char **out, size_t *len)
 {
-    (void)ctx;
+    struct run_ctx *c = ctx;
     struct params p;
     struct task_result res;
-    char err[512] = "";
+    char err[512] = "", path[4200], hex[17];
     if (task_parse(text, &p, err, sizeof err) == 0 && params_task_id(&p) != id)
         snprintf(err, sizeof err,
                  "task text does not hash to its id (different aimsweep versions?)");
     if (err[0])
         return result_pack(NULL, err, out, len);
     memset(&res, 0, sizeof res);
-    if (worker_run(&p, &res, stop, stop_ctx) != 0) {
+    struct worker_ctl wc;
+    memset(&wc, 0, sizeof wc);
+    wc.stop = stop;
+    wc.stop_ctx = stop_ctx;
+    task_id_hex(id, hex);
+    if (c->ckpt_dir &&
+        snprintf(path, sizeof path, "%s/%s.ckpt", c->ckpt_dir, hex) < (int)sizeof path) {
+        wc.ckpt_path = path;
+        wc.ckpt_every_s = c->ckpt_every;
+    }
+    if (worker_run_ctl(&p, &res, &wc) != 0) {
         worker_result_free(&res);
         return result_pack(NULL, "out of memory in worker_run", out, len);
     }
+    if (wc.note[0])
+        run_log("task %s: %s", hex, wc.note);
+    if (wc.resumed)
+        run_log("task %s: continued from its checkpoint", hex);
     int rc = result_pack(&res, NULL, out, len);
     worker_result_free(&res);
     return rc;
+}
+
+/* Who sent the signal: "pid N (command), uid U", or "the kernel or an unknown sender". */
+static void signal_sender(char *buf, size_t n)
+{
+    int pid, uid;
+    sched_signal_origin(&pid, &uid);
+    if (pid <= 0) {
+        snprintf(buf, n, "the kernel or an unknown sender");
+        return;
+    }
+    char path[64], comm[64] = "?";
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+    }
+    snprintf(buf, n, "pid %d (%s%s), uid %d", pid, comm,
+             pid == (int)getppid() ? ", the parent process" : "", uid);
 }
 
 /* ---- rank 0: the database side ---- */
@@ -150,6 +227,19 @@ static void fmt_dur(double s, char *buf, size_t n)
 static void on_tick(void *ctx, const struct sched_progress *pr)
 {
     struct run_ctx *c = ctx;
+    int sig = sched_signal_received();
+    if (sig && c->stop_noted != sig) {
+        /* at once, so that a job killed during the grace leaves no task running */
+        char who[160];
+        signal_sender(who, sizeof who);
+        if (!c->quiet)
+            run_log(
+                "%s received from %s: no new tasks; running ones may finish until the grace ends",
+                strsignal(sig), who);
+        if (maybe_commit(c, 1) == 0 && store_note_stop(c->store, sig, who))
+            run_fail(c, "cannot record the stop: %s", store_errmsg(c->store));
+        c->stop_noted = sig;
+    }
     maybe_commit(c, 0);
     if (c->quiet)
         return;
@@ -170,9 +260,14 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
         if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (c->nstatus[k] || k == TASK_DONE))
             off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "",
                                     c->nstatus[k], task_status_name((enum task_status)k));
-    fprintf(stderr, "%s[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s%s",
-            c->tty ? "\r" : "", c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta,
-            pr->stopping ? ", stopping" : "", c->tty ? "   " : "\n");
+    if (c->tty)
+        fprintf(stderr, "\r[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s   ",
+                c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta,
+                pr->stopping ? ", stopping" : "");
+    else
+        run_log("[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s", c->name,
+                pr->done, pr->total, counts, pr->running, pr->rate, eta,
+                pr->stopping ? ", stopping" : "");
     fflush(stderr);
 }
 
@@ -234,20 +329,80 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
             fprintf(stderr, "aimsweep: out of memory\n");
             goto out;
         }
+    if (o->part_n > 1) {
+        /* this part's share: the tasks whose id is i - 1 modulo N (ids are hashes: even shares) */
+        size_t k = 0, all = *npts;
+        for (size_t i = 0; i < all; i++) {
+            if ((*tasks)[i].id % (uint64_t)o->part_n == (uint64_t)(o->part_i - 1)) {
+                struct task t = (*tasks)[i];
+                struct params q = (*pts)[i];
+                (*tasks)[i] = (*tasks)[k];
+                (*pts)[i] = (*pts)[k];
+                (*tasks)[k] = t;
+                (*pts)[k] = q;
+                k++;
+            }
+        }
+        for (size_t i = k; i < all; i++)
+            task_free(&(*tasks)[i]);
+        *npts = k;
+        if (!o->quiet)
+            run_log("part %d/%d: %zu of the %zu grid points", o->part_i, o->part_n, k, all);
+    }
     if (!(*store = store_open(o->db, err, sizeof err))) {
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
+    /* the cost model corrected by what this database has measured so far */
+    struct cost_model cm = {0};
+    long learned = store_learn_costs(*store, &cm);
+    if (learned > 0) {
+        for (size_t i = 0; i < *npts; i++)
+            (*tasks)[i].cost = task_cost_learned(&cm, &(*pts)[i]);
+        if (!o->quiet)
+            run_log("cost model: corrected by %ld finished solver runs of %s", learned, o->db);
+    }
+    task_cost_model_free(&cm);
     struct store_provenance pv;
     provenance(&pv, host, sizeof host, mpi, nranks);
     if (store_add_sweep(*store, (*spec)->name, (*spec)->text, &pv, *pts, *tasks, *npts, err,
                         sizeof err) < 0 ||
         store_task_status(*store, *tasks, *npts, status, attempts))
         goto dberr;
-    /* a task that was running every time a job died may be what kills the job */
+    if (store_set_run_info(*store, o->command, NULL))
+        goto dberr;
+    if (o->part_n > 1) {
+        char part[32];
+        snprintf(part, sizeof part, "%d/%d", o->part_i, o->part_n);
+        if (store_set_run_info(*store, o->command, part))
+            goto dberr;
+    }
+    if (mkdir(o->ckpt_dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, sizeof err, "cannot make the checkpoint directory %.700s: %s", o->ckpt_dir,
+                 strerror(errno));
+        goto dberr;
+    }
+    /* half-written checkpoints of killed jobs (NAME.ckpt.tmp.PID): no run writes here but ours */
+    DIR *dir = opendir(o->ckpt_dir);
+    for (struct dirent *e; dir && (e = readdir(dir));)
+        if (strstr(e->d_name, ".ckpt.tmp.")) {
+            char path[1200];
+            snprintf(path, sizeof path, "%.700s/%.400s", o->ckpt_dir, e->d_name);
+            unlink(path);
+        }
+    if (dir)
+        closedir(dir);
+    /* A task still running was running when its job died without a recorded stop (a stop marks
+     * running tasks interrupted at once): that counts an attempt. One running each time a job
+     * died may be what kills the job. */
     size_t nrunning = 0, ninter = 0, npoison = 0;
     for (size_t i = 0; i < *npts; i++) {
-        if (status[i] != TASK_RUNNING || attempts[i] < o->max_attempts || o->retry_errors)
+        if (status[i] != TASK_RUNNING)
+            continue;
+        if (store_note_death(*store, (*tasks)[i].id))
+            goto dberr;
+        attempts[i]++;
+        if (attempts[i] < o->max_attempts || o->retry_errors)
             continue;
         char msg[160], hex[17];
         snprintf(msg, sizeof msg,
@@ -256,11 +411,11 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         if (store_mark_error(*store, (*tasks)[i].id, msg))
             goto dberr;
         task_id_hex((*tasks)[i].id, hex);
-        fprintf(stderr, "aimsweep: task %s %s\n", hex, msg);
+        run_log("task %s %s", hex, msg);
         status[i] = TASK_ERROR;
         npoison++;
     }
-    if (npoison && store_commit(*store))
+    if (store_commit(*store))
         goto dberr;
     *ntodo = 0;
     for (size_t i = 0; i < *npts; i++) {
@@ -273,16 +428,18 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         (*todo)[(*ntodo)++] = (*tasks)[i]; /* shares the text; tasks owns it */
     }
     if (!o->quiet) {
-        fprintf(stderr,
-                "aimsweep: sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s",
-                (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "");
+        char more[160] = "";
         if (nrunning || ninter)
-            fprintf(stderr, " (%zu left %s by an earlier job, %zu %s)", nrunning,
-                    task_status_name(TASK_RUNNING), ninter, task_status_name(TASK_INTERRUPTED));
+            snprintf(more, sizeof more, " (%zu left %s by a job that died, %zu %s)", nrunning,
+                     task_status_name(TASK_RUNNING), ninter, task_status_name(TASK_INTERRUPTED));
+        char olde[128] = "";
         if (*old_errors)
-            fprintf(stderr, "; %zu in %s from earlier runs (--retry-errors reruns them)",
-                    *old_errors, task_status_name(TASK_ERROR));
-        fprintf(stderr, "\n");
+            snprintf(olde, sizeof olde,
+                     "; %zu in %s from earlier runs (--retry-errors reruns them)", *old_errors,
+                     task_status_name(TASK_ERROR));
+        run_log("sweep '%s': %zu grid points, %zu already in %s, %zu to run on %d rank%s%s%s",
+                (*spec)->name, *npts, *npts - *ntodo, o->db, *ntodo, nranks, nranks > 1 ? "s" : "",
+                more, olde);
     }
     rc = 0;
     goto out;
@@ -305,25 +462,55 @@ void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *sto
     c->quiet = o->quiet;
     c->commit_s = o->commit_s;
     c->last_commit = c->last_line = clock_now_s();
+    c->ckpt_dir = o->ckpt_dir;
+    c->ckpt_every = o->ckpt_every;
     *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned, on_tick, c};
 }
 
-void run_summary(const struct run_ctx *c, const struct sched_stats *stats)
+int run_exit_code(struct run_ctx *c, const struct sched_stats *stats)
+{
+    size_t n[TASK_STATUS_COUNT];
+    if (store_sweep_counts(c->store, n)) {
+        snprintf(c->err, sizeof c->err, "cannot count the statuses: %s", store_errmsg(c->store));
+        return RUN_EXIT_FAILED;
+    }
+    size_t left = 0;
+    for (int k = 0; k < TASK_STATUS_COUNT; k++)
+        if (task_status_todo((enum task_status)k, 0))
+            left += n[k];
+    if (left > 0)
+        return RUN_EXIT_STOPPED; /* a signal, the time limit, or tasks lost with their rank */
+    (void)stats;
+    return n[TASK_ERROR] + n[TASK_TIMEOUT] > 0 ? RUN_EXIT_ERRORS : RUN_EXIT_FINISHED;
+}
+
+void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int code)
 {
     /* the count of each status a finished task can have, in the enum's order */
-    const char *sep = "aimsweep:";
+    char line[1024];
+    size_t o = 0;
     for (int k = 0; k < TASK_STATUS_COUNT; k++)
-        if (TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) {
-            fprintf(stderr, "%s %zu %s", sep, c->nstatus[k], task_status_name((enum task_status)k));
-            sep = ",";
-        }
-    fprintf(stderr, "; %zu not started", stats->not_started);
+        if (TASK_STATUS_SOLVER & TASK_STATUS_BIT(k))
+            o += (size_t)snprintf(line + o, sizeof line - o, "%s%zu %s", o ? ", " : "",
+                                  c->nstatus[k], task_status_name((enum task_status)k));
+    o += (size_t)snprintf(line + o, sizeof line - o, "; %zu not started", stats->not_started);
     if (stats->skipped_deadline)
-        fprintf(stderr, " (%zu would not fit in the time limit)", stats->skipped_deadline);
+        o += (size_t)snprintf(line + o, sizeof line - o, " (%zu would not fit in the time limit)",
+                              stats->skipped_deadline);
     if (stats->returned)
-        fprintf(stderr, " (%zu handed back unstarted)", stats->returned);
-    fprintf(stderr, "; %.3f s\n", stats->elapsed_s);
+        o += (size_t)snprintf(line + o, sizeof line - o, " (%zu handed back unstarted)",
+                              stats->returned);
+    snprintf(line + o, sizeof line - o, "; %.3f s", stats->elapsed_s);
+    run_log("%s", line);
     if (stats->signal)
-        fprintf(stderr, "aimsweep: stopped by signal %d; rerun the same command to resume\n",
-                stats->signal);
+        run_log("stopped by signal %d (%s); rerun the same command to resume", stats->signal,
+                strsignal(stats->signal));
+    static const char *const meaning[] = {
+        [RUN_EXIT_FINISHED] = "every task of the sweep is finished",
+        [RUN_EXIT_FAILED] = "the run failed",
+        [RUN_EXIT_BAD_INPUT] = "bad input",
+        [RUN_EXIT_ERRORS] =
+            "every task is finished, some with error or timeout (see status; --retry-errors)",
+        [RUN_EXIT_STOPPED] = "stopped with work left: run the same command again"};
+    run_log("exit code %d: %s", code, meaning[code]);
 }

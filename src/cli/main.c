@@ -26,6 +26,8 @@ static const struct command commands[] = {
     {"status", cli_status, "what a results database holds: sweeps and task statuses"},
     {"query", cli_query, "run read-only SQL on a results database (table or csv)"},
     {"export", cli_export, "export a table or view of a results database as csv or json"},
+    {"merge", cli_merge, "merge the databases of `run --part I/N` into one study"},
+    {"reset", cli_reset, "put the tasks matching an SQL condition back to pending"},
     {"recommend", cli_recommend,
      "per (k, d, lr): the decomposition that recovers in the fewest samples"},
 };

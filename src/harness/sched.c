@@ -18,6 +18,7 @@
 #include "aimsweep/harness/sched.h"
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/mpicheck.h"
+#include "aimsweep/model/obs.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -39,24 +40,43 @@ enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
 #define SCHED_QUEUE_S 1.0
 /* After a message, rank 0 polls without sleeping this long. */
 #define SCHED_SPIN_S 0.002
+/* A running task counts in the ETA for at most this share of its estimate. */
+#define SCHED_ETA_PARTIAL 0.9
 
-static volatile sig_atomic_t got_signal;
+static volatile sig_atomic_t got_signal, got_term, got_pid, got_uid;
 
-static void on_signal(int sig)
+/* SIGTERM and SIGINT outrank SIGUSR1: they stand, and they may come after it. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-    if (!got_signal || sig == SIGTERM)
+    (void)uc;
+    int hard = sig == SIGTERM || sig == SIGINT;
+    if (!got_signal || hard) {
         got_signal = sig;
+        got_pid = si ? (sig_atomic_t)si->si_pid : 0;
+        got_uid = si ? (sig_atomic_t)si->si_uid : 0;
+    }
+    if (hard)
+        got_term = sig;
 }
 
 void sched_signals_install(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGUSR1, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int sched_signal_received(void) { return got_signal; }
+
+void sched_signal_origin(int *pid, int *uid)
+{
+    *pid = got_pid;
+    *uid = got_uid;
 }
 
 /* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
@@ -92,11 +112,31 @@ struct root {
     const struct sched_ops *ops;
     const struct sched_opts *opts;
     struct sched_stats *st;
-    double t0, last_tick, stop_at;
+    double t0, last_tick, stop_at, task_t0;
     double done_cost, done_wall, remaining_cost;
     size_t running;
-    int stopping, stop_sent;
+    int stopping, stop_sent, term_seen;
+    size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
+    double *live_t0;
 };
+
+static void live_add(struct root *R, size_t i)
+{
+    if (R->nlive < R->cap_live) {
+        R->live[R->nlive] = i;
+        R->live_t0[R->nlive++] = clock_now_s();
+    }
+}
+
+static void live_remove(struct root *R, size_t i)
+{
+    for (size_t k = 0; k < R->nlive; k++)
+        if (R->live[k] == i) {
+            R->live[k] = R->live[--R->nlive];
+            R->live_t0[k] = R->live_t0[R->nlive];
+            return;
+        }
+}
 
 static const struct sched_task *g_sort_tasks;
 static int cmp_cost(const void *a, const void *b)
@@ -128,22 +168,44 @@ static void progress(struct root *R, int force)
                                 -1,         R->stopping};
     if (pr.elapsed_s > 0)
         pr.rate = (double)pr.done / pr.elapsed_s;
-    if (R->done_cost > 0 && pr.elapsed_s > 0)
-        pr.eta_s = R->remaining_cost * pr.elapsed_s / R->done_cost;
+    /* Tasks still running count for the share of their estimate they have had (at most
+     * SCHED_ETA_PARTIAL of it), so that the ETA falls while a long task runs instead of growing. */
+    double partial = 0, sc = scale(R);
+    for (size_t k = 0; k < R->nlive; k++) {
+        double c = R->tasks[R->live[k]].cost, f = c > 0 ? (t - R->live_t0[k]) / (c * sc) : 0;
+        partial += c * (f < SCHED_ETA_PARTIAL ? f : SCHED_ETA_PARTIAL);
+    }
+    if (R->done_cost + partial > 0 && pr.elapsed_s > 0)
+        pr.eta_s = (R->remaining_cost - partial) * pr.elapsed_s / (R->done_cost + partial);
     R->ops->tick(R->ops->ctx, &pr);
 }
 
+/* When running tasks are asked to stop: the grace (shorter after SIGTERM or SIGINT, also when
+ * they follow SIGUSR1), and never later than SCHED_END_MARGIN_S before the job's end. */
 static void check_signal(struct root *R)
 {
     int sig = got_signal;
-    if (!sig || R->stopping)
+    if (!sig || (R->stopping && R->term_seen >= (got_term != 0)))
         return;
+    double now = clock_now_s(), grace = R->opts->grace_s;
+    if (got_term) {
+        R->term_seen = 1;
+        double tg = R->opts->term_grace_s > 0 ? R->opts->term_grace_s : SCHED_TERM_GRACE_S;
+        /* from the parent, mpirun: it sends SIGKILL odls_base_sigkill_timeout (default 1 s) later */
+        if (got_pid > 1 && got_pid == (sig_atomic_t)getppid())
+            tg = 0;
+        if (grace > tg)
+            grace = tg;
+    }
+    if (R->opts->end_time > 0) {
+        double left = R->opts->end_time - wall_s() - SCHED_END_MARGIN_S;
+        if (grace > left)
+            grace = left > 0 ? left : 0;
+    }
+    if (!R->stopping || now + grace < R->stop_at)
+        R->stop_at = now + grace;
     R->stopping = 1;
     R->st->signal = sig;
-    double grace = R->opts->grace_s;
-    if (sig == SIGTERM && grace > SCHED_TERM_GRACE_S)
-        grace = SCHED_TERM_GRACE_S;
-    R->stop_at = clock_now_s() + grace;
 }
 
 /* The next task to hand out, or SIZE_MAX. */
@@ -166,6 +228,7 @@ static size_t next_task(struct root *R)
 static void account(struct root *R, size_t i, double wall, int lost)
 {
     R->running--;
+    live_remove(R, i);
     R->remaining_cost -= R->tasks[i].cost;
     if (lost)
         R->st->lost++;
@@ -183,7 +246,12 @@ static int serial_stop(void *ctx)
 {
     struct root *R = ctx;
     check_signal(R);
-    return R->stopping && clock_now_s() >= R->stop_at;
+    progress(R, 0); /* the progress line and the recorded stop, also while a long task runs */
+    if (R->stopping && clock_now_s() >= R->stop_at)
+        return OBS_STOP_INTERRUPT;
+    if (R->opts->task_timeout_s > 0 && clock_now_s() - R->task_t0 > R->opts->task_timeout_s)
+        return OBS_STOP_TIMEOUT;
+    return OBS_STOP_NONE;
 }
 
 static int run_serial(struct root *R)
@@ -197,10 +265,11 @@ static int run_serial(struct root *R)
             return -1;
         }
         R->running++;
+        live_add(R, i);
         progress(R, 1);
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = clock_now_s();
+        double t = R->task_t0 = clock_now_s();
         int rc =
             R->ops->run(R->ops->ctx, R->tasks[i].id, R->tasks[i].text, serial_stop, R, &out, &len);
         account(R, i, clock_now_s() - t, rc != 0);
@@ -275,6 +344,7 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
             return -1;
         w->held[w->n++] = i;
         R->running++;
+        live_add(R, i);
     }
     if (w->n == 0 && !w->done) {
         MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm), -1);
@@ -371,6 +441,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             held_remove(w, idx);
             if (kind == RESULT_UNSTARTED) {
                 R->running--;
+                live_remove(R, idx);
                 R->st->returned++;
                 if (R->ops->returned && R->ops->returned(R->ops->ctx, idx))
                     abort_sweep(R);
@@ -414,6 +485,7 @@ struct sched_worker {
     MPI_Comm comm;
     int draining, stop;
     int failed; /* an MPI call failed (reported): leave */
+    double task_t0, timeout_s;
 };
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
@@ -446,7 +518,11 @@ fail:
 static int sched_worker_stop(void *ctx)
 {
     struct sched_worker *W = ctx;
-    return sched_worker_poll(W) || W->stop;
+    if (sched_worker_poll(W) || W->stop)
+        return OBS_STOP_INTERRUPT;
+    if (W->timeout_s > 0 && clock_now_s() - W->task_t0 > W->timeout_s)
+        return OBS_STOP_TIMEOUT;
+    return OBS_STOP_NONE;
 }
 
 static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, double wall,
@@ -467,9 +543,9 @@ static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, doub
     return bad ? -1 : 0;
 }
 
-static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
+static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
 {
-    struct sched_worker W = {comm, 0, 0, 0};
+    struct sched_worker W = {comm, 0, 0, 0, 0, opts ? opts->task_timeout_s : 0};
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     MPICHECK(MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm), -1);
@@ -512,7 +588,7 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops)
         }
         unsigned char *out = NULL;
         size_t len = 0;
-        double t = clock_now_s();
+        double t = W.task_t0 = clock_now_s();
         int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out,
                             r ? 0 : len);
@@ -535,7 +611,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     MPICHECK(MPI_Comm_rank(comm, &rank), -1);
     MPICHECK(MPI_Comm_size(comm, &size), -1);
     if (rank != 0)
-        return run_worker(comm, ops);
+        return run_worker(comm, ops, opts);
 
     struct root R;
     memset(&R, 0, sizeof R);
@@ -547,8 +623,15 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     R.st = stats;
     R.t0 = clock_now_s();
     R.order = malloc((n ? n : 1) * sizeof *R.order);
-    if (!R.order)
+    R.cap_live = size > 1 ? (size_t)(size - 1) * SCHED_DEPTH : 1;
+    R.live = malloc(R.cap_live * sizeof *R.live);
+    R.live_t0 = malloc(R.cap_live * sizeof *R.live_t0);
+    if (!R.order || !R.live || !R.live_t0) {
+        free(R.order);
+        free(R.live);
+        free(R.live_t0);
         return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         R.order[i] = i;
         R.remaining_cost += tasks[i].cost;
@@ -560,5 +643,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     stats->elapsed_s = clock_now_s() - R.t0;
     progress(&R, 1);
     free(R.order);
+    free(R.live);
+    free(R.live_t0);
     return rc == 0 && !stats->aborted ? 0 : rc == -2 ? -2 : -1;
 }

@@ -6,7 +6,7 @@
  * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
  * in one transaction per step after the lock is taken (migrate_1_2, then migrate_2_3, then
- * migrate_3_4), so a failed migration leaves the file at the last version it reached.
+ * migrate_3_4, then migrate_4_5), so a failed migration leaves the file at the last version it reached.
  *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
@@ -14,6 +14,7 @@
  *           and the results view names the new columns.
  *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
  *           they ran with), and the views recovery and curves are added.
+ *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
  * PetscCall) turns a failed call into the function's -1 through its fail label, with the
@@ -47,6 +48,8 @@
 
 /* How long a statement waits for a lock held by a reader before giving up. */
 #define STORE_BUSY_TIMEOUT_MS 10000
+/* How often a run looks again at a database another run holds (store_lock_wait_s). */
+#define STORE_LOCK_POLL_S 0.25
 
 /* The task's canonical text without its seed: "...;log_grid=off;seed=3;solvers=sgd;..." becomes
  * "...;log_grid=off;solvers=sgd;...". */
@@ -157,7 +160,8 @@
 static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
-    " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER);"
+    " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER,"
+    " command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT);"
     "CREATE TABLE tasks("
     " task_id TEXT PRIMARY KEY, sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " decomposition TEXT NOT NULL, activation TEXT NOT NULL, d INTEGER NOT NULL, lr REAL NOT NULL,"
@@ -246,7 +250,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     "?26,?27,?28,?29,?30,?31)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
-    "UPDATE tasks SET status = ?6, attempts = attempts + 1, rank = ?2, host = ?3,"
+    "UPDATE tasks SET status = ?6, rank = ?2, host = ?3,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
@@ -255,8 +259,8 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
     " status, wall_s, diverged_at_samples, error, mu_star) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
-    "UPDATE tasks SET status = ?2, attempts = max(attempts - 1, 0), rank = NULL, host = NULL,"
-    " started_at = NULL WHERE task_id = ?1 AND status = ?3",
+    "UPDATE tasks SET status = ?2, rank = NULL, host = NULL,"
+    " started_at = NULL WHERE task_id = ?1 AND status IN (?3, ?4)",
 };
 
 struct store {
@@ -391,15 +395,23 @@ static const struct store_column_doc column_docs[] = {
     {"sweeps", "blas", "", "OpenBLAS configuration"},
     {"sweeps", "mpi", "", "MPI library"},
     {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
+    {"sweeps", "command", "", "the command line of the run"},
+    {"sweeps", "part", "",
+     "I/N of a run with --part (its share of the grid), NULL for the whole grid"},
+    {"sweeps", "stop_signal", "",
+     "the signal that stopped the run (10 SIGUSR1, 15 SIGTERM, 2 SIGINT), NULL if none"},
+    {"sweeps", "stop_sender", "", "who sent it: pid (command), uid"},
+    {"sweeps", "stopped_at", "UTC", "when the stop arrived (ISO 8601)"},
     {NULL, "task_id", "",
      "16 hex digits: hash of the point's canonical parameters (same point, same id)"},
     {"tasks", "sweep_id", "",
      "the run that computed the task (the one that registered it until then)"},
     {"sweep_tasks", "sweep_id", "", "a run that asked for the task"},
     {"results", "sweep_id", "", "the run that computed the task"},
-    {"tasks", "status", "", "pending, running, done, diverged, ode_diverged, error, interrupted"},
+    {"tasks", "status", "",
+     "pending, running, done, diverged, ode_diverged, error, interrupted, timeout"},
     {NULL, "task_status", "", "the point's status (tasks.status)"},
-    {NULL, "attempts", "", "times the task was handed to a rank"},
+    {NULL, "attempts", "", "jobs that died while the task ran, without a recorded stop"},
     {NULL, "rank", "", "MPI rank that ran it last"},
     {NULL, "host", "", "host of that rank"},
     {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},
@@ -657,6 +669,42 @@ out:
     return rc;
 }
 
+/* Schema 3 -> 4, in one transaction (a failure leaves version 3):
+ * 3 -> 4: the status timeout joins the CHECK list of tasks.status (the documented way for a
+ * change that leaves the stored rows as they are: the table's SQL text in sqlite_schema is
+ * edited and schema_version bumped); sweeps gains command, part, stop_signal, stop_sender and
+ * stopped_at. */
+static int migrate_4_5(struct store *s, char *err, size_t errlen, const char *path)
+{
+    {
+        int sv = 0;
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA schema_version", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            sv = sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        char sql[2048];
+        snprintf(
+            sql, sizeof sql,
+            "BEGIN IMMEDIATE;"
+            " ALTER TABLE sweeps ADD COLUMN command TEXT; ALTER TABLE sweeps ADD COLUMN part TEXT;"
+            " ALTER TABLE sweeps ADD COLUMN stop_signal INTEGER; ALTER TABLE sweeps ADD COLUMN stop_sender TEXT;"
+            " ALTER TABLE sweeps ADD COLUMN stopped_at TEXT;"
+            " PRAGMA writable_schema=ON;"
+            " UPDATE sqlite_schema SET sql = replace(sql, '''interrupted'')', '''interrupted'',''timeout'')')"
+            "  WHERE type = 'table' AND name = 'tasks' AND instr(sql, '''timeout''') = 0;"
+            " PRAGMA writable_schema=OFF; PRAGMA schema_version=%d; PRAGMA user_version=5; COMMIT;",
+            sv + 2);
+        if (exec(s, sql, err, errlen, path)) {
+            sqlite3_exec(s->db, "PRAGMA writable_schema=OFF; ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+double store_lock_wait_s = STORE_LOCK_WAIT_S;
+
 /* A closed store for path (no connection, no lock), or NULL with err. */
 static struct store *store_alloc(const char *path, int readonly, char *err, size_t errlen)
 {
@@ -733,9 +781,20 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open for locking: %s", path, strerror(errno));
         goto fail;
     }
+    double waited = 0;
+    while (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK &&
+           waited < store_lock_wait_s) {
+        if (waited == 0)
+            fprintf(stderr,
+                    "aimsweep: %s: in use by another run; waiting up to %.0f s for it to end\n",
+                    path, store_lock_wait_s);
+        usleep((useconds_t)(STORE_LOCK_POLL_S * 1e6));
+        waited += STORE_LOCK_POLL_S;
+    }
     if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK) {
-            snprintf(err, errlen, "%s: another aimsweep run is using this database", path);
+            snprintf(err, errlen, "%s: another aimsweep run is using this database (waited %.0f s)",
+                     path, waited);
             goto fail;
         }
         /* some network file systems have no flock: go on, unguarded, and say so */
@@ -772,6 +831,8 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         goto fail;
     }
+    if (version >= 1 && version <= 4 && migrate_4_5(s, err, errlen, path))
+        goto fail;
     if (version == 0) {
         char states[256], schema[16384], sql[16384 + 64];
         if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states) ||
@@ -1067,6 +1128,8 @@ int store_mark_pending(struct store *s, uint64_t id)
     STORE_CALL(s, sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 2, task_status_name(TASK_PENDING), -1, SQLITE_STATIC));
     STORE_CALL(s, sqlite3_bind_text(q, 3, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
+    /* a task marked interrupted by a stop before it came back unstarted */
+    STORE_CALL(s, sqlite3_bind_text(q, 4, task_status_name(TASK_INTERRUPTED), -1, SQLITE_STATIC));
     return step_done(s, q);
 fail:
     return -1;
@@ -1138,12 +1201,13 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
     const char *errtext = task_error && *task_error ? task_error : NULL;
     task_id_hex(id, hex);
     now_iso(now, sizeof now);
-    /* the task's status: interrupted > error > diverged > ode_diverged > done */
-    int interrupted = 0, error = errtext != NULL, diverged = 0, odediv = 0;
+    /* the task's status: interrupted > timeout > error > diverged > ode_diverged > done */
+    int interrupted = 0, timeout = 0, error = errtext != NULL, diverged = 0, odediv = 0;
     int ns = r ? r->nsolvers : 0;
     for (int i = 0; i < ns; i++) {
         enum run_status st = r->traj[i].status;
         interrupted |= st == RUN_INTERRUPTED;
+        timeout |= st == RUN_TIMEOUT;
         error |= st == RUN_ERROR;
         diverged |= st == RUN_DIVERGED;
         odediv |= st == RUN_ODE_DIVERGED;
@@ -1152,7 +1216,10 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
     }
     if (!r && !errtext)
         errtext = "no result";
+    if (timeout && !interrupted && !errtext)
+        errtext = "stopped by its wall limit (run --task-timeout); --retry-errors runs it again";
     enum task_status status = interrupted ? TASK_INTERRUPTED
+                              : timeout   ? TASK_TIMEOUT
                               : error     ? TASK_ERROR
                               : diverged  ? TASK_DIVERGED
                               : odediv    ? TASK_ODE_DIVERGED
@@ -1163,7 +1230,7 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
     STORE_CALL(s, sqlite3_bind_text(s->st[ST_DEL_SUM], 1, hex, 16, SQLITE_TRANSIENT));
     if (step_done(s, s->st[ST_DEL_TRAJ]) || step_done(s, s->st[ST_DEL_SUM]))
         goto fail;
-    for (int i = 0; i < ns && !interrupted; i++) {
+    for (int i = 0; i < ns && !interrupted && !timeout; i++) {
         const struct traj *t = &r->traj[i];
         const struct solver_summary *su = &r->sum[i];
         const char *solver = obs_solver_name(t->solver);
@@ -1220,4 +1287,272 @@ int store_put_result(struct store *s, uint64_t id, const struct task_result *r,
 fail:
     snprintf(err, errlen, "task %s: cannot store the result: %s", hex, store_errmsg(s));
     return -1;
+}
+
+int store_note_death(struct store *s, uint64_t id)
+{
+    char hex[17];
+    task_id_hex(id, hex);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "UPDATE tasks SET attempts = attempts + 1 WHERE task_id = ?1", -1,
+                           &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(q, 1, hex, 16, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Runs one statement with up to three text parameters (NULL binds NULL) and an optional integer
+ * ?4. Returns 0 or -1. */
+static int run_stmt(struct store *s, const char *sql, const char *a, const char *b, const char *c,
+                    int64_t n)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    const char *v[3] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        if (v[i])
+            sqlite3_bind_text(q, i + 1, v[i], -1, SQLITE_TRANSIENT);
+    if (sqlite3_bind_parameter_count(q) >= 4)
+        sqlite3_bind_int64(q, 4, n);
+    int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(q);
+    return rc;
+}
+
+int store_set_run_info(struct store *s, const char *command, const char *part)
+{
+    if (s->sweep_id <= 0)
+        return 0;
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    if (run_stmt(s, "UPDATE sweeps SET command = ?1, part = ?2 WHERE sweep_id = ?4", command, part,
+                 NULL, s->sweep_id))
+        return -1;
+    return store_commit(s);
+}
+
+int store_note_stop(struct store *s, int sig, const char *sender)
+{
+    char now[40], msg[300], sigs[16];
+    now_iso(now, sizeof now);
+    snprintf(sigs, sizeof sigs, "%d", sig);
+    snprintf(msg, sizeof msg, "stopped by signal %d from %s; rerun to resume", sig, sender);
+    if (!s->in_txn && store_begin(s))
+        return -1;
+    if (s->sweep_id > 0 &&
+        run_stmt(
+            s,
+            "UPDATE sweeps SET stop_signal = ?1, stop_sender = ?2, stopped_at = ?3 WHERE sweep_id = ?4",
+            sigs, sender, now, s->sweep_id))
+        return -1;
+    if (run_stmt(s, "UPDATE tasks SET status = 'interrupted', error = ?1 WHERE status = 'running'",
+                 msg, NULL, NULL, 0))
+        return -1;
+    return store_commit(s);
+}
+
+int store_reset(struct store *s, const char *where, long *count, char *err, size_t errlen)
+{
+    char sql[8192];
+    *count = 0;
+    if (snprintf(
+            sql, sizeof sql,
+            "UPDATE tasks SET status = 'pending', attempts = 0, error = NULL, rank = NULL, host = NULL"
+            " WHERE (%s)",
+            where) >= (int)sizeof sql) {
+        snprintf(err, errlen, "condition too long");
+        return -1;
+    }
+    if (store_begin(s)) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "bad condition '%s': %s", where, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        store_rollback(s);
+        return -1;
+    }
+    *count = sqlite3_changes(s->db);
+    if (store_commit(s)) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}
+
+/* The columns of tasks after sweep_id, as the merge copies them. */
+#define STORE_TASK_COLS                                                                              \
+    "decomposition, activation, d, lr, init_scale, tokens, teacher, width, weight_decay, order_m,"   \
+    " closure, tau_end, seed, status, attempts, rank, host, started_at, finished_at, wall_s, error," \
+    " info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params"
+
+int store_merge(struct store *s, const char *part, struct store_merge_stats *ms, char *err,
+                size_t errlen)
+{
+    memset(ms, 0, sizeof *ms);
+    char finished[256], sql[4096];
+    if (task_status_sql_list(TASK_STATUS_FINISHED, finished, sizeof finished))
+        return -1;
+    if (store_commit(s))
+        goto dberr;
+    if (run_stmt(s, "ATTACH DATABASE ?1 AS part", part, NULL, NULL, 0))
+        goto dberr;
+    /* the part must be an aimsweep database of this schema version (store_open migrated it) */
+    sqlite3_stmt *q = NULL;
+    int pv = -1;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA part.user_version", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        pv = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (pv != STORE_SCHEMA_VERSION) {
+        snprintf(err, errlen,
+                 "%s: schema version %d, expected %d (open it with this aimsweep first)", part, pv,
+                 STORE_SCHEMA_VERSION);
+        sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL);
+        return -1;
+    }
+    if (store_begin(s))
+        goto dberr;
+    /* every run of the part keeps its provenance under a new sweep_id */
+    const char *steps[] = {
+        "CREATE TEMP TABLE IF NOT EXISTS merge_map(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)",
+        "DELETE FROM merge_map", NULL};
+    for (int i = 0; steps[i]; i++)
+        if (sqlite3_exec(s->db, steps[i], NULL, NULL, NULL) != SQLITE_OK)
+            goto dberr;
+    if (sqlite3_prepare_v2(s->db, "SELECT sweep_id FROM part.sweeps ORDER BY sweep_id", -1, &q,
+                           NULL) != SQLITE_OK)
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t old = sqlite3_column_int64(q, 0);
+        if (run_stmt(
+                s,
+                "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
+                " ranks, command, part, stop_signal, stop_sender, stopped_at)"
+                " SELECT name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks, command,"
+                " part, stop_signal, stop_sender, stopped_at FROM part.sweeps WHERE sweep_id = ?4",
+                NULL, NULL, NULL, old)) {
+            sqlite3_finalize(q);
+            goto dberr;
+        }
+        int64_t nw = sqlite3_last_insert_rowid(s->db);
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%lld", (long long)old);
+        snprintf(b, sizeof b, "%lld", (long long)nw);
+        if (run_stmt(
+                s,
+                "INSERT INTO merge_map(old, new) VALUES (CAST(?1 AS INTEGER), CAST(?2 AS INTEGER))",
+                a, b, NULL, 0)) {
+            sqlite3_finalize(q);
+            goto dberr;
+        }
+        ms->sweeps++;
+    }
+    sqlite3_finalize(q);
+    /* which tasks to take: those the study lacks, and finished ones newer than the study's */
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP TABLE IF NOT EXISTS merge_take(task_id TEXT PRIMARY KEY, fresh INTEGER);"
+             "DELETE FROM merge_take;"
+             "INSERT INTO merge_take SELECT p.task_id, m.task_id IS NULL FROM part.tasks p"
+             " LEFT JOIN main.tasks m ON m.task_id = p.task_id"
+             " WHERE m.task_id IS NULL OR (p.status IN (%s) AND (m.status NOT IN (%s)"
+             "  OR coalesce(p.finished_at, '') > coalesce(m.finished_at, '')));",
+             finished, finished);
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        goto dberr;
+    const char *copy[] = {
+        "DELETE FROM main.trajectory WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
+        "DELETE FROM main.summary WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
+        /* replaced in place (sweep_tasks and the rows refer to the task) */
+        "UPDATE main.tasks SET (sweep_id, " STORE_TASK_COLS
+        ") = (SELECT (SELECT new FROM merge_map WHERE old ="
+        " p.sweep_id), " STORE_TASK_COLS " FROM part.tasks p WHERE p.task_id = main.tasks.task_id)"
+        " WHERE task_id IN (SELECT task_id FROM merge_take WHERE NOT fresh)",
+        "INSERT INTO main.tasks(task_id, sweep_id, " STORE_TASK_COLS ")"
+        " SELECT p.task_id, (SELECT new FROM merge_map WHERE old = p.sweep_id), " STORE_TASK_COLS
+        " FROM part.tasks p WHERE p.task_id IN (SELECT task_id FROM merge_take WHERE fresh)",
+        "INSERT INTO main.trajectory SELECT * FROM part.trajectory WHERE task_id IN (SELECT task_id FROM merge_take)",
+        "INSERT INTO main.summary SELECT * FROM part.summary WHERE task_id IN (SELECT task_id FROM merge_take)",
+        "INSERT OR IGNORE INTO main.sweep_tasks(sweep_id, task_id)"
+        " SELECT (SELECT new FROM merge_map WHERE old = st.sweep_id), st.task_id FROM part.sweep_tasks st",
+        NULL};
+    for (int i = 0; copy[i]; i++)
+        if (sqlite3_exec(s->db, copy[i], NULL, NULL, NULL) != SQLITE_OK)
+            goto dberr;
+    if (sqlite3_prepare_v2(s->db, "SELECT sum(fresh), sum(NOT fresh) FROM merge_take", -1, &q,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+        ms->added = sqlite3_column_int64(q, 0);
+        ms->replaced = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM part.tasks", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        ms->kept = sqlite3_column_int64(q, 0) - ms->added - ms->replaced;
+    sqlite3_finalize(q);
+    if (store_commit(s))
+        goto dberr;
+    sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL);
+    return 0;
+dberr:
+    snprintf(err, errlen, "%s: merge failed: %s", part, sqlite3_errmsg(s->db));
+    store_rollback(s);
+    sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL);
+    return -1;
+}
+
+int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT])
+{
+    memset(counts, 0, sizeof(size_t) * TASK_STATUS_COUNT);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT t.status, count(*) FROM tasks t JOIN sweep_tasks st ON st.task_id = t.task_id"
+            " WHERE st.sweep_id = ?1 GROUP BY t.status",
+            -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(q, 1, s->sweep_id);
+    int r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        enum task_status st;
+        if (task_status_parse((const char *)sqlite3_column_text(q, 0), &st) == 0)
+            counts[st] += (size_t)sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE ? 0 : -1;
+}
+
+long store_learn_costs(struct store *s, struct cost_model *cm)
+{
+    sqlite3_stmt *q = NULL;
+    long n = 0;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT t.params, s.solver, s.wall_s FROM summary s JOIN tasks t ON t.task_id = s.task_id"
+            " WHERE s.status IN ('done', 'diverged', 'ode_diverged') AND s.wall_s > 0",
+            -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(q, 0),
+                   *solver = (const char *)sqlite3_column_text(q, 1);
+        struct params p;
+        char err[256];
+        if (!text || !solver || task_parse(text, &p, err, sizeof err))
+            continue;
+        int sv = !strcmp(solver, "sgd")    ? SOLVER_SGD
+                 : !strcmp(solver, "flow") ? SOLVER_FLOW
+                 : !strcmp(solver, "ode")  ? SOLVER_ODE
+                                           : 0;
+        if (sv && task_cost_learn(cm, &p, sv, sqlite3_column_double(q, 2)) == 0)
+            n++;
+    }
+    sqlite3_finalize(q);
+    return n;
 }

@@ -8,11 +8,15 @@
  *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):
  *         cost ~ 8 d^3 steps.
  *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3.
- * It only needs to order tasks (largest first) and to bound a task's wall time roughly.
+ * The nominal model orders tasks (largest first); a database's finished tasks correct it
+ * (task_cost_learn below): per solver, decomposition and activation, by the factor between the
+ * measured and the nominal time, so that plans and ETAs of a running study come from this
+ * machine's own measurements.
  */
 #include "aimsweep/harness/task.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,19 +75,122 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen)
     return rc;
 }
 
-double task_cost(const struct params *p)
+double task_cost_solver(const struct params *p, int solver)
 {
     double d = p->d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
     double flops = 0;
-    if (p->solvers & SOLVER_SGD) {
+    if (solver == SOLVER_SGD) {
         double steps = params_samples(p, p->tau_end);
-        flops += 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
-    }
-    if (p->solvers & SOLVER_FLOW)
-        flops += 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
-    if (p->solvers & SOLVER_ODE)
-        flops += TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
+        flops = 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
+    } else if (solver == SOLVER_FLOW)
+        flops = 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
+    else if (solver == SOLVER_ODE)
+        flops = TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
     return flops / TASK_FLOPS_PER_S;
+}
+
+double task_cost(const struct params *p)
+{
+    double c = 0;
+    for (int sv = SOLVER_SGD; sv <= SOLVER_ODE; sv <<= 1)
+        if (p->solvers & (unsigned)sv)
+            c += task_cost_solver(p, sv);
+    return c;
+}
+
+/* ---- the learned correction ----
+ * For each solver, decomposition and activation, the geometric mean of measured / nominal over
+ * the finished solver runs of a database (summary.wall_s against task_cost_solver). A key with
+ * fewer than TASK_LEARN_MIN runs falls back to (solver, decomposition), then to the solver, then
+ * to 1. The geometric mean, because the errors of the nominal model are factors. */
+#define TASK_LEARN_MIN 3
+
+static int cm_level(const struct cost_entry *e, int solver, int decomp, const char *act)
+{
+    if (e->solver != solver)
+        return -1;
+    if (e->decomposition < 0)
+        return 1;
+    if (e->decomposition != decomp)
+        return -1;
+    if (!e->activation[0])
+        return 2;
+    return strcmp(e->activation, act) ? -1 : 3;
+}
+
+/* The index of the entry for the key, added when missing; -1 when out of memory. (Indices,
+ * not pointers: adding an entry may move the array.) */
+static long cm_find(struct cost_model *cm, int solver, int decomp, const char *act)
+{
+    for (size_t i = 0; i < cm->n; i++) {
+        const struct cost_entry *e = &cm->e[i];
+        if (e->solver == solver && e->decomposition == decomp && !strcmp(e->activation, act))
+            return (long)i;
+    }
+    if (cm->n == cm->cap) {
+        size_t cap = cm->cap ? 2 * cm->cap : 32;
+        struct cost_entry *ne = realloc(cm->e, cap * sizeof *ne);
+        if (!ne)
+            return -1;
+        cm->e = ne;
+        cm->cap = cap;
+    }
+    struct cost_entry *e = &cm->e[cm->n];
+    memset(e, 0, sizeof *e);
+    e->solver = solver;
+    e->decomposition = decomp;
+    snprintf(e->activation, sizeof e->activation, "%s", act);
+    return (long)cm->n++;
+}
+
+int task_cost_learn(struct cost_model *cm, const struct params *p, int solver, double wall_s)
+{
+    double nominal = task_cost_solver(p, solver);
+    if (!(nominal > 0) || !(wall_s > 0))
+        return 0;
+    char act[64];
+    params_get(p, "activation", act, sizeof act);
+    double l = log(wall_s / nominal);
+    long k[3] = {cm_find(cm, solver, -1, ""), cm_find(cm, solver, (int)p->decomposition, ""),
+                 cm_find(cm, solver, (int)p->decomposition, act)};
+    for (int i = 0; i < 3; i++) {
+        if (k[i] < 0)
+            return -1;
+        cm->e[k[i]].sum_log += l;
+        cm->e[k[i]].n++;
+    }
+    return 0;
+}
+
+double task_cost_factor(const struct cost_model *cm, const struct params *p, int solver)
+{
+    char act[64];
+    params_get(p, "activation", act, sizeof act);
+    const struct cost_entry *best = NULL;
+    int lv = 0;
+    for (size_t i = 0; cm && i < cm->n; i++) {
+        int l = cm_level(&cm->e[i], solver, (int)p->decomposition, act);
+        if (l > lv && cm->e[i].n >= TASK_LEARN_MIN) {
+            lv = l;
+            best = &cm->e[i];
+        }
+    }
+    return best ? exp(best->sum_log / best->n) : 1.0;
+}
+
+double task_cost_learned(const struct cost_model *cm, const struct params *p)
+{
+    double c = 0;
+    for (int sv = SOLVER_SGD; sv <= SOLVER_ODE; sv <<= 1)
+        if (p->solvers & (unsigned)sv)
+            c += task_cost_solver(p, sv) * task_cost_factor(cm, p, sv);
+    return c;
+}
+
+void task_cost_model_free(struct cost_model *cm)
+{
+    free(cm->e);
+    memset(cm, 0, sizeof *cm);
 }
 
 void task_id_hex(uint64_t id, char out[17]) { snprintf(out, 17, "%016" PRIx64, id); }

@@ -139,7 +139,8 @@ static int make_teacher(struct model *m)
             return -1;
         double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
         for (int i = 0; i < d; i++)
-            tg += S[(size_t)i * d + i];
+            tg += S[(size_t)i * d +
+                    i]; // NOLINT(clang-analyzer-core.uninitialized.Assign): sample_goe filled S
         tg /= d;
         double b = 2 * sh * tg, a = (-b + sqrt(b * b + 4 * q * (1 - sh * sh))) / (2 * q);
         cblas_dscal(d * d, a, S, 1);

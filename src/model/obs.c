@@ -17,10 +17,13 @@ enum task_status run_status_task(enum run_status s)
         case RUN_DIVERGED: return TASK_DIVERGED;
         case RUN_ODE_DIVERGED: return TASK_ODE_DIVERGED;
         case RUN_INTERRUPTED: return TASK_INTERRUPTED;
+        case RUN_TIMEOUT: return TASK_TIMEOUT;
         case RUN_ERROR: break;
     }
     return TASK_ERROR;
 }
+
+int obs_ctl_stop(const struct obs_ctl *c) { return c && c->stop ? c->stop(c->stop_ctx) : 0; }
 
 const char *run_status_name(enum run_status s) { return task_status_name(run_status_task(s)); }
 

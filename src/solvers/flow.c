@@ -181,36 +181,115 @@ static int gsl_rhs(double t, const double y[], double f[], void *params)
     return GSL_SUCCESS;
 }
 
+/* ---- checkpoints ----
+ * Between two steps the integration is (t, h, y): GSL's rk8pd step and the standard error
+ * control keep nothing from one step to the next, and the evolve object re-evaluates dy/dt at
+ * the start of each step. flow_advance is gsl_odeiv2_driver_apply written out (the same
+ * calls, in the same order), so that the stop callback is polled between steps; restored into
+ * a fresh driver, the next steps are the ones an uninterrupted run takes. */
+#define FLOW_STATE_MAGIC 0x31574c46u /* "FLW1" */
+
+struct flow_state_head {
+    uint32_t magic, pad;
+    uint64_t dim;
+    double t, h;
+};
+
+static void flow_checkpoint(const struct obs_ctl *ctl, const struct traj *out, size_t dim, double t,
+                            double h, const double *y)
+{
+    if (!ctl || !ctl->save)
+        return;
+    size_t n = sizeof(struct flow_state_head) + dim * sizeof(double);
+    unsigned char *buf = malloc(n);
+    if (!buf)
+        return;
+    struct flow_state_head hd = {FLOW_STATE_MAGIC, 0, dim, t, h};
+    memcpy(buf, &hd, sizeof hd);
+    memcpy(buf + sizeof hd, y, dim * sizeof(double));
+    ctl->save(ctl->save_ctx, out, buf, n);
+    free(buf);
+}
+
+/* Integrates from *t to t1 as gsl_odeiv2_driver_apply does (hmax, hmin and nmax unset), polling
+ * the stop callback after every step and saving when due. Returns a GSL status, or
+ * GSL_SUCCESS with *stopped set. */
+static int flow_advance(gsl_odeiv2_driver *d, double *t, double t1, double *y,
+                        const struct obs_ctl *ctl, const struct traj *out, size_t dim, int *stopped)
+{
+    while (t1 - *t > 0.0) {
+        int st = gsl_odeiv2_evolve_apply(d->e, d->c, d->s, d->sys, t, t1, &d->h, y);
+        if (st != GSL_SUCCESS)
+            return st;
+        d->n++;
+        if (t1 - *t > 0.0 && (*stopped = obs_ctl_stop(ctl)) != 0)
+            return GSL_SUCCESS;
+        if (ctl && ctl->due && ctl->due(ctl->save_ctx))
+            flow_checkpoint(ctl, out, dim, *t, d->h, y);
+    }
+    return GSL_SUCCESS;
+}
+
 int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
+{
+    struct obs_ctl ctl = {stop, ctx, NULL, NULL, NULL, NULL, 0};
+    return flow_run_ctl(m, out, &ctl);
+}
+
+int flow_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl)
 {
     const struct params *p = &m->p;
     size_t nb = block_size(m), dim = nb * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
     struct flow_work w;
     double *y = malloc(sizeof(double) * dim),
            *taus = malloc(sizeof(double) * (size_t)(p->records + 1));
-    int rc = -1;
+    int rc = -1, k0 = 0;
     gsl_odeiv2_driver *drv = NULL;
     if (work_init(&w, m) || !y || !taus)
         goto done;
-    memcpy(y, p->decomposition == DECOMP_DIRECT ? m->S0 : m->W0, sizeof(double) * nb);
-    if (p->decomposition == DECOMP_UNTIED)
-        memcpy(y + nb, m->V0, sizeof(double) * nb);
+    double t = 0;
+    if (ctl && ctl->resume) {
+        struct flow_state_head hd;
+        if (ctl->resume_len != sizeof hd + dim * sizeof(double) || out->n > p->records + 1) {
+            rc = -2;
+            goto done;
+        }
+        memcpy(&hd, ctl->resume, sizeof hd);
+        if (hd.magic != FLOW_STATE_MAGIC || hd.dim != dim || !(hd.h > 0) || !(hd.t >= 0)) {
+            rc = -2;
+            goto done;
+        }
+        memcpy(y, (const unsigned char *)ctl->resume + sizeof hd, dim * sizeof(double));
+        t = hd.t;
+        k0 = out->n;
+    } else {
+        memcpy(y, p->decomposition == DECOMP_DIRECT ? m->S0 : m->W0, sizeof(double) * nb);
+        if (p->decomposition == DECOMP_UNTIED)
+            memcpy(y + nb, m->V0, sizeof(double) * nb);
+    }
     gsl_odeiv2_system sys = {gsl_rhs, NULL, dim, &w};
     drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, FLOW_H0, FLOW_EPS_ABS,
                                         FLOW_EPS_REL);
     if (!drv)
         goto done;
+    if (ctl && ctl->resume)
+        drv->h = ((const struct flow_state_head *)ctl->resume)->h;
     gsl_set_error_handler_off();
     obs_tau_grid(p, taus);
-    double t = 0;
-    for (int k = 0; k <= p->records; k++) {
+    for (int k = k0; k <= p->records; k++) {
         if (taus[k] > t) {
-            int st = gsl_odeiv2_driver_apply(drv, &t, taus[k], y);
+            int stopped = 0;
+            int st = flow_advance(drv, &t, taus[k], y, ctl, out, dim, &stopped);
             if (st != GSL_SUCCESS) {
                 out->status = RUN_DIVERGED;
                 out->diverged_at_samples = params_samples(p, t);
                 snprintf(out->error, sizeof out->error, "flow stopped at tau = %g (%s)", t,
                          w.failed ? "population loss not finite" : gsl_strerror(st));
+                break;
+            }
+            if (stopped) {
+                flow_checkpoint(ctl, out, dim, t, drv->h, y);
+                out->status = RUN_INTERRUPTED;
                 break;
             }
         }
@@ -234,7 +313,8 @@ int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ct
         }
         if (traj_push(out, &row))
             goto done;
-        if (stop && k < p->records && stop(ctx)) {
+        if (k < p->records && obs_ctl_stop(ctl)) {
+            flow_checkpoint(ctl, out, dim, t, drv->h, y);
             out->status = RUN_INTERRUPTED;
             break;
         }

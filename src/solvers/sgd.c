@@ -63,6 +63,8 @@
 #define SGD_RESYNC 4096
 /* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
 #define SGD_SCALE_MIN 0x1p-32
+/* The stop callback is polled after about this many parameter entries of steps (a few ms). */
+#define SGD_POLL_ENTRIES 4.0e6
 
 struct sgd_state {
     const struct model *m;
@@ -648,7 +650,144 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     free(g);
 }
 
+/* ---- checkpoints ----
+ * The state between two steps is everything a step reads: the stored matrices and their
+ * scales, the closed-form norms, this sample and the next one with their projections, the
+ * teacher's projections of this sample, the step count and the generator (whose position is
+ * just past the next sample). Saved and restored as they are, the following steps are the
+ * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
+ * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
+ * learning rate of the schedule's phase is set again from the step count. */
+#define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
+#define SGD_STATE_ARRAYS 11
+
+struct sgd_state_head {
+    uint32_t magic;
+    int32_t decomposition, single, d, rows, T, k;
+    int64_t n;
+    double sp, sq, trS, nU, nV;
+    struct rng g;
+};
+
+/* The state's arrays in a fixed order, as bytes. Returns how many. In precision single the
+ * stored matrices are Pf/Qf (P and Q are NULL) and the float copies of this sample and the next
+ * one (xf, xnf) go with them; an absent array has length 0. */
+static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS],
+                        size_t len[SGD_STATE_ARRAYS])
+{
+    size_t Td = (size_t)st->T * st->d, Tn = (size_t)st->T * st->rows, nP = (size_t)st->rows * st->d;
+    size_t nQ = st->s.decomposition == DECOMP_UNTIED ? nP : 0;
+    void *arr[SGD_STATE_ARRAYS] = {st->P,  st->Q,   st->Pf, st->Qf, st->x, st->xn,
+                                   st->xf, st->xnf, st->pa, st->pb, st->z};
+    size_t n[SGD_STATE_ARRAYS] = {st->P ? nP * sizeof(double) : 0,
+                                  st->Q ? nQ * sizeof(double) : 0,
+                                  st->Pf ? nP * sizeof(float) : 0,
+                                  st->Qf ? nQ * sizeof(float) : 0,
+                                  Td * sizeof(double),
+                                  Td * sizeof(double),
+                                  st->xf ? Td * sizeof(float) : 0,
+                                  st->xnf ? Td * sizeof(float) : 0,
+                                  Tn * sizeof(double),
+                                  Tn * sizeof(double),
+                                  (size_t)st->T * st->k * sizeof(double)};
+    for (int i = 0; i < SGD_STATE_ARRAYS; i++) {
+        a[i] = arr[i];
+        len[i] = n[i];
+    }
+    return SGD_STATE_ARRAYS;
+}
+
+size_t sgd_state_size(struct sgd_state *st)
+{
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS], total = sizeof(struct sgd_state_head);
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++)
+        total += len[i];
+    return total;
+}
+
+void sgd_state_save(struct sgd_state *st, unsigned char *buf)
+{
+    struct sgd_state_head h;
+    memset(&h, 0, sizeof h);
+    h.magic = SGD_STATE_MAGIC;
+    h.decomposition = (int32_t)st->s.decomposition;
+    h.single = st->single;
+    h.d = st->d;
+    h.rows = st->rows;
+    h.T = st->T;
+    h.k = st->k;
+    h.n = st->n;
+    h.sp = st->sp;
+    h.sq = st->sq;
+    h.trS = st->trS;
+    h.nU = st->nU;
+    h.nV = st->nV;
+    h.g = st->g;
+    memcpy(buf, &h, sizeof h);
+    size_t off = sizeof h;
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS];
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++) {
+        if (len[i])
+            memcpy(buf + off, a[i], len[i]);
+        off += len[i];
+    }
+}
+
+int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
+{
+    struct sgd_state_head h;
+    if (n != sgd_state_size(st))
+        return -1;
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition ||
+        h.single != st->single || h.d != st->d || h.rows != st->rows || h.T != st->T ||
+        h.k != st->k || h.n < 0)
+        return -1;
+    st->n = h.n;
+    st->sp = h.sp;
+    st->sq = h.sq;
+    st->trS = h.trS;
+    st->nU = h.nU;
+    st->nV = h.nV;
+    st->g = h.g;
+    size_t off = sizeof h;
+    void *a[SGD_STATE_ARRAYS];
+    size_t len[SGD_STATE_ARRAYS];
+    int na = state_arrays(st, a, len);
+    for (int i = 0; i < na; i++) {
+        if (len[i])
+            memcpy(a[i], buf + off, len[i]);
+        off += len[i];
+    }
+    st->synced = 0;
+    return 0;
+}
+
+/* Hands the state to ctl->save (a failed save is not fatal: the run goes on). */
+static void checkpoint(struct sgd_state *st, const struct obs_ctl *ctl, const struct traj *out)
+{
+    if (!ctl || !ctl->save)
+        return;
+    size_t n = sgd_state_size(st);
+    unsigned char *buf = malloc(n);
+    if (!buf)
+        return;
+    sgd_state_save(st, buf);
+    ctl->save(ctl->save_ctx, out, buf, n);
+    free(buf);
+}
+
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
+{
+    struct obs_ctl ctl = {stop, ctx, NULL, NULL, NULL, NULL, 0};
+    return sgd_run_ctl(m, out, &ctl);
+}
+
+int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl)
 {
     const struct params *p = &m->p;
     struct sgd_state *st = sgd_state_create(m);
@@ -658,11 +797,25 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
         free(taus);
         return -1;
     }
+    int k0 = 0;
+    if (ctl && ctl->resume) {
+        if (sgd_state_restore(st, ctl->resume, ctl->resume_len) || out->n > p->records + 1) {
+            sgd_state_destroy(&st);
+            free(taus);
+            return -2;
+        }
+        k0 = out->n;
+    }
     obs_tau_grid(p, taus);
     long n1 = params_switch_steps(p); /* two_phase: the first n1 steps at eta1, then lr */
     if (n1 > 0)
-        sgd_set_lr(st, p->lr_schedule.eta1);
-    for (int k = 0; k <= p->records; k++) {
+        sgd_set_lr(st, st->n < n1 ? p->lr_schedule.eta1 : p->lr);
+    /* between polls of the stop callback: about SGD_POLL_ENTRIES parameter entries of work */
+    long poll = (long)(SGD_POLL_ENTRIES / ((double)st->rows * st->d * st->T *
+                                           (st->s.decomposition == DECOMP_UNTIED ? 2 : 1)));
+    if (poll < 1)
+        poll = 1;
+    for (int k = k0; k <= p->records; k++) {
         /* params_validate keeps tau_end d^2 / lr <= 2^53, so the count fits a long exactly */
         double want = nearbyint(params_samples(p, taus[k]));
         if (!(want >= 0 && want <= 9007199254740992.0)) {
@@ -672,16 +825,29 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
             break;
         }
         long target = (long)want;
-        int diverged = 0;
-        while (target > st->n && !diverged) {
+        int diverged = 0, stopped = 0;
+        while (target > st->n) {
             long upto = st->n < n1 && target > n1 ? n1 : target;
-            diverged = sgd_steps(st, upto - st->n);
+            long chunk = upto - st->n < poll ? upto - st->n : poll;
+            if (sgd_steps(st, chunk)) {
+                diverged = 1;
+                break;
+            }
             if (n1 > 0 && st->n == n1)
                 sgd_set_lr(st, p->lr);
+            if (target > st->n && (stopped = obs_ctl_stop(ctl)) != 0)
+                break;
+            if (ctl && ctl->due && ctl->due(ctl->save_ctx))
+                checkpoint(st, ctl, out);
         }
         if (diverged) {
             out->status = RUN_DIVERGED;
             out->diverged_at_samples = (double)st->n;
+            break;
+        }
+        if (stopped) {
+            checkpoint(st, ctl, out);
+            out->status = RUN_INTERRUPTED;
             break;
         }
         struct obs_row row = {.tau = taus[k], .samples = (double)st->n};
@@ -709,7 +875,8 @@ int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx
             free(taus);
             return -1;
         }
-        if (stop && k < p->records && stop(ctx)) {
+        if (k < p->records && obs_ctl_stop(ctl)) {
+            checkpoint(st, ctl, out);
             out->status = RUN_INTERRUPTED;
             break;
         }

@@ -21,6 +21,7 @@
 #define MOM_ATOL 1e-11
 #define MOM_H0 1e-4
 #define MOM_MAX_STEPS 2000000L /* accepted + rejected steps over one run */
+#define MOM_POLL_STEPS 16      /* steps between polls of the stop callback */
 #define MOM_STIFF_RETRIES 8    /* restarts of the implicit stepper after a failed step */
 
 void mom_sys_destroy(struct mom_sys *sys)
@@ -139,6 +140,12 @@ static void mark_diverged(struct traj *out, const struct params *p, double tau, 
 int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, const double *grid,
                   struct traj *out)
 {
+    return mom_integrate_stop(sys, p, ntau, grid, out, NULL, NULL);
+}
+
+int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int ntau,
+                       const double *grid, struct traj *out, obs_stop_fn stop, void *ctx)
+{
     int nrec = grid ? ntau : p->records + 1, ret = -1;
     double *taus = malloc(sizeof(double) * (size_t)(nrec > 0 ? nrec : 1));
     double *y = malloc(sizeof(double) * (size_t)sys->dim);
@@ -218,6 +225,11 @@ int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, c
             }
             if (nsteps > MOM_MAX_STEPS) {
                 mark_diverged(out, p, t, "step limit reached");
+                goto stop;
+            }
+            /* between steps, not only between records: a stiff point takes millions of steps */
+            if (stop && nsteps % MOM_POLL_STEPS == 0 && t < tk && stop(ctx)) {
+                out->status = RUN_INTERRUPTED;
                 goto stop;
             }
         }

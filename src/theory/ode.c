@@ -88,7 +88,9 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     return -1;
 }
 
-int ode_run(const struct model *m, struct traj *out)
+int ode_run(const struct model *m, struct traj *out) { return ode_run_stop(m, out, NULL, NULL); }
+
+int ode_run_stop(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx)
 {
     struct mom_sys sys;
     char err[200];
@@ -100,7 +102,7 @@ int ode_run(const struct model *m, struct traj *out)
         out->wall_s = clock_now_s() - t0;
         return 0;
     }
-    int ret = mom_integrate(&sys, &m->p, 0, NULL, out);
+    int ret = mom_integrate_stop(&sys, &m->p, 0, NULL, out, stop, ctx);
     mom_sys_destroy(&sys);
     out->wall_s = clock_now_s() - t0;
     return ret;

@@ -10,7 +10,7 @@
    quartiles equal numpy.percentile of the planted values: a wrong interpolation weight, a
    group that still contains the seed, or recovered counted over all seeds fails here.
 3. On a copy turned back into a version-3 database (views dropped, user_version 3), `aimsweep
-   run` migrates it: version 4, and the views give the same rows as on DB.
+   run` migrates it: version 5, and the views give the same rows as on DB.
 Prints "N passed, M failed"; exit 1 on any failure.
 """
 import math
@@ -157,13 +157,17 @@ def main():
     old = os.path.join(work, "v1.db")
     shutil.copy(db, old)
     con = sqlite3.connect(old)
-    # version 3 had neither the two views nor tasks.precision (both came with version 4)
-    con.executescript("DROP VIEW recovery; DROP VIEW curves; ALTER TABLE tasks DROP COLUMN precision; PRAGMA user_version = 3;")
+    # version 3 had neither the two views nor tasks.precision (both came with version 4), nor
+    # the sweeps' operations columns (version 5)
+    con.executescript("DROP VIEW recovery; DROP VIEW curves; ALTER TABLE tasks DROP COLUMN precision;"
+                      + "".join(f" ALTER TABLE sweeps DROP COLUMN {c};"
+                                for c in ("command", "part", "stop_signal", "stop_sender", "stopped_at"))
+                      + " PRAGMA user_version = 3;")
     con.close()
     r = subprocess.run([exe, "run", sweep, "--db", old], capture_output=True, text=True)
     check(r.returncode == 0, f"aimsweep run on a version-3 database: {r.stderr.strip()}")
     con = sqlite3.connect(old)
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 4, "version-3 database not migrated to 4")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 5, "version-3 database not migrated to 5")
     con.close()
     mig = {(r["point"], r["solver"]): r for r in view_rows(old, "recovery")}
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")

@@ -14,6 +14,8 @@
  *   ode_diverged  only the moment ODE stopped that way
  *   error         a solver or the task failed; not rerun unless asked
  *   interrupted   stopped by a signal or time limit; rerun by the next run
+ *   timeout       stopped by its own wall limit (run --task-timeout); rerun only when asked,
+ *                 like error
  * The order is the order of the CHECK list and of the counts a run prints at its end.
  */
 #ifndef AIMSWEEP_TASK_STATUS_H
@@ -30,6 +32,7 @@ enum task_status {
     TASK_ODE_DIVERGED,
     TASK_ERROR,
     TASK_INTERRUPTED,
+    TASK_TIMEOUT,
     TASK_STATUS_COUNT
 };
 
@@ -44,7 +47,8 @@ enum task_status {
 /* Finished for good: a run does not start them again (error unless asked). */
 #define TASK_STATUS_FINISHED                                                                       \
     (TASK_STATUS_BIT(TASK_DONE) | TASK_STATUS_BIT(TASK_DIVERGED) |                                 \
-     TASK_STATUS_BIT(TASK_ODE_DIVERGED) | TASK_STATUS_BIT(TASK_ERROR))
+     TASK_STATUS_BIT(TASK_ODE_DIVERGED) | TASK_STATUS_BIT(TASK_ERROR) |                            \
+     TASK_STATUS_BIT(TASK_TIMEOUT))
 /* A solver's outcome: the statuses a finished solver reports. */
 #define TASK_STATUS_SOLVER (TASK_STATUS_FINISHED | TASK_STATUS_BIT(TASK_INTERRUPTED))
 
@@ -55,7 +59,7 @@ const char *task_status_name(enum task_status s);
 int task_status_parse(const char *name, enum task_status *s);
 
 /* 1 when a task in status s still has to run: new, pending, running, interrupted, and error
- * too when retry_errors. */
+ * and timeout too when retry_errors. */
 int task_status_todo(enum task_status s, int retry_errors);
 
 /* The statuses of mask as an SQL list, "'pending','running'" (for "status IN (...)"), into

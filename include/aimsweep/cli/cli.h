@@ -26,6 +26,8 @@ int cli_plan(int argc, char **argv);
 int cli_status(int argc, char **argv);
 int cli_query(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_merge(int argc, char **argv);
+int cli_reset(int argc, char **argv);
 
 /* Runs one SQL statement on db and prints its rows to f: an aligned table, or csv when csv is
  * nonzero, with a header line when header is nonzero. Returns 0, or -1 with the SQLite

@@ -5,11 +5,13 @@
  *
  * A worker holds at most two tasks: the one it runs and, when tasks are short, the next
  * one, so that it never waits for rank 0. With one rank, rank 0 runs the tasks itself (serial
- * mode). Signals: SIGUSR1 and SIGTERM (sched_signals_install on every rank) make rank 0 stop
- * handing out work; held tasks that have not started come back (ops.returned); running tasks
- * get opts.grace_s seconds (at most SCHED_TERM_GRACE_S after SIGTERM) to finish, then are
- * asked to stop through their stop callback; their results still come back (interrupted),
- * and sched_run returns normally.
+ * mode). Signals: SIGUSR1, SIGTERM and SIGINT (sched_signals_install on every rank) make rank 0
+ * stop handing out work; held tasks that have not started come back (ops.returned); running
+ * tasks get opts.grace_s seconds (at most SCHED_TERM_GRACE_S after SIGTERM or SIGINT, also when
+ * one follows SIGUSR1, and never past the job's end less SCHED_END_MARGIN_S) to finish, then are
+ * asked to stop through their stop callback; their results still come back (interrupted), and
+ * sched_run returns normally. A task that runs longer than opts.task_timeout_s is asked to
+ * stop with OBS_STOP_TIMEOUT.
  */
 #ifndef AIMSWEEP_SCHED_H
 #define AIMSWEEP_SCHED_H
@@ -20,6 +22,9 @@
 
 /* Grace after SIGTERM: Slurm sends SIGKILL KillWait (default 30 s) after it. */
 #define SCHED_TERM_GRACE_S 10.0
+/* The stop request goes out at least this long before the job's end (sched_opts.end_time):
+ * time for the last results, their commit and MPI_Finalize. */
+#define SCHED_END_MARGIN_S 15.0
 /* After the stop request, how long rank 0 still waits for results before giving up on them. */
 #define SCHED_STOP_WAIT_S 30.0
 
@@ -58,6 +63,11 @@ struct sched_opts {
     double grace_s;  /* after SIGUSR1: how long running tasks may go on */
     double deadline; /* wall-clock end (seconds since the epoch), 0 = none: no task is started
                         whose scaled estimate would end after it */
+    double end_time; /* the job's end (seconds since the epoch), 0 = unknown: the grace after a
+                        signal never runs past end_time - SCHED_END_MARGIN_S */
+    double task_timeout_s; /* a task running longer is stopped (its stop callback answers
+                              OBS_STOP_TIMEOUT), 0 = no limit; every rank reads it */
+    double term_grace_s;   /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
 };
 
 struct sched_stats {
@@ -70,6 +80,11 @@ struct sched_stats {
 /* Installs SIGUSR1 and SIGTERM handlers that only set a flag. Call on every rank (a rank
  * without them would die of SIGUSR1, the default action). Not collective. */
 void sched_signals_install(void);
+
+/* The signal that counts so far (SIGTERM or SIGINT over SIGUSR1) or 0. */
+int sched_signal_received(void);
+/* Who sent it (siginfo: the sending process and its user; 0, 0 from the kernel or unknown). */
+void sched_signal_origin(int *pid, int *uid);
 
 /* Collective over comm. Rank 0 passes the tasks (others pass NULL, 0 and are ignored) and
  * gets stats; every rank returns 0, or -1 on an MPI failure (reported on stderr with the

@@ -3,7 +3,8 @@
  *
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
  * indexes, when the file is new; older versions migrated by store_open, see store.c):
- *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks)
+ *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks,
+ *          command, part, stop_signal, stop_sender, stopped_at)       (the last five: version 4)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
@@ -36,8 +37,8 @@
  * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
  * each means; its CHECK list is derived from it): pending, running (a task running each time a
  * job died becomes error, up to a limit), done, diverged, ode_diverged, error (message in
- * error), interrupted. summary.status is the same vocabulary per solver (done, diverged,
- * ode_diverged, error, interrupted: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
+ * error), interrupted, timeout (version 4). summary.status is the same vocabulary per solver
+ * (done, diverged, ode_diverged, error, interrupted, timeout: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
  * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
  */
 #ifndef AIMSWEEP_STORE_H
@@ -52,7 +53,11 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
+/* store_open waits this long (default) for the lock of a run that is ending (a killed job's
+ * orphaned ranks hold it for a few seconds) before it refuses. */
+#define STORE_LOCK_WAIT_S 30.0
+extern double store_lock_wait_s;
 
 struct store;
 
@@ -116,6 +121,39 @@ int store_mark_pending(struct store *s, uint64_t id);
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
 
+/* In the open batch: a task found running when a run starts was running when its job died
+ * without a recorded stop (store_note_stop): one more attempt counted. */
+int store_note_death(struct store *s, uint64_t id);
+
+/* Commits at once: this run was stopped by signal sig from sender (recorded in its sweeps row),
+ * and every task still running is marked interrupted, so that a job killed during the grace
+ * period leaves none running (a task that still finishes replaces the mark with its result). */
+int store_note_stop(struct store *s, int sig, const char *sender);
+
+/* Commits: the command line and the part (i/N, or NULL) of this run, in its sweeps row. */
+int store_set_run_info(struct store *s, const char *command, const char *part);
+
+/* Puts the tasks matching the SQL condition `where` (over the columns of tasks) back to pending
+ * with no attempts; their rows stay until a new result replaces them. *count: how many. Returns
+ * 0, or -1 with err (a bad condition changes nothing). */
+int store_reset(struct store *s, const char *where, long *count, char *err, size_t errlen);
+
+/* Merges the database at path `part` (same schema version, not in use) into s: every sweeps row
+ * of the part is copied with its provenance under a new id, tasks the study lacks are added
+ * with their rows, and a task finished in the part replaces the study's when the study's is not
+ * finished or finished earlier (finished_at); no row is ever duplicated. One transaction. */
+struct store_merge_stats {
+    long sweeps, added, replaced, kept;
+};
+int store_merge(struct store *s, const char *part, struct store_merge_stats *ms, char *err,
+                size_t errlen);
+
+/* The count of each status over the tasks this run's sweep asked for. Returns 0 or -1. */
+int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT]);
+
+/* Feeds the cost model with every finished solver run of the database (summary.wall_s).
+ * Returns how many, or -1. */
+long store_learn_costs(struct store *s, struct cost_model *cm);
 /* Registers the SQL function crossing(th, x_prev, x, m_prev, m) on a connection (every
  * connection store.c opens has it): with a row of the view recovery_segments, tau_wr and n_wr
  * for any threshold th. Returns 0 or -1. */

@@ -30,8 +30,31 @@ void task_free(struct task *t);
  * key with params_set, then params_validate. Returns 0, or -1 with a message in err. */
 int task_parse(const char *text, struct params *p, char *err, size_t errlen);
 
-/* The estimated cost in seconds of all solvers of a point (see task.c for the model). */
+/* The estimated cost in seconds of all solvers of a point (see task.c for the model), and of
+ * one solver (SOLVER_SGD, SOLVER_FLOW, SOLVER_ODE). */
 double task_cost(const struct params *p);
+double task_cost_solver(const struct params *p, int solver);
+
+/* The cost model corrected by measurements: geometric means of measured / nominal seconds per
+ * (solver, decomposition, activation), with fallbacks (task.c). Zero-initialise, feed with
+ * task_cost_learn, free with task_cost_model_free. */
+struct cost_entry {
+    int solver, decomposition; /* decomposition -1: any */
+    char activation[64];       /* "": any */
+    double sum_log;
+    long n;
+};
+struct cost_model {
+    struct cost_entry *e;
+    size_t n, cap;
+};
+/* One finished solver run of wall_s seconds. Returns 0, or -1 when out of memory. */
+int task_cost_learn(struct cost_model *cm, const struct params *p, int solver, double wall_s);
+/* measured / nominal for a solver of p (1 when nothing was learned); cm may be NULL. */
+double task_cost_factor(const struct cost_model *cm, const struct params *p, int solver);
+/* The corrected estimate of all solvers of p, in seconds. */
+double task_cost_learned(const struct cost_model *cm, const struct params *p);
+void task_cost_model_free(struct cost_model *cm);
 
 /* The id as 16 lowercase hex digits (the form the database stores), and back. */
 void task_id_hex(uint64_t id, char out[17]);

@@ -8,6 +8,7 @@
 #ifndef AIMSWEEP_OBS_H
 #define AIMSWEEP_OBS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "aimsweep/base/params.h"
@@ -32,7 +33,8 @@ enum run_status {
     RUN_DIVERGED,     /* sgd or flow: non-finite or exploding values; stopped */
     RUN_ODE_DIVERGED, /* ode: a closure or word went non-finite or exploded */
     RUN_ERROR,        /* anything else: see the message */
-    RUN_INTERRUPTED   /* stopped from outside before the end */
+    RUN_INTERRUPTED,  /* stopped from outside before the end */
+    RUN_TIMEOUT       /* stopped by the task's own wall limit */
 };
 /* The status a solver's outcome stands for in the database's vocabulary (task_status.h):
  * done, diverged, ode_diverged, error or interrupted; a value out of range is an error. */
@@ -40,9 +42,34 @@ enum task_status run_status_task(enum run_status s);
 /* Its word: task_status_name(run_status_task(s)). */
 const char *run_status_name(enum run_status s);
 
-/* Optional: called by long solvers between records; a nonzero return stops the run with
- * RUN_INTERRUPTED. */
+/* Optional: polled by the solvers within seconds (between steps, not only between records); a
+ * nonzero return stops the run with RUN_INTERRUPTED. OBS_STOP_TIMEOUT says that the task's own
+ * wall limit, not a signal, asked for the stop (the worker records it as RUN_TIMEOUT). */
 typedef int (*obs_stop_fn)(void *ctx);
+enum { OBS_STOP_NONE = 0, OBS_STOP_INTERRUPT = 1, OBS_STOP_TIMEOUT = 2 };
+
+struct traj;
+
+/* How a long solver (SGD, flow) is steered from outside; every member may be zero/NULL.
+ * stop: as obs_stop_fn. Checkpoints: when due(save_ctx) returns nonzero between steps, and when
+ * the solver stops on request, it calls save(save_ctx, t, state, len) with its trajectory so far
+ * and its state (opaque bytes, valid during the call); a failed save is not fatal. resume: a
+ * state from an earlier save of the same task and solver, with the trajectory so far already
+ * in the solver's traj; the solver continues from it, and the finished trajectory is bit for
+ * bit the one an uninterrupted run gives. A state that does not fit the model is refused
+ * (the solver returns -2 and leaves the traj alone). */
+struct obs_ctl {
+    obs_stop_fn stop;
+    void *stop_ctx;
+    int (*due)(void *save_ctx);
+    int (*save)(void *save_ctx, const struct traj *t, const void *state, size_t len);
+    void *save_ctx;
+    const void *resume;
+    size_t resume_len;
+};
+
+/* The stop callback's answer (0 without one). */
+int obs_ctl_stop(const struct obs_ctl *c);
 
 struct traj {
     int solver; /* SOLVER_SGD, SOLVER_FLOW or SOLVER_ODE */

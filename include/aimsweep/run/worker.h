@@ -46,6 +46,21 @@ double worker_estimate_bytes(const struct params *p);
 int worker_run(const struct params *p, struct task_result *res, obs_stop_fn stop, void *ctx);
 void worker_result_free(struct task_result *res);
 
+/* How a task is run: stop requests and checkpoints (see worker.c). */
+struct worker_ctl {
+    obs_stop_fn
+        stop; /* polled by every solver within seconds; OBS_STOP_TIMEOUT marks RUN_TIMEOUT */
+    void *stop_ctx;
+    const char *ckpt_path; /* the task's checkpoint file, or NULL for none */
+    double
+        ckpt_every_s; /* write one at this wall-clock interval while running (0: only on a stop) */
+    int resumed, saved; /* out: continued from a checkpoint; checkpoints written */
+    char note[512];     /* out: what went wrong with a checkpoint (refused, not written), or "" */
+};
+
+/* worker_run steered by wc. Returns 0, or -1 on allocation failure. */
+int worker_run_ctl(const struct params *p, struct task_result *res, struct worker_ctl *wc);
+
 /* Every rule a point must meet to run: params_validate, for the moment ODE the closure's own
  * (ode_check), and its memory estimate within WORKER_MAX_TASK_BYTES. 0, or -1 with the message. `single` and `plan` call it on every point, so a
  * point that cannot run is refused before anything starts. */

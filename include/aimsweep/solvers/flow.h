@@ -11,6 +11,9 @@
 #include "aimsweep/model/obs.h"
 
 int flow_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
+/* The same, steered by ctl (stop polled after every integrator step, checkpoints, resume: see
+ * struct obs_ctl). Returns 0, -1 on allocation failure, -2 when ctl->resume does not fit. */
+int flow_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl);
 
 /* The flow's right-hand side for a student state: dA (and dB for untied) in parameter form,
  * same shapes as s->A, s->B. Returns 0, or -1 when Phi cannot be evaluated. */

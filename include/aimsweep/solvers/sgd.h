@@ -16,6 +16,9 @@
  * record at tau is taken after llround(n(tau)) steps, and its `samples` is that count. Divergence is a status in out, never an error return.
  * Returns 0, or -1 on allocation failure. */
 int sgd_run(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
+/* The same, steered by ctl (stop polled every few milliseconds of steps, checkpoints, resume:
+ * see struct obs_ctl). Returns 0, -1 on allocation failure, -2 when ctl->resume does not fit. */
+int sgd_run_ctl(const struct model *m, struct traj *out, const struct obs_ctl *ctl);
 
 /* A stepping state, exposed for tests and benchmarks. */
 struct sgd_state;
@@ -29,6 +32,12 @@ int sgd_steps(struct sgd_state *st, long nsteps);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
+/* The state between two steps as bytes (sgd_state_size of them), and back into a state made
+ * for the same model: restoring gives the very steps that would have followed. restore
+ * returns 0, or -1 when the bytes are not such a state (nothing changed then). */
+size_t sgd_state_size(struct sgd_state *st);
+void sgd_state_save(struct sgd_state *st, unsigned char *buf);
+int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n);
 /* The rate of the steps that follow (the state starts at the grid's lr); sgd_run sets it from
  * the schedule (params_switch_steps). */
 void sgd_set_lr(struct sgd_state *st, double lr);

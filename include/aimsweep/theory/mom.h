@@ -37,5 +37,9 @@ void mom_sys_destroy(struct mom_sys *sys);
  * allocation failure. Sets status, diverged_at_samples and wall_s. */
 int mom_integrate(const struct mom_sys *sys, const struct params *p, int ntau, const double *grid,
                   struct traj *out);
+/* The same, polling stop(ctx) every MOM_POLL_STEPS steps (a nonzero answer ends the run with
+ * RUN_INTERRUPTED and the records so far). */
+int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int ntau,
+                       const double *grid, struct traj *out, obs_stop_fn stop, void *ctx);
 
 #endif

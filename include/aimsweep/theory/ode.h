@@ -26,5 +26,7 @@ int ode_check(const struct params *p, char *err, size_t errlen);
 
 /* Runs the ode solver of a model into out (traj_init done by the caller). */
 int ode_run(const struct model *m, struct traj *out);
+/* The same, polling stop(ctx) between integrator steps (RUN_INTERRUPTED when it answers). */
+int ode_run_stop(const struct model *m, struct traj *out, obs_stop_fn stop, void *ctx);
 
 #endif
