@@ -2,7 +2,7 @@
 """The weak-recovery laws: fits of n_wr = A d^a (ln d)^b across d, with bootstrap intervals.
 
   /usr/bin/python3 analysis/scaling.py DB|CSV [DB|CSV ...] [--out DIR] [--boot N] [--seed S]
-                                       [--csv FILE]
+                                       [--csv FILE] [--select KEY=VALUE ...]
 
 For every setting (all parameters but d, lr and the seed) and solver, the database's points are
 split into series along d: a fixed lr (every point with that lr), or lr following d as 1/ln d
@@ -30,7 +30,7 @@ recovered seeds, weight n_d / s_d^2 floored as above) with the same bootstrap gi
 n_wr ∝ d^2, q > 0 with p/q bounded is Corollary 3's d^2 ln d) and p with intervals.
 
 Several inputs are pooled: databases, and per-seed csv exports of the `results` view
-(analysis/data/results/*-results.csv). With a csv among them, a setting is the csv's parameter
+(analysis/data/results/*-results.csv); a run present in more than one counts once. With a csv among them, a setting is the csv's parameter
 columns (decomposition, activation, init_scale, width, teacher, ...) rather than a task's full
 canonical text, and the database's rows are grouped the same way; say so when pooling. SGD runs
 in single and in double precision fall into one setting (`precision` is left out of the key:
@@ -245,9 +245,12 @@ def _fmt(v):
 
 def load(paths):
     """Recovery rows pooled from databases and results csv files, the key columns (None unless a
-    csv is among them) and a description of each input. Exits 2 on bad input."""
-    rows, csv_cols, said = [], None, []
-    for path in paths:
+    csv is among them) and a description of each input. A run (task id and solver) found in
+    several inputs counts once: the databases' copy (τ_wr interpolated since schema 2) wins, then
+    the first csv. Exits 2 on bad input."""
+    rows, csv_cols, said, seen = [], None, [], set()
+    # databases first, so that their copy of a run is the one kept
+    for path in sorted(paths, key=lambda p: p.endswith(".csv")):
         try:
             if path.endswith(".csv"):
                 rs = aimdb.runs_from_csv(path)
@@ -261,7 +264,11 @@ def load(paths):
                 said.append(f"{path}: {aimdb.describe(con)}")
         except aimdb.NotAimsweep as e:
             aimdb.usage_error(str(e))
-        rows += rs
+        fresh = [r for r in rs if (r["task_id"], r["solver"]) not in seen]
+        if len(fresh) < len(rs):
+            said[-1] += f"; {len(rs) - len(fresh)} of them already read from an earlier input, not counted twice"
+        seen.update((r["task_id"], r["solver"]) for r in fresh)
+        rows += fresh
     return aimdb.recovery_of(rows), csv_cols, said
 
 
@@ -321,10 +328,24 @@ def main():
     ap.add_argument("--boot", type=int, default=2000, help="bootstrap resamples [2000]")
     ap.add_argument("--seed", type=int, default=1, help="bootstrap generator seed [1]")
     ap.add_argument("--csv", help="also write the per-d table as csv")
+    ap.add_argument("--select", action="append", default=[], metavar="KEY=VALUE",
+                    help="only runs with this parameter value (solver, decomposition, activation, ...;"
+                         " repeatable, a key given twice keeps either value)")
     a = ap.parse_args()
     if a.boot < 10:
         aimdb.usage_error("--boot must be at least 10")
     recs, keycols, said = load(a.db)
+    if a.select:
+        want = {}
+        for kv in a.select:
+            k, eq, v = kv.partition("=")
+            if not eq or k not in aimdb.TASK_COLS + ("solver",):
+                aimdb.usage_error(f"--select {kv}: expected KEY=VALUE with KEY one of solver, "
+                                  + ", ".join(aimdb.TASK_COLS))
+            want.setdefault(k, set()).add(v)
+        recs = [r for r in recs if all(_fmt(r[k]) in vs for k, vs in want.items())]
+        print("selected: " + "; ".join(f"{k} in {{{', '.join(sorted(v))}}}" for k, v in want.items())
+              + f" ({len(recs)} points)")
     for line in said:
         print(line)
     if keycols is not None:
