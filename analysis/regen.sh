@@ -58,8 +58,10 @@ cp "$tmp/fig2/curves-01-"*.png analysis/figs/fig2-curves.png
 cp "$tmp/fig3/nwr-01-"*.png analysis/figs/fig3-nwr.png
 $py analysis/figures.py "$dir/quick.db" --out "$tmp/quick" --no-pdf
 cp "$tmp/quick/curves-04-"*.png analysis/figs/fig2-wishart.png
-$py analysis/scaling.py "$dir/scaling.db" --out "$tmp/scaling" --csv analysis/data/results/scaling-per-d.csv \
+$py analysis/scaling.py "$dir/scaling.db" --out "$tmp/scaling-all" --csv analysis/data/results/scaling-per-d.csv \
     > analysis/data/results/scaling-fits.txt
+$py analysis/scaling.py "$dir/scaling.db" --select decomposition=tied --select activation=h2 --select solver=sgd \
+    --out "$tmp/scaling" --csv analysis/data/results/scaling-k2-per-d.csv > analysis/data/results/scaling-k2-fits.txt
 cp "$tmp/scaling/scaling-nwr.png" analysis/figs/scaling-nwr.png
 for db in lnd ode; do
     $py analysis/scaling.py "$dir/$db.db" --out "$tmp/$db" --csv "analysis/data/results/scaling-$db-per-d.csv" \
