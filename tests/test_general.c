@@ -30,6 +30,7 @@
 #include "aimsweep/solvers/flow.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "grad_step.h"
 
 static struct params mk(const char *decomp, const char *act, const char *teacher, double c,
                         const char *index, const char *outputs, int d)
@@ -145,70 +146,19 @@ static double loss_of(const struct model *m, const struct student *s, const doub
     return l;
 }
 
-/* Returns the largest |gradient| seen, so that the caller can retry a sample with zero gradient
- * (relu with every index negative), as test_grad does. */
+/* Returns the largest |gradient| seen (grad_step_check). */
 static double grad_try(const char *decomp, const char *act, double c, const char *index,
                        const char *outputs, int T, uint64_t seed, int final)
 {
     struct params p = mk(decomp, act, "goe_mean(0.8)", c, index, outputs, 9);
+    char what[160];
     p.width = 7.0 / 9.0;
     p.tokens = T;
     p.lr = 1e-3;
     p.init_scale = 0.8;
     p.seed = seed;
-    struct model *m = model_create(&p);
-    int d = m->d, r = m->r;
-    size_t n = p.decomposition == DECOMP_DIRECT ? (size_t)d * d : (size_t)d * r;
-    struct sgd_state *st = sgd_state_create(m);
-    sgd_steps(st, 1);
-    const struct student *after = sgd_student(st);
-    double *x = malloc(sizeof(double) * (size_t)T * d);
-    struct rng g;
-    rng_init(&g, p.seed, STREAM_SGD, (uint32_t)d);
-    rng_normals(&g, x, (size_t)T * d);
-    model_correlate(d, T, m->L, x); /* the sample the SGD step saw */
-    struct student s;
-    student_init_copy(&s, m);
-    double f = p.lr / d * m->kappa, h = 1e-6, maxerr = 0, maxg = 0;
-    for (int blk = 0; blk < (p.decomposition == DECOMP_UNTIED ? 2 : 1); blk++) {
-        double *Pm = blk ? s.B : s.A;
-        const double *Pa = blk ? after->B : after->A;
-        for (size_t i = 0; i < n; i++) {
-            double keep = Pm[i];
-            Pm[i] = keep + h;
-            double lp = loss_of(m, &s, x);
-            Pm[i] = keep - h;
-            double lm = loss_of(m, &s, x);
-            Pm[i] = keep;
-            double fd = (lp - lm) / (2 * h), an = -(Pa[i] - keep) / f;
-            maxerr = fmax(maxerr, fabs(fd - an));
-            maxg = fmax(maxg, fabs(fd));
-        }
-    }
-    if (maxg == 0 && !final) {
-        student_free(&s);
-        free(x);
-        sgd_state_destroy(&st);
-        model_destroy(&m);
-        return 0;
-    }
-    CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0,
-          "%s %s c=%g %s %s T=%d: max |grad - fd| %.3g (max |grad| %.3g)", decomp, act, c, index,
-          outputs, T, maxerr, maxg);
-    sgd_reference_step(&p, &s, m->teacher, x);
-    double dmax = 0;
-    for (size_t i = 0; i < n; i++) {
-        dmax = fmax(dmax, fabs(s.A[i] - after->A[i]));
-        if (s.B)
-            dmax = fmax(dmax, fabs(s.B[i] - after->B[i]));
-    }
-    CHECK(dmax < 1e-12, "%s %s c=%g %s %s: fused vs reference step differ by %.3g", decomp, act, c,
-          index, outputs, dmax);
-    student_free(&s);
-    free(x);
-    sgd_state_destroy(&st);
-    model_destroy(&m);
-    return maxg;
+    snprintf(what, sizeof what, "%s %s c=%g %s %s T=%d", decomp, act, c, index, outputs, T);
+    return grad_step_check(&p, loss_of, 1, final, what);
 }
 
 static void grad_one(const char *decomp, const char *act, double c, const char *index,

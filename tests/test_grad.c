@@ -8,27 +8,26 @@
 #include "aimsweep/model/rng.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "grad_step.h"
 
-/* loss of parameters (A, B) on tokens x */
-static double loss_of(const struct params *p, const struct model *m, struct student *s,
-                      const double *x)
+/* loss of the student s on tokens x */
+static double loss_of(const struct model *m, const struct student *s, const double *x)
 {
     int d = m->d, T = m->T;
     double *S = malloc(sizeof(double) * (size_t)d * d), h[64], hs[64];
     model_form_S(s, S);
     model_index(d, T, S, x, h);
     model_index(d, T, m->teacher, x, hs);
-    double l = model_loss(&p->activation, T, h, hs, NULL);
+    double l = model_loss(&m->p.activation, T, h, hs, NULL);
     free(S);
     return l;
 }
 
-/* Returns the largest |gradient| seen, so that the caller can retry a sample with zero gradient
- * (relu with every index negative). */
+/* Returns the largest |gradient| seen (grad_step_check). */
 static double one(const char *decomp, const char *act, int T, uint64_t seed, int final)
 {
     struct params p;
-    char err[256];
+    char err[256], what[96];
     params_default(&p);
     params_set(&p, "decomposition", decomp, err, sizeof err);
     params_set(&p, "activation", act, err, sizeof err);
@@ -38,61 +37,8 @@ static double one(const char *decomp, const char *act, int T, uint64_t seed, int
     p.lr = 1e-3;
     p.init_scale = 0.8;
     p.seed = seed;
-    struct model *m = model_create(&p);
-    int d = m->d, r = m->r;
-    size_t n = p.decomposition == DECOMP_DIRECT ? (size_t)d * d : (size_t)d * r;
-    /* The fused step from the initial state, and its first sample. */
-    struct sgd_state *st = sgd_state_create(m);
-    sgd_steps(st, 1);
-    const struct student *after = sgd_student(st);
-    double *x = malloc(sizeof(double) * (size_t)T * d);
-    struct rng g;
-    rng_init(&g, p.seed, STREAM_SGD, (uint32_t)d);
-    rng_normals(&g, x, (size_t)T * d);
-    struct student s;
-    student_init_copy(&s, m);
-    /* step = -(eta/d) kappa grad, exactly (the update is linear in eta for a given sample) */
-    double f = p.lr / d * m->kappa, h = 1e-6, maxerr = 0, maxg = 0;
-    for (int blk = 0; blk < (p.decomposition == DECOMP_UNTIED ? 2 : 1); blk++) {
-        double *P = blk ? s.B : s.A;
-        const double *Pa = blk ? after->B : after->A;
-        for (size_t i = 0; i < n; i++) {
-            double keep = P[i];
-            P[i] = keep + h;
-            double lp = loss_of(&p, m, &s, x);
-            P[i] = keep - h;
-            double lm = loss_of(&p, m, &s, x);
-            P[i] = keep;
-            double fd = (lp - lm) / (2 * h), an = -(Pa[i] - keep) / f;
-            maxerr = fmax(maxerr, fabs(fd - an));
-            maxg = fmax(maxg, fabs(fd));
-        }
-    }
-    if (maxg == 0 && !final) {
-        student_free(&s);
-        free(x);
-        sgd_state_destroy(&st);
-        model_destroy(&m);
-        return 0;
-    }
-    char what[128];
-    snprintf(what, sizeof what, "%s %s T=%d: max |grad - finite difference| (max |grad| %.3g)",
-             decomp, act, T, maxg);
-    CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0, "%s: %.3g", what, maxerr);
-    /* The fused step and the reference step agree to rounding. */
-    sgd_reference_step(&p, &s, m->teacher, x);
-    double dmax = 0;
-    for (size_t i = 0; i < n; i++) {
-        dmax = fmax(dmax, fabs(s.A[i] - after->A[i]));
-        if (s.B)
-            dmax = fmax(dmax, fabs(s.B[i] - after->B[i]));
-    }
-    CHECK(dmax < 1e-12, "%s %s: fused vs reference step differ by %.3g", decomp, act, dmax);
-    student_free(&s);
-    free(x);
-    sgd_state_destroy(&st);
-    model_destroy(&m);
-    return maxg;
+    snprintf(what, sizeof what, "%s %s T=%d", decomp, act, T);
+    return grad_step_check(&p, loss_of, 0, final, what);
 }
 
 static void check_one(const char *decomp, const char *act, int T)

@@ -1,6 +1,10 @@
 /*
- * params.c: defaults, the parameter table, text parsing, validation and the canonical form of a
- * grid point.
+ * params.c: the parameter table and what reads it: the keys and their rows (type, range,
+ * syntax, help), the defaults, key lookup, the derived quantities of a point (the rank, the
+ * learning-rate schedule and the samples from tau), the names of the enum values and the
+ * canonical form of a grid point with its task id. Turning text into values and checking a
+ * point as a whole (params_set, params_validate) is params_parse.c; the defaults, limits and
+ * word lists both use are in params_impl.h.
  *
  * Every value goes through params_set, whether it comes from a command-line flag or a sweep
  * file, so the two accept the same spellings. Numbers are written back in their shortest
@@ -16,65 +20,13 @@
 #include "aimsweep/base/params.h"
 #include "aimsweep/base/text.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Defaults: a small tied point that shows weak recovery by drift in a few seconds. */
-#define PARAMS_DEFAULT_D 100
-#define PARAMS_DEFAULT_LR 0.05
-#define PARAMS_DEFAULT_INIT_SCALE 0.7
-#define PARAMS_DEFAULT_TOKENS 2
-#define PARAMS_DEFAULT_WIDTH 1.0
-#define PARAMS_DEFAULT_TAU_END 0.5
-#define PARAMS_DEFAULT_RECORDS 20
-#define PARAMS_DEFAULT_THRESHOLD 0.5
-#define PARAMS_DEFAULT_ORDER 4
-#define PARAMS_DEFAULT_BETA 1.0
-/* Limits that catch typos rather than restrict science. */
-#define PARAMS_MIN_D 2
-#define PARAMS_MAX_D 100000
-#define PARAMS_MAX_RECORDS 1000000
-#define PARAMS_MAX_ORDER 16
-/* 2^53 - 1: every seed up to it is exact as a double. Not 2^53 itself: 2^53 + 1, read as a
- * double, rounds to 2^53, and would silently become another seed. */
-#define PARAMS_MAX_SEED 9007199254740991.0
-/* What the solvers can do (the same bounds as the storage-reliability work): lr and
- * weight_decay beyond 1e3 make the explicit flow's step vanish; tied/untied order parameters
- * grow like s0^4, so init_scale 100 reaches the divergence limits before the first step; tau_end
- * between 1e-9 and 1e6. */
-#define PARAMS_MAX_LR 1e3
-#define PARAMS_MAX_INIT_SCALE 100.0
-#define PARAMS_MAX_WEIGHT_DECAY 1e3
-#define PARAMS_MIN_TAU_END 1e-9
-#define PARAMS_MAX_TAU_END 1e6
-/* The student's rank r = round(width d) is at most this many times d. */
-#define PARAMS_MAX_RANK_PER_D 4
-/* The arguments of the parenthesised values, bounded by what the solvers can do:
- *   wishart rho <= 16: r* = round(rho d) is a matrix dimension (the teacher's d x r* factor);
- *     wishart(1e8) at d = 12 asked for 115 GB and crashed.
- *   softmax beta <= 20: the flow and the ODE grow stiff with beta (d = 12, T = 2, the flow:
- *     0.5 s at beta = 5, 1.1 s at 10, 3.3 s at 20, over a minute at 40; at 1e300 the population
- *     loss is not even computable and SGD stored NaN as done).
- *   Hermite coefficients and goe_shift m within +-1e6: beyond, the loss overflows. */
-#define PARAMS_MAX_RHO 16.0
-#define PARAMS_MAX_BETA 20.0
-#define PARAMS_MAX_COEF 1e6
-/* Most SGD samples one run may ask for (tau_end d^2 / lr): the count is kept exactly in a
- * double and in a long (2^53 steps are centuries of computing anyway). */
-#define PARAMS_MAX_SAMPLES 9007199254740992.0
-/* The flow is integrated explicitly: with weight decay lambda its step is at most ~1/lambda,
- * so it takes at least lambda tau_end steps of d^3 work each (lambda tau_end = 1e5 takes 0.8 s
- * at d = 20, 8000 times that at d = 400). Above this the flow is refused. */
-#define PARAMS_MAX_FLOW_STIFFNESS 1e6
-/* Untied moment ODE: the highest order whose word system builds in seconds. Order 7 tracks
- * 7673 word classes and spends ~30 s and ~330 MB building its terms before the first step
- * (measured at d = 20; the build does not depend on tau_end). */
-#define PARAMS_MAX_ORDER_UNTIED 6
+#include "params_impl.h"
 
 const char *const params_keys[] = {
     "decomposition", "activation", "d", "lr", "init_scale", "tokens", "teacher", "width",
@@ -84,11 +36,6 @@ const char *const params_keys[] = {
     "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision",
     NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
-/* init_trace: a typo guard, t I with |t| <= this */
-#define PARAMS_MAX_INIT_TRACE 1e3
-/* The most SGD steps a two_phase first phase may take (t_switch d / eta1): beyond it the step
- * count would not fit a long; no run gets near it. */
-#define PARAMS_MAX_SWITCH_STEPS 1e15
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
                    sizeof(enum index_kind) == sizeof(int) &&
@@ -102,23 +49,23 @@ static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
 static const char *const closure_words[] = {"auto",          "free_cumulant", "freeze",
                                             "zero",          "spectral",      "spectral_mp",
                                             "free_residual", "flat",          NULL};
-static const char *const solver_words[] = {"sgd", "flow", "ode", NULL};
-static const char *const act_words[] = {"h1",      "h2",   "h3",   "h4",  "h5",      "h6",
+const char *const params_solver_words[] = {"sgd", "flow", "ode", NULL};
+const char *const params_act_words[] = {"h1",      "h2",   "h3",   "h4",  "h5",      "h6",
                                         "hermite", "relu", "tanh", "erf", "softmax", NULL};
-static const char *const teacher_words[] = {"wishart", "goe", "goe_shift", "goe_mean", NULL};
+const char *const params_teacher_words[] = {"wishart", "goe", "goe_shift", "goe_mean", NULL};
 static const char *const index_words[] = {"centred", "uncentred", NULL};
 static const char *const outputs_words[] = {"offdiag", "all", NULL};
 static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
 static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
 static const char *const precision_words[] = {"double", "single", NULL};
-static const char *const lr_schedule_words[] = {"constant", "two_phase", NULL};
+const char *const params_lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
 const struct params_key_info params_info[] = {
     {"decomposition", PARAMS_ENUM, OFF(decomposition), decomp_words, 0, 0, 0,
      "direct | tied | untied",
      "how the student writes S: direct S, tied W W^T/sqrt(r d), untied U V^T/sqrt(r d)"},
-    {"activation", PARAMS_TEXT, 0, act_words, 0, 0, 0,
+    {"activation", PARAMS_TEXT, 0, params_act_words, 0, 0, 0,
      "h1..h6 | hermite(c0,c1,...) | relu | tanh | erf | softmax(beta)",
      "output map Y: sigma on each off-diagonal index entry h_ab, or softmax(beta) over each row"},
     {"d", PARAMS_INT, OFF(d), NULL, PARAMS_MIN_D, PARAMS_MAX_D, 0, "integer",
@@ -129,7 +76,7 @@ const struct params_key_info params_info[] = {
      "s0: initial student entries N(0, s0^2) (tied/untied), s0 times a GOE matrix (direct)"},
     {"tokens", PARAMS_INT, OFF(tokens), NULL, 2, PARAMS_MAX_TOKENS, 0, "integer",
      "T: tokens per sample (the attention index is T x T)"},
-    {"teacher", PARAMS_TEXT, 0, teacher_words, 0, 0, 0,
+    {"teacher", PARAMS_TEXT, 0, params_teacher_words, 0, 0, 0,
      "wishart(rho) | goe | goe_shift(m) | goe_mean(m)",
      "the target S*, Tr(S*^2)/d = 1: Wishart of rank round(rho d), GOE, GOE + m I, GOE + (m/sqrt(d)) I (mean m)"},
     {"width", PARAMS_REAL, OFF(width), NULL, 0, PARAMS_MAX_RANK_PER_D, PARAMS_LO_OPEN, "number",
@@ -144,7 +91,7 @@ const struct params_key_info params_info[] = {
      "record times log-spaced from START (on: tau_end/1000) to tau_end instead of evenly"},
     {"seed", PARAMS_SEED, OFF(seed), NULL, 0, PARAMS_MAX_SEED, 0, "integer",
      "seed of the teacher, the initial student and the samples (same seed, same numbers)"},
-    {"solvers", PARAMS_TEXT, 0, solver_words, 0, 0, 0, "comma-separated from sgd, flow, ode",
+    {"solvers", PARAMS_TEXT, 0, params_solver_words, 0, 0, 0, "comma-separated from sgd, flow, ode",
      "sgd: online SGD at finite d; flow: population gradient flow; ode: order-M moment ODE"},
     {"recovery_threshold", PARAMS_REAL, OFF(recovery_threshold), NULL, 0, 1, PARAMS_LO_OPEN,
      "number",
@@ -162,7 +109,7 @@ const struct params_key_info params_info[] = {
      "h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d), or x_a^T S x_b/sqrt(d) with mean C_ab Tr S/sqrt(d) (not tied)"},
     {"outputs", PARAMS_ENUM, OFF(outputs), outputs_words, 0, 0, 0, "offdiag | all",
      "the elementwise loss over the entries a != b, or over all of them (the diagonal too)"},
-    {"lr_schedule", PARAMS_TEXT, 0, lr_schedule_words, 0, 0, 0,
+    {"lr_schedule", PARAMS_TEXT, 0, params_lr_schedule_words, 0, 0, 0,
      "constant | two_phase(eta1,t_switch)",
      "the rate: lr throughout, or eta1 while t = d tau < t_switch, then lr"},
     {"init", PARAMS_ENUM, OFF(init), init_words, 0, 0, 0, "gaussian | orthogonal",
@@ -209,30 +156,6 @@ void params_default(struct params *p)
     p->init = INIT_GAUSSIAN;
     p->init_trace = 0.0;
     p->ode_mean = ODE_MEAN_STIFF;
-}
-
-/* A message into err (of size n) when there is room for one; a macro, so that the compiler
- * checks every format against its arguments. */
-#define seterr(err, n, ...)                                                                        \
-    do {                                                                                           \
-        if ((err) && (n))                                                                          \
-            (void)snprintf((err), (n), __VA_ARGS__);                                               \
-    } while (0)
-
-/* An argument of a parenthesised value against [lo, hi] (lo excluded when lo_open): 0, or -1
- * with "WHAT 'TEXT': NAME = V: must be in RANGE". */
-static int arg_range(const char *what, const char *text, const char *name, double v, double lo,
-                     double hi, int lo_open, char *err, size_t n)
-{
-    if ((lo_open ? v > lo : v >= lo) && v <= hi)
-        return 0;
-    char a[TEXT_DOUBLE_MAX], l[TEXT_DOUBLE_MAX], h[TEXT_DOUBLE_MAX];
-    text_double(v, a, sizeof a);
-    text_double(lo, l, sizeof l);
-    text_double(hi, h, sizeof h);
-    seterr(err, n, "%s '%.40s': %s = %s: must be in %s%s, %s]", what, text, name, a,
-           lo_open ? "(" : "[", l, h);
-    return -1;
 }
 
 /* key with '-' mapped to '_' into buf; returns buf */
@@ -319,539 +242,6 @@ const char *params_allowed(const struct params_key_info *k, char *buf, size_t n)
     return buf;
 }
 
-/* 1 when v lies in the row's range */
-static int in_range(const struct params_key_info *k, double v)
-{
-    if (k->bounds & PARAMS_LO_OPEN ? !(v > k->lo) : !(v >= k->lo))
-        return 0;
-    if (k->bounds & PARAMS_NO_HI)
-        return 1;
-    return k->bounds & PARAMS_HI_OPEN ? v < k->hi : v <= k->hi;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (!*s)
-        return -1;
-    double v = strtod(s, &end);
-    while (isspace((unsigned char)*end))
-        end++;
-    if (*end || errno == ERANGE || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_bool(const char *s, int *out)
-{
-    if (!strcmp(s, "1") || !strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "yes")) {
-        *out = 1;
-        return 0;
-    }
-    if (!strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "no")) {
-        *out = 0;
-        return 0;
-    }
-    return -1;
-}
-
-/* Splits "name(a,b,...)" into name and up to nmax numeric arguments. Returns the number of
- * arguments (0 when there are no parentheses), or -1 on a syntax error; empty parentheses
- * "name()" are an error, so that softmax() never silently means softmax(1). */
-static int split_call(const char *s, char *name, size_t nn, double *args, int nmax)
-{
-    const char *lp = strchr(s, '(');
-    size_t len = lp ? (size_t)(lp - s) : strlen(s);
-    if (len == 0 || len >= nn)
-        return -1;
-    memcpy(name, s, len);
-    name[len] = 0;
-    if (!lp)
-        return 0;
-    const char *rp = strrchr(s, ')');
-    if (!rp || rp < lp || rp[1] || rp == lp + 1)
-        return -1;
-    int k = 0;
-    const char *q = lp + 1;
-    while (q < rp) {
-        const char *comma = memchr(q, ',', (size_t)(rp - q));
-        const char *e = comma ? comma : rp;
-        char tmp[64];
-        size_t l = (size_t)(e - q);
-        if (l == 0 || l >= sizeof tmp || k >= nmax)
-            return -1;
-        memcpy(tmp, q, l);
-        tmp[l] = 0;
-        if (parse_double(tmp, &args[k]))
-            return -1;
-        k++;
-        q = comma ? comma + 1 : rp;
-        if (comma && q == rp)
-            return -1;
-    }
-    return k;
-}
-
-/* The name part of "name(...)" for a suggestion. */
-static void call_name(const char *s, char *name, size_t n)
-{
-    size_t len = strcspn(s, "(");
-    if (len >= n)
-        len = n - 1;
-    memcpy(name, s, len);
-    name[len] = 0;
-}
-
-int params_parse_act(const char *s, struct act *a, char *err, size_t errlen)
-{
-    char name[32];
-    double args[ACT_MAX_DEGREE + 2];
-    int na = split_call(s, name, sizeof name, args, ACT_MAX_DEGREE + 2);
-    struct act r;
-    memset(&r, 0, sizeof r);
-    r.beta = PARAMS_DEFAULT_BETA;
-    if (na < 0)
-        goto bad;
-    if (name[0] == 'h' && name[1] >= '1' && name[1] <= '6' && !name[2] && na == 0 &&
-        !strchr(s, '(')) {
-        r.kind = ACT_HERMITE;
-        r.degree = name[1] - '0';
-        r.c[r.degree] = 1.0;
-    } else if (!strcmp(name, "hermite")) {
-        if (na < 1 || na > ACT_MAX_DEGREE + 1)
-            goto bad;
-        r.kind = ACT_HERMITE;
-        r.degree = -1;
-        for (int k = 0; k < na; k++) {
-            char nm[16];
-            snprintf(nm, sizeof nm, "c%d", k);
-            if (arg_range("activation", s, nm, args[k], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0, err,
-                          errlen))
-                return -1;
-            r.c[k] = args[k];
-            if (args[k] != 0.0)
-                r.degree = k;
-        }
-        if (r.degree < 1) {
-            seterr(
-                err, errlen,
-                "activation '%s': a Hermite activation needs a nonzero coefficient of degree >= 1"
-                " (hermite(c0,c1,...) = c0 He_0 + c1 He_1 + ...)",
-                s);
-            return -1;
-        }
-    } else if (!strcmp(name, "relu") && na == 0 && !strchr(s, '(')) {
-        r.kind = ACT_RELU;
-    } else if (!strcmp(name, "tanh") && na == 0 && !strchr(s, '(')) {
-        r.kind = ACT_TANH;
-    } else if (!strcmp(name, "erf") && na == 0 && !strchr(s, '(')) {
-        r.kind = ACT_ERF;
-    } else if (!strcmp(name, "softmax") && na <= 1) {
-        r.kind = ACT_SOFTMAX;
-        r.beta = na == 1 ? args[0] : PARAMS_DEFAULT_BETA;
-        if (arg_range("activation", s, "softmax beta", r.beta, 0, PARAMS_MAX_BETA, 1, err, errlen))
-            return -1;
-    } else {
-        goto bad;
-    }
-    *a = r;
-    return 0;
-bad:
-    call_name(s, name, sizeof name);
-    seterr(
-        err, errlen,
-        "activation '%s' is not one of h1..h6, hermite(c0,c1,...) (at most %d coefficients), relu, tanh, erf,"
-        " softmax or softmax(beta)",
-        s, ACT_MAX_DEGREE + 1);
-    if (!strcmp(name, "softmax"))
-        seterr(err, errlen,
-               "activation '%s': write softmax or softmax(beta) with one number beta > 0", s);
-    else if (!strcmp(name, "hermite"))
-        seterr(err, errlen, "activation '%s': write hermite(c0,c1,...) with 2 to %d numbers", s,
-               ACT_MAX_DEGREE + 1);
-    else
-        text_suggest(err, errlen, name, act_words);
-    return -1;
-}
-
-int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_t errlen)
-{
-    char name[32];
-    double args[2];
-    int na = split_call(s, name, sizeof name, args, 2);
-    if (na >= 0 && !strcmp(name, "wishart") && na <= 1) {
-        double rho = na == 1 ? args[0] : 0.5;
-        if (arg_range("teacher", s, "wishart rho", rho, 0, PARAMS_MAX_RHO, 1, err, errlen))
-            return -1;
-        t->kind = TEACHER_WISHART;
-        t->arg = rho;
-        return 0;
-    }
-    if (na == 0 && !strcmp(name, "goe") && !strchr(s, '(')) {
-        t->kind = TEACHER_GOE;
-        t->arg = 0;
-        return 0;
-    }
-    if (na == 1 && !strcmp(name, "goe_shift")) {
-        if (arg_range("teacher", s, "goe_shift m", args[0], -PARAMS_MAX_COEF, PARAMS_MAX_COEF, 0,
-                      err, errlen))
-            return -1;
-        t->kind = TEACHER_GOE_SHIFT;
-        t->arg = args[0];
-        return 0;
-    }
-    if (na == 1 && !strcmp(name, "goe_mean")) {
-        t->kind = TEACHER_GOE_MEAN;
-        t->arg = args[0] == 0 ? 0.0 : args[0];
-        return 0;
-    }
-    seterr(err, errlen, "teacher '%s' is not one of wishart(rho), goe, goe_shift(m), goe_mean(m)",
-           s);
-    call_name(s, name, sizeof name);
-    if (!strcmp(name, "goe_shift"))
-        seterr(err, errlen, "teacher '%s': write goe_shift(m) with one number m", s);
-    else if (!strcmp(name, "goe_mean"))
-        seterr(err, errlen,
-               "teacher '%s': write goe_mean(m) with one number m (the teacher's mean)", s);
-    else if (!strcmp(name, "wishart"))
-        seterr(err, errlen, "teacher '%s': write wishart or wishart(rho) with one number rho > 0",
-               s);
-    else
-        text_suggest(err, errlen, name, teacher_words);
-    return -1;
-}
-
-static int parse_solvers(const char *s, unsigned *out, char *err, size_t errlen)
-{
-    unsigned set = 0;
-    char buf[128];
-    if (strlen(s) >= sizeof buf) {
-        seterr(err, errlen, "solvers: '%.40s...' is too long (comma-separated from sgd, flow, ode)",
-               s);
-        return -1;
-    }
-    size_t len = strlen(s);
-    memcpy(buf, s, len + 1);
-    if (len && (buf[0] == ',' || buf[len - 1] == ',' || strstr(buf, ",,"))) {
-        seterr(err, errlen, "solvers: '%s' has an empty item (comma-separated from sgd, flow, ode)",
-               s);
-        return -1;
-    }
-    char *save = NULL; /* strtok_r: a caller's own strtok loop over "key=value;..." must survive */
-    for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-        unsigned bit = 0;
-        for (int i = 0; solver_words[i]; i++)
-            if (!strcmp(tok, solver_words[i]))
-                bit = 1u << i;
-        if (!bit) {
-            seterr(err, errlen, "solvers: '%s' is not a solver (sgd, flow, ode)", tok);
-            text_suggest(err, errlen, tok, solver_words);
-            return -1;
-        }
-        if (set & bit) {
-            seterr(err, errlen, "solvers: '%s' is named twice in '%s'", tok, s);
-            return -1;
-        }
-        set |= bit;
-    }
-    if (!set) {
-        seterr(err, errlen, "solvers: name at least one of sgd, flow, ode");
-        return -1;
-    }
-    *out = set;
-    return 0;
-}
-
-/* lr_schedule: constant | two_phase(eta1,t_switch) */
-static int parse_lr_schedule(struct params *p, const char *value, char *err, size_t errlen)
-{
-    char name[32];
-    double args[2];
-    int na = split_call(value, name, sizeof name, args, 2);
-    if (na == 0 && !strcmp(name, "constant") && !strchr(value, '(')) {
-        p->lr_schedule.kind = LR_CONSTANT;
-        p->lr_schedule.eta1 = p->lr_schedule.t_switch = 0;
-        return 0;
-    }
-    if (na == 2 && !strcmp(name, "two_phase")) {
-        p->lr_schedule.kind = LR_TWO_PHASE;
-        p->lr_schedule.eta1 = args[0];
-        p->lr_schedule.t_switch = args[1];
-        return 0;
-    }
-    seterr(err, errlen, "lr_schedule: '%s' is not constant or two_phase(eta1,t_switch)", value);
-    call_name(value, name, sizeof name);
-    text_suggest(err, errlen, name, lr_schedule_words);
-    return -1;
-}
-
-/* log_grid: on | off | a start tau > 0 (which turns the log grid on) */
-static int parse_log_grid(struct params *p, const char *value, char *err, size_t errlen)
-{
-    int b;
-    double v;
-    if (!parse_bool(value, &b)) {
-        p->log_grid = b;
-        p->log_start = 0;
-        return 0;
-    }
-    if (!parse_double(value, &v) && v > 0) {
-        p->log_grid = 1;
-        p->log_start = v;
-        return 0;
-    }
-    seterr(err, errlen,
-           "log_grid: '%s' is not on, off or a start tau > 0 (the first record time after 0)",
-           value);
-    return -1;
-}
-
-int params_set(struct params *p, const char *key, const char *value, char *err, size_t errlen)
-{
-    const struct params_key_info *k = params_key_info(key);
-    char allowed[160];
-    char *base = (char *)p;
-    if (!k) {
-        char hint[96];
-        seterr(err, errlen, "unknown parameter '%s'%s (the keys of aimsweep single --help)", key,
-               params_suggest_key(key, hint, sizeof hint));
-        return -1;
-    }
-    params_allowed(k, allowed, sizeof allowed);
-    if (!value) {
-        seterr(err, errlen, "%s: missing value (%s)", k->key, allowed);
-        return -1;
-    }
-    const char *v = value;
-    while (isspace((unsigned char)*v))
-        v++;
-    if (!*v) {
-        seterr(err, errlen, "%s: empty value (%s)", k->key, allowed);
-        return -1;
-    }
-    switch (k->type) {
-        case PARAMS_ENUM:
-            for (int i = 0; k->choices[i]; i++)
-                if (!strcmp(value, k->choices[i])) {
-                    memcpy(base + k->offset, &i, sizeof i);
-                    return 0;
-                }
-            seterr(err, errlen, "%s: '%s' is not one of %s", k->key, value, allowed);
-            text_suggest(err, errlen, value, k->choices);
-            return -1;
-        case PARAMS_BOOL: {
-            int b;
-            if (parse_bool(value, &b)) {
-                seterr(err, errlen, "%s: '%s' is not on or off (also 1/0, true/false, yes/no)",
-                       k->key, value);
-                return -1;
-            }
-            memcpy(base + k->offset, &b, sizeof b);
-            return 0;
-        }
-        case PARAMS_INT:
-        case PARAMS_SEED:
-        case PARAMS_REAL: {
-            double x;
-            if (parse_double(value, &x)) {
-                seterr(err, errlen, "%s: '%s' is not a number (%s)", k->key, value, allowed);
-                return -1;
-            }
-            if (k->type != PARAMS_REAL && x != floor(x)) {
-                seterr(err, errlen, "%s = %s: not an integer (%s)", k->key, value, allowed);
-                return -1;
-            }
-            if (!in_range(k, x)) {
-                seterr(err, errlen, "%s = %s: must be %s", k->key, value, allowed);
-                return -1;
-            }
-            if (k->type == PARAMS_INT) {
-                int iv = (int)x;
-                memcpy(base + k->offset, &iv, sizeof iv);
-            } else if (k->type == PARAMS_SEED) {
-                uint64_t sv = (uint64_t)x;
-                memcpy(base + k->offset, &sv, sizeof sv);
-            } else {
-                double z = x == 0 ? 0.0 : x; /* -0 and 0 are one point */
-                memcpy(base + k->offset, &z, sizeof z);
-            }
-            return 0;
-        }
-        case PARAMS_TEXT:
-            if (!strcmp(k->key, "activation"))
-                return params_parse_act(value, &p->activation, err, errlen);
-            if (!strcmp(k->key, "teacher"))
-                return params_parse_teacher(value, &p->teacher, err, errlen);
-            if (!strcmp(k->key, "solvers"))
-                return parse_solvers(value, &p->solvers, err, errlen);
-            if (!strcmp(k->key, "log_grid"))
-                return parse_log_grid(p, value, err, errlen);
-            if (!strcmp(k->key, "lr_schedule"))
-                return parse_lr_schedule(p, value, err, errlen);
-            break;
-    }
-    seterr(err, errlen, "%s: no parser for this key", k->key);
-    return -1;
-}
-
-int params_validate(const struct params *p, char *err, size_t errlen)
-{
-#define FAIL(...)                                                                                  \
-    do {                                                                                           \
-        seterr(err, errlen, __VA_ARGS__);                                                          \
-        return -1;                                                                                 \
-    } while (0)
-    char allowed[160], val[TEXT_DOUBLE_MAX];
-    /* every range from the table, so that a point built in code meets the same rules */
-    for (int i = 0; params_info[i].key; i++) {
-        const struct params_key_info *k = &params_info[i];
-        double x;
-        if (params_number(p, k->key, &x) == 0 && !in_range(k, x)) {
-            text_double(x, val, sizeof val);
-            FAIL("%s = %s: must be %s", k->key, val, params_allowed(k, allowed, sizeof allowed));
-        }
-    }
-    char v2[TEXT_DOUBLE_MAX];
-    if (params_rank(p) > PARAMS_MAX_RANK_PER_D * p->d) {
-        text_double(p->width, val, sizeof val);
-        FAIL("width = %s: the rank r = round(width d) must be <= %d d", val, PARAMS_MAX_RANK_PER_D);
-    }
-    if (p->teacher.kind == TEACHER_WISHART && (int)lround(p->teacher.arg * p->d) < 1) {
-        text_double(p->teacher.arg, val, sizeof val);
-        text_double(0.5 / p->d, v2, sizeof v2);
-        FAIL(
-            "teacher wishart(%s): its rank round(rho d) = %ld must be >= 1: at d = %d use rho >= %s",
-            val, lround(p->teacher.arg * p->d), p->d, v2);
-    }
-    if (p->activation.kind == ACT_SOFTMAX &&
-        !(p->activation.beta > 0 && p->activation.beta <= PARAMS_MAX_BETA)) {
-        text_double(p->activation.beta, val, sizeof val);
-        FAIL("activation softmax(%s): beta must be in (0, %g]", val, PARAMS_MAX_BETA);
-    }
-    if (p->teacher.kind == TEACHER_WISHART && !(p->teacher.arg <= PARAMS_MAX_RHO)) {
-        text_double(p->teacher.arg, val, sizeof val);
-        FAIL("teacher wishart(%s): rho must be in (0, %g]", val, PARAMS_MAX_RHO);
-    }
-    /* before the sample count below, which counts the first phase's steps */
-    if (p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 > 0 &&
-        p->lr_schedule.t_switch > 0 &&
-        !(p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1 <= PARAMS_MAX_SWITCH_STEPS)) {
-        text_double(p->lr_schedule.eta1, val, sizeof val);
-        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
-        FAIL(
-            "lr_schedule two_phase(%s,%s): the first phase would take t_switch d/eta1 = %g steps (at most "
-            "1e15); raise eta1 or lower t_switch",
-            val, v2, p->lr_schedule.t_switch * p->d / p->lr_schedule.eta1);
-    }
-    if (p->solvers & SOLVER_SGD) {
-        /* the number of samples is counted (n = tau d^2 / lr) and must be a real, exact count */
-        double n = params_samples(p, p->tau_end);
-        text_double(p->lr, val, sizeof val);
-        text_double(p->tau_end, v2, sizeof v2);
-        if (!(n >= 1))
-            FAIL(
-                "lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples (at least 1 needed); "
-                "raise tau_end or lower lr",
-                val, v2, n);
-        if (!(n <= PARAMS_MAX_SAMPLES))
-            FAIL(
-                "lr = %s, tau_end = %s: SGD would take tau_end d^2 / lr = %.3g samples, more than the limit "
-                "2^53 = %.3g; lower tau_end or raise lr",
-                val, v2, n, PARAMS_MAX_SAMPLES);
-        /* weight decay multiplies the parameters by 1 - lambda lr / d^2 each step */
-        if (!(p->weight_decay * p->lr < (double)p->d * p->d)) {
-            text_double(p->weight_decay, v2, sizeof v2);
-            FAIL(
-                "weight_decay = %s, lr = %s: an SGD step multiplies the parameters by 1 - weight_decay lr / d^2 "
-                "= %.3g, which must stay > 0 (weight_decay lr < d^2 = %d)",
-                v2, val, 1 - p->weight_decay * p->lr / ((double)p->d * p->d), p->d * p->d);
-        }
-    }
-    if ((p->solvers & SOLVER_FLOW) && p->weight_decay * p->tau_end > PARAMS_MAX_FLOW_STIFFNESS) {
-        text_double(p->weight_decay, val, sizeof val);
-        text_double(p->tau_end, v2, sizeof v2);
-        FAIL(
-            "weight_decay = %s, tau_end = %s: the flow would need at least weight_decay tau_end = %.3g steps "
-            "(at most %.0e); lower either, or drop flow from solvers",
-            val, v2, p->weight_decay * p->tau_end, PARAMS_MAX_FLOW_STIFFNESS);
-    }
-    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_UNTIED &&
-        p->order_m > PARAMS_MAX_ORDER_UNTIED)
-        FAIL(
-            "order_m = %d: the untied moment ODE supports order_m up to %d (order 7 alone takes ~30 s and "
-            "~330 MB to build its word system)",
-            p->order_m, PARAMS_MAX_ORDER_UNTIED);
-    if (p->log_grid && p->log_start > 0 && !(p->log_start < p->tau_end)) {
-        text_double(p->log_start, val, sizeof val);
-        text_double(p->tau_end, v2, sizeof v2);
-        FAIL("log_grid = %s: the start of the log grid must be below tau_end = %s", val, v2);
-    }
-    if ((p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP) &&
-        p->decomposition != DECOMP_TIED)
-        FAIL(
-            "closure %s exists for tied only, not %s (untied: free_cumulant, freeze, zero, free_residual, flat, auto)",
-            params_closure_name(p->closure), params_decomp_name(p->decomposition));
-    if (p->init_scale == 0 && p->decomposition != DECOMP_DIRECT)
-        FAIL("init_scale = 0 is a fixed point of %s SGD: use a positive scale",
-             params_decomp_name(p->decomposition));
-    /* docs/model.md §10-11 */
-    if (p->index == INDEX_UNCENTRED && p->decomposition == DECOMP_TIED)
-        FAIL(
-            "index uncentred with tied: S = W W^T/kappa >= 0 has Tr S/sqrt(d) = s0^2 sqrt(r), not O(1), so "
-            "the mean has no limit; use index centred, or direct or untied");
-    if (p->outputs == OUTPUTS_ALL && p->activation.kind == ACT_SOFTMAX)
-        FAIL(
-            "outputs all with softmax: softmax rows always include the diagonal; outputs applies to "
-            "elementwise activations (leave it at offdiag)");
-    if (p->init_trace != 0 && p->decomposition != DECOMP_DIRECT) {
-        text_double(p->init_trace, val, sizeof val);
-        FAIL("init_trace = %s: exists for direct only (tied and untied start from factors), not %s",
-             val, params_decomp_name(p->decomposition));
-    }
-    if (p->init == INIT_ORTHOGONAL && p->decomposition == DECOMP_DIRECT)
-        FAIL(
-            "init orthogonal: exists for tied and untied (orthogonal columns of W, U, V), not direct");
-    if (p->init == INIT_ORTHOGONAL && params_rank(p) > p->d) {
-        text_double(p->width, val, sizeof val);
-        FAIL(
-            "init orthogonal with width = %s: r = %d columns in R^%d cannot be orthogonal; use width <= 1",
-            val, params_rank(p), p->d);
-    }
-    if (p->lr_schedule.kind == LR_TWO_PHASE &&
-        !(p->lr_schedule.eta1 > 0 && p->lr_schedule.eta1 <= PARAMS_MAX_LR &&
-          p->lr_schedule.t_switch > 0)) {
-        text_double(p->lr_schedule.eta1, val, sizeof val);
-        text_double(p->lr_schedule.t_switch, v2, sizeof v2);
-        FAIL("lr_schedule two_phase(%s,%s): needs 0 < eta1 <= 1000 and t_switch > 0", val, v2);
-    }
-    if (p->teacher.kind == TEACHER_GOE_MEAN && !(p->teacher.arg * p->teacher.arg < p->d)) {
-        text_double(p->teacher.arg, val, sizeof val);
-        FAIL(
-            "teacher goe_mean(%s): needs m^2 < d (the shift m/sqrt(d) I alone has Tr(S*^2)/d = m^2/d, and the "
-            "teacher is normalised to 1)",
-            val);
-    }
-    if ((p->solvers & SOLVER_ODE) && p->decomposition == DECOMP_TIED && params_general_index(p))
-        FAIL(
-            "the moment ODE for tied handles token_corr 0, index centred and outputs offdiag only (direct and "
-            "untied have the general index); drop ode from solvers (sgd and flow handle it)");
-    if ((p->solvers & SOLVER_ODE) && p->ode_noise && params_general_index(p))
-        FAIL(
-            "ode_noise on with the general index: the O(eta) noise drift is derived for token_corr 0, centred, "
-            "offdiag only; use ode_noise off");
-    if (p->init == INIT_ORTHOGONAL && (p->solvers & SOLVER_ODE) &&
-        p->closure == CLOSURE_SPECTRAL_MP)
-        FAIL(
-            "closure spectral_mp with init orthogonal: the Marchenko-Pastur law is the spectrum of the "
-            "Gaussian start; use closure spectral (the run's own spectrum)");
-#undef FAIL
-    return 0;
-}
-
 int params_rank(const struct params *p)
 {
     double w = p->width * p->d;
@@ -894,15 +284,28 @@ double params_rate(const struct params *p, double tau)
                                                                              : p->lr;
 }
 
-double params_samples(const struct params *p, double tau)
+/* tau d^2/eta, rounded as tau (d^2/eta) (SGD and the flow) or, with ode, as (tau d) d/eta (the
+ * moment ODE, which has always rounded so): the two differ by an ulp at some tau, and each
+ * solver's samples column keeps the bits it had. */
+static double samples_at_rate(const struct params *p, double tau, double eta, int ode)
+{
+    return ode ? tau * (double)p->d * p->d / eta : tau * ((double)p->d * p->d / eta);
+}
+
+static double samples(const struct params *p, double tau, int ode)
 {
     if (p->lr_schedule.kind != LR_TWO_PHASE)
-        return tau * params_samples_per_tau(p);
+        return samples_at_rate(p, tau, p->lr, ode);
     double eta1 = p->lr_schedule.eta1;
     if (tau <= params_switch_tau(p))
-        return tau * ((double)p->d * p->d / eta1);
-    return tau * params_samples_per_tau(p) + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
+        return samples_at_rate(p, tau, eta1, ode);
+    return samples_at_rate(p, tau, p->lr, ode) +
+           (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
 }
+
+double params_samples(const struct params *p, double tau) { return samples(p, tau, 0); }
+
+double params_samples_ode(const struct params *p, double tau) { return samples(p, tau, 1); }
 
 const char *params_decomp_name(enum decomp d)
 {

@@ -151,6 +151,16 @@ static void guard(sqlite3 *db, double timeout_s)
     sqlite3_set_authorizer(db, authorize, NULL);
 }
 
+/* The end of a statement's rows: finalizes q and returns 0 when its steps ran to the end (rc is
+ * SQLITE_DONE), else -1 with the database's message on stderr. */
+static int rows_end(sqlite3 *db, sqlite3_stmt *q, int rc)
+{
+    if (rc != SQLITE_DONE)
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* Runs one statement and prints its rows. Returns 0, -1 with the SQLite message printed, or
  * -2 for a statement refused before it ran (it would write, attach or detach). */
 static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int header, FILE *f)
@@ -246,13 +256,7 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
         sqlite3_finalize(q);
         return -1;
     }
-    if (rc != SQLITE_DONE) {
-        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
-        sqlite3_finalize(q);
-        return -1;
-    }
-    sqlite3_finalize(q);
-    return 0;
+    return rows_end(db, q, rc);
 }
 
 int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f)
@@ -470,13 +474,7 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
         }
         rc = csv_rows(f, q, 1);
     }
-    if (rc != SQLITE_DONE) {
-        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
-        sqlite3_finalize(q);
-        return -1;
-    }
-    sqlite3_finalize(q);
-    return 0;
+    return rows_end(db, q, rc);
 }
 
 static void export_usage(FILE *f)

@@ -8,6 +8,12 @@
  * each row is touched once, and keeps two partial sums per dot product (eight accumulators),
  * so that consecutive multiply-adds into one sum never wait for each other. That is sixteen
  * vector registers, all AVX2 has; y0 and y1 are read as memory operands.
+ *
+ * The portable loops and the dispatch to the kernels are kern_generic.h, which kern_f32.c
+ * includes for float: this file holds what is particular to double, the row dot product and the
+ * vector kernels. The float kernels (kern_f32.c) look like these but are other algorithms (their
+ * partial sums are folded into double every KERN_F32_TERMS products, their tails masked), so the
+ * two are written apart on purpose.
  */
 #include "aimsweep/model/kern.h"
 
@@ -26,56 +32,6 @@ int kern_vector(void) { return KERN_VECTOR; }
  * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
 #define KERN_LANES 8
 
-static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0,
-                                 double b0, double a1, double b1, const double *restrict x0,
-                                 const double *restrict x1, const double *restrict y0,
-                                 const double *restrict y1, double out[4])
-{
-    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#pragma omp simd reduction(+ : s00, s01, s10, s11)
-    for (int j = 0; j < m; j++) {
-        double v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
-        r0[j] = v;
-        r1[j] = u;
-        s00 += v * y0[j];
-        s01 += v * y1[j];
-        s10 += u * y0[j];
-        s11 += u * y1[j];
-    }
-    out[0] = s00;
-    out[1] = s01;
-    out[2] = s10;
-    out[3] = s11;
-}
-
-/* The four results of a pair of rows i, i + 1 (T = 2) into O of row stride ld:
- * out = (row i . y0, row i . y1, row i+1 . y0, row i+1 . y1). */
-static inline void put_pair(double *O, int ld, int i, const double out[4])
-{
-    O[i] = out[0];
-    O[ld + i] = out[1];
-    O[i + 1] = out[2];
-    O[ld + i + 1] = out[3];
-}
-
-/* out = f0.y0, f0.y1, f1.y0, f1.y1 */
-static void project_rows2(const double *restrict f0, const double *restrict f1, int m,
-                          const double *restrict y0, const double *restrict y1, double out[4])
-{
-    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#pragma omp simd reduction(+ : s00, s01, s10, s11)
-    for (int j = 0; j < m; j++) {
-        s00 += f0[j] * y0[j];
-        s01 += f0[j] * y1[j];
-        s10 += f1[j] * y0[j];
-        s11 += f1[j] * y1[j];
-    }
-    out[0] = s00;
-    out[1] = s01;
-    out[2] = s10;
-    out[3] = s11;
-}
-
 double kern_dot(const double *restrict a, const double *restrict b, int m)
 {
     double s[KERN_LANES] = {0}, t = 0;
@@ -90,53 +46,13 @@ double kern_dot(const double *restrict a, const double *restrict b, int m)
     return t;
 }
 
-/* kern_update_project_portable with C and O of row stride ld >= n (so that a caller can hand
- * over the rows from some i on: M + i m, C + i, O + i, the same ld). */
-static void update_project_portable_ld(double *M, int n, int m, int T, const double *C,
-                                       const double *X, const double *Y, double *O, int ld)
-{
-    int i = 0;
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4], *r0 = M + (size_t)i * m;
-            update_project_rows2(r0, r0 + m, m, C[i], C[ld + i], C[i + 1], C[ld + i + 1], X, X + m,
-                                 Y, Y + m, out);
-            put_pair(O, ld, i, out);
-        }
-    for (; i < n; i++) {
-        double *row = M + (size_t)i * m;
-        for (int a = 0; a < T; a++) {
-            double c = C[(size_t)a * ld + i];
-            const double *xa = X + (size_t)a * m;
-            for (int j = 0; j < m; j++)
-                row[j] -= c * xa[j];
-        }
-        for (int b = 0; b < T; b++)
-            O[(size_t)b * ld + i] = kern_dot(row, Y + (size_t)b * m, m);
-    }
-}
-
-void kern_update_project_portable(double *M, int n, int m, int T, const double *C, const double *X,
-                                  const double *Y, double *O)
-{
-    update_project_portable_ld(M, n, m, T, C, X, Y, O, n);
-}
-
-void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O,
-                           int ldo)
-{
-    int i = 0;
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            const double *f0 = M + (size_t)i * m;
-            project_rows2(f0, f0 + m, m, Y, Y + m, out);
-            put_pair(O, ldo, i, out);
-        }
-    for (; i < n; i++)
-        for (int b = 0; b < T; b++)
-            O[(size_t)b * ldo + i] = kern_dot(M + (size_t)i * m, Y + (size_t)b * m, m);
-}
+/* The portable loops of kern_generic.h (below) that take the vector kernels' last columns. */
+static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0,
+                                 double b0, double a1, double b1, const double *restrict x0,
+                                 const double *restrict x1, const double *restrict y0,
+                                 const double *restrict y1, double out[4]);
+static void project_rows2(const double *restrict f0, const double *restrict f1, int m,
+                          const double *restrict y0, const double *restrict y1, double out[4]);
 
 #if KERN_VECTOR
 
@@ -271,68 +187,10 @@ static inline void update_project_pair_f(double *r0, double *r1, const double *f
 
 #endif
 
-/* kern_update_project from row `from` on, C and O of row stride n: pairs of rows through the
- * vector kernel, an odd last row through the portable loop. */
-static void update_project_from(double *M, int n, int m, int T, const double *C, const double *X,
-                                const double *Y, double *O, int from)
-{
-    int i = from;
-#if KERN_VECTOR
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            double *r0 = M + (size_t)i * m;
-            update_project_pair(r0, r0 + m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
-                                Y + m, out);
-            put_pair(O, n, i, out);
-        }
-#endif
-    if (i < n)
-        update_project_portable_ld(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
-}
-
-void kern_update_project(double *M, int n, int m, int T, const double *C, const double *X,
-                         const double *Y, double *O)
-{
-    update_project_from(M, n, m, T, C, X, Y, O, 0);
-}
-
-void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo)
-{
-    int i = 0;
-#if KERN_VECTOR
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            const double *f0 = M + (size_t)i * m;
-            project_pair(f0, f0 + m, m, Y, Y + m, out);
-            put_pair(O, ldo, i, out);
-        }
-#endif
-    if (i < n)
-        kern_project_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
-}
-
-int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
-                              const double *Y, double *O, const double *F, int nf, double *Z,
-                              int ldz)
-{
-    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
-#if KERN_VECTOR
-    for (int p = 0; p < done; p++) {
-        int i = 2 * p;
-        double out[6];
-        double *r0 = M + (size_t)i * m;
-        update_project_pair_f(r0, r0 + m, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1],
-                              C[n + i + 1], X, X + m, Y, Y + m, out);
-        put_pair(O, n, i, out);
-        Z[p] = out[4];
-        Z[ldz + p] = out[5];
-    }
-    update_project_from(M, n, m, T, C, X, Y, O, 2 * done);
-#else
-    kern_update_project_portable(M, n, m, T, C, X, Y, O);
-    kern_project_portable(F, done, m, T, Y, Z, ldz);
-#endif
-    return done;
-}
+#define KERN_T double
+#define KERN_NAME(x) x
+#define KERN_PORTABLE(x) x##_portable
+#define KERN_WIDE(x) (x)
+#define KERN_DOT(a, b, m) kern_dot(a, b, m)
+#define KERN_HAVE_VECTOR KERN_VECTOR
+#include "kern_generic.h"

@@ -21,6 +21,12 @@
  * with eight float accumulators (two per dot product) so that consecutive multiply-adds never
  * wait for each other; sixteen registers with the four broadcast coefficients and the two
  * tokens. The teacher's rows ride along as in kern.c (one accumulator per sum).
+ *
+ * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern.c;
+ * this file holds what is particular to float: the row dot product and the vector kernels.
+ * These look like kern.c's but are other algorithms (the float partial sums folded into double
+ * every KERN_F32_TERMS products, the last columns in one masked step), so the two are written
+ * apart on purpose.
  */
 #include "aimsweep/model/kern.h"
 
@@ -39,45 +45,6 @@
  * with one every 8 KERN_F32_TERMS. */
 #define KERN_F32_TERMS 16
 
-static void update_project_rows2_f32(float *restrict r0, float *restrict r1, int m, float a0,
-                                     float b0, float a1, float b1, const float *restrict x0,
-                                     const float *restrict x1, const float *restrict y0,
-                                     const float *restrict y1, double out[4])
-{
-    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#pragma omp simd reduction(+ : s00, s01, s10, s11)
-    for (int j = 0; j < m; j++) {
-        float v = r0[j] - a0 * x0[j] - b0 * x1[j], u = r1[j] - a1 * x0[j] - b1 * x1[j];
-        r0[j] = v;
-        r1[j] = u;
-        s00 += (double)v * y0[j];
-        s01 += (double)v * y1[j];
-        s10 += (double)u * y0[j];
-        s11 += (double)u * y1[j];
-    }
-    out[0] = s00;
-    out[1] = s01;
-    out[2] = s10;
-    out[3] = s11;
-}
-
-static void project_rows2_f32(const float *restrict f0, const float *restrict f1, int m,
-                              const float *restrict y0, const float *restrict y1, double out[4])
-{
-    double s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-#pragma omp simd reduction(+ : s00, s01, s10, s11)
-    for (int j = 0; j < m; j++) {
-        s00 += (double)f0[j] * y0[j];
-        s01 += (double)f0[j] * y1[j];
-        s10 += (double)f1[j] * y0[j];
-        s11 += (double)f1[j] * y1[j];
-    }
-    out[0] = s00;
-    out[1] = s01;
-    out[2] = s10;
-    out[3] = s11;
-}
-
 double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
 {
     double s = 0;
@@ -85,60 +52,6 @@ double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
     for (size_t j = 0; j < m; j++)
         s += (double)a[j] * b[j];
     return s;
-}
-
-/* kern_update_project_f32_portable with C and O of row stride ld >= n. */
-static void update_project_portable_ld_f32(float *M, int n, int m, int T, const double *C,
-                                           const float *X, const float *Y, double *O, int ld)
-{
-    int i = 0;
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            float *r0 = M + (size_t)i * m;
-            update_project_rows2_f32(r0, r0 + m, m, (float)C[i], (float)C[ld + i], (float)C[i + 1],
-                                     (float)C[ld + i + 1], X, X + m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ld + i] = out[1];
-            O[i + 1] = out[2];
-            O[ld + i + 1] = out[3];
-        }
-    for (; i < n; i++) {
-        float *row = M + (size_t)i * m;
-        for (int a = 0; a < T; a++) {
-            float c = (float)C[(size_t)a * ld + i];
-            const float *xa = X + (size_t)a * m;
-            for (int j = 0; j < m; j++)
-                row[j] -= c * xa[j];
-        }
-        for (int b = 0; b < T; b++)
-            O[(size_t)b * ld + i] = kern_dot_f32(row, Y + (size_t)b * m, (size_t)m);
-    }
-}
-
-void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
-                                      const float *X, const float *Y, double *O)
-{
-    update_project_portable_ld_f32(M, n, m, T, C, X, Y, O, n);
-}
-
-void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
-                               int ldo)
-{
-    int i = 0;
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            const float *f0 = M + (size_t)i * m;
-            project_rows2_f32(f0, f0 + m, m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ldo + i] = out[1];
-            O[i + 1] = out[2];
-            O[ldo + i + 1] = out[3];
-        }
-    for (; i < n; i++)
-        for (int b = 0; b < T; b++)
-            O[(size_t)b * ldo + i] = kern_dot_f32(M + (size_t)i * m, Y + (size_t)b * m, (size_t)m);
 }
 
 #if KERN_F32_VECTOR
@@ -214,7 +127,10 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
         o11 = fold_ps(o11, s11);
         j += 8;
     }
-    if (j < m) { /* the last m % 8 columns, masked */
+    /* The last m % 8 columns, masked. update_project_pair_f_f32 has the same update of its last
+     * columns: as one inline helper the two kernels compiled to other code (registers and
+     * scheduling), so the lines stand twice. */
+    if (j < m) {
         __m256i k = lanes_ps(m - j);
         __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
         __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
@@ -330,7 +246,9 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
         o[4] = fold_ps(o[4], g0);
         o[5] = fold_ps(o[5], g1);
     }
-    if (j < m) { /* the last m % 8 columns, masked */
+    /* The last m % 8 columns, masked: the update as in update_project_pair_f32 (written twice on
+     * purpose, see there), then the teacher's row. */
+    if (j < m) {
         __m256i k = lanes_ps(m - j);
         __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
         __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
@@ -354,76 +272,10 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
 
 #endif
 
-/* kern_update_project_f32 from row `from` on, C and O of row stride n. */
-static void update_project_from_f32(float *M, int n, int m, int T, const double *C, const float *X,
-                                    const float *Y, double *O, int from)
-{
-    int i = from;
-#if KERN_F32_VECTOR
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            float *r0 = M + (size_t)i * m;
-            update_project_pair_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
-                                    (float)C[n + i + 1], X, X + m, Y, Y + m, out);
-            O[i] = out[0];
-            O[n + i] = out[1];
-            O[i + 1] = out[2];
-            O[n + i + 1] = out[3];
-        }
-#endif
-    if (i < n)
-        update_project_portable_ld_f32(M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
-}
-
-void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X,
-                             const float *Y, double *O)
-{
-    update_project_from_f32(M, n, m, T, C, X, Y, O, 0);
-}
-
-void kern_project_f32(const float *M, int n, int m, int T, const float *Y, double *O, int ldo)
-{
-    int i = 0;
-#if KERN_F32_VECTOR
-    if (T == 2)
-        for (; i + 2 <= n; i += 2) {
-            double out[4];
-            const float *f0 = M + (size_t)i * m;
-            project_pair_f32(f0, f0 + m, m, Y, Y + m, out);
-            O[i] = out[0];
-            O[ldo + i] = out[1];
-            O[i + 1] = out[2];
-            O[ldo + i + 1] = out[3];
-        }
-#endif
-    if (i < n)
-        kern_project_f32_portable(M + (size_t)i * m, n - i, m, T, Y, O + i, ldo);
-}
-
-int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X,
-                                  const float *Y, double *O, const float *F, int nf, double *Z,
-                                  int ldz)
-{
-    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
-#if KERN_F32_VECTOR
-    for (int p = 0; p < done; p++) {
-        int i = 2 * p;
-        double out[6];
-        float *r0 = M + (size_t)i * m;
-        update_project_pair_f_f32(r0, r0 + m, F + (size_t)p * m, m, (float)C[i], (float)C[n + i],
-                                  (float)C[i + 1], (float)C[n + i + 1], X, X + m, Y, Y + m, out);
-        O[i] = out[0];
-        O[n + i] = out[1];
-        O[i + 1] = out[2];
-        O[n + i + 1] = out[3];
-        Z[p] = out[4];
-        Z[ldz + p] = out[5];
-    }
-    update_project_from_f32(M, n, m, T, C, X, Y, O, 2 * done);
-#else
-    kern_update_project_f32_portable(M, n, m, T, C, X, Y, O);
-    kern_project_f32_portable(F, done, m, T, Y, Z, ldz);
-#endif
-    return done;
-}
+#define KERN_T float
+#define KERN_NAME(x) x##_f32
+#define KERN_PORTABLE(x) x##_f32_portable
+#define KERN_WIDE(x) ((double)(x))
+#define KERN_DOT(a, b, m) kern_dot_f32(a, b, (size_t)(m))
+#define KERN_HAVE_VECTOR KERN_F32_VECTOR
+#include "kern_generic.h"

@@ -13,10 +13,13 @@
  *  - erf: E[erf(u) erf(w)] = (2/pi) asin(2c / sqrt((1 + 2a)(1 + 2b))).
  *  - relu: E[relu(u) relu(w)] = sqrt(ab)/(2 pi) (sin t + (pi - t) cos t), cos t = c/sqrt(ab),
  *    E[relu(u)^2] = a/2; d/dc = (pi - t)/(2 pi), d/da = sqrt(ab - c^2)/(4 pi a).
- *  - tanh: 2D trapezoidal rule in standard units, error = difference to the rule of twice the step.
+ *  - tanh: the truncated Hermite expansion with Mehler's formula (phi_mehler.c, its stated error
+ *    there); the 2D trapezoidal rule in standard units outside its range, error = difference to
+ *    the rule of twice the step.
  * Softmax: rows of T independent pairs (diagonal: Var u = omega11 + psi11, Cov = 2 omega12,
  * Var w = 2; off-diagonal: omega11, omega12, 1). Price's theorem per pair with the exact Hessian
- * of the row loss; T = 2 reduces to one 2D integral over the differences u0 - u1, w0 - w1;
+ * of the row loss; T = 2 reduces to one 2D integral over the differences u0 - u1, w0 - w1, which
+ * is the tanh loss at rescaled variances (phi_mehler.c; the trapezoidal rule past its range);
  * larger T uses a tensor Gauss-Hermite rule (GSL), or Monte Carlo past a size limit.
  */
 #include "aimsweep/model/phi.h"
@@ -270,7 +273,7 @@ static void elem_fn(double u, double w, void *vctx, double *out)
 }
 
 static int elem_quad(const struct act *s, double a, double c, double *e, double *ea, double *ec,
-                     double *err)
+                     double *err, double *err_grad)
 {
     double fine[3], coarse[3];
     if (trap2(elem_fn, (void *)s, 3, a, c, 1.0, fine, coarse))
@@ -279,7 +282,24 @@ static int elem_quad(const struct act *s, double a, double c, double *e, double 
     *ea = 0.5 * fine[1];
     *ec = fine[2];
     *err = fabs(fine[0] - coarse[0]);
+    *err_grad = fmax(0.5 * fabs(fine[1] - coarse[1]), fabs(fine[2] - coarse[2]));
     return isfinite(*e) && isfinite(*ea) && isfinite(*ec) ? 0 : -1;
+}
+
+/* tanh: the Mehler expansion of phi_mehler.c where it applies, the trapezoidal rule elsewhere. */
+static int elem_tanh(const struct act *s, double a, double c, double *e, double *ea, double *ec,
+                     double *err, double *err_grad)
+{
+    struct phi_mehler m;
+    int rc = phi_tanh_mehler(a, c, 1.0, &m);
+    if (rc > 0)
+        return elem_quad(s, a, c, e, ea, ec, err, err_grad);
+    *e = m.e;
+    *ea = m.e_a;
+    *ec = m.e_c;
+    *err = m.err;
+    *err_grad = m.err_grad;
+    return rc;
 }
 
 /* ---- Softmax ----------------------------------------------------------------------------- */
@@ -410,7 +430,22 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
                         struct phi_val *out)
 {
     if (T == 2) {
-        /* The row loss depends on x = u0 - u1, y = w0 - w1 only: F = (s(bx) - s(by))^2. */
+        /* The row loss depends on x = u0 - u1, y = w0 - w1 only: F = (s(bx) - s(by))^2. With
+         * s(t) = (1 + tanh(t/2))/2, Phi = 2 E F = 1/2 E[(tanh x' - tanh y')^2] for x' = beta x/2,
+         * y' = beta y/2: phi_mehler.c's e at Var x' = k(2 o11 + p11), Cov = 3 k o12,
+         * Var y' = 3k, k = beta^2/4, differentiated through those three. */
+        double k = 0.25 * s->beta * s->beta;
+        struct phi_mehler m;
+        int rc = phi_tanh_mehler(k * (2 * o11 + p11), 3 * k * o12, 3 * k, &m);
+        if (rc <= 0) {
+            out->phi = m.e;
+            out->d_omega11 = 2 * k * m.e_a;
+            out->d_psi11 = k * m.e_a;
+            out->d_omega12 = 3 * k * m.e_c;
+            out->err = m.err;
+            out->err_grad = 3 * k * m.err_grad;
+            return rc;
+        }
         double fine[3], coarse[3], beta = s->beta;
         if (trap2(sm2_fn, &beta, 3, 2 * o11 + p11, 3 * o12, 3.0, fine, coarse))
             return -1;
@@ -419,6 +454,7 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
         out->d_psi11 = fine[1];
         out->d_omega12 = 6 * fine[2];
         out->err = 2 * fabs(fine[0] - coarse[0]);
+        out->err_grad = fmax(2 * fabs(fine[1] - coarse[1]), 6 * fabs(fine[2] - coarse[2]));
         return isfinite(out->phi) && isfinite(fine[1]) && isfinite(fine[2]) ? 0 : -1;
     }
     double L[3 * PARAMS_MAX_TOKENS];
@@ -438,6 +474,21 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
             sm_tensor(s->beta, T, L, n - 1, &lo, h1, h2))
             return -1;
         err = fabs(EF - lo);
+        /* the gradient's stated error: the same difference for each of its three entries.
+         * Neither estimate is a bound at T = 3 (7 nodes per axis): at (2, 2, -1.1) the rule of
+         * phi_general.c's whitening differs by 4.9e-4 in Phi (stated 5.8e-5) and 3.4e-3 in the
+         * gradient (stated 5.3e-4). */
+        double g[3] = {0}, gl[3] = {0};
+        for (int b = 0; b < T; b++) {
+            g[0] += 0.5 * T * EHuu[b];
+            gl[0] += 0.5 * T * h1[b];
+            g[2] += T * (b == 0 ? 2 : 1) * EHuw[b];
+            gl[2] += T * (b == 0 ? 2 : 1) * h2[b];
+        }
+        g[1] = 0.5 * T * EHuu[0];
+        gl[1] = 0.5 * T * h1[0];
+        for (int k = 0; k < 3; k++)
+            out->err_grad = fmax(out->err_grad, fabs(g[k] - gl[k]));
     } else if (sm_mc(s->beta, T, L, &EF, EHuu, EHuw, &err)) {
         return -1;
     }
@@ -466,9 +517,9 @@ int phi_eval(const struct act *a, int T, double o11, double p11, double o12, str
             return -1;
         return softmax_eval(a, T, o11, p11, o12, out);
     }
-    double e, ea, ec, err = 0;
+    double e, ea, ec, err = 0, err_grad = 0;
     if (a->kind == ACT_TANH) {
-        if (elem_quad(a, o11, o12, &e, &ea, &ec, &err))
+        if (elem_tanh(a, o11, o12, &e, &ea, &ec, &err, &err_grad))
             return -1;
     } else {
         elem_closed(a, o11, o12, &e, &ea, &ec);
@@ -479,6 +530,7 @@ int phi_eval(const struct act *a, int T, double o11, double p11, double o12, str
     out->d_psi11 = 0;
     out->d_omega12 = pairs * ec;
     out->err = pairs * err;
+    out->err_grad = pairs * err_grad;
     return isfinite(out->phi) && isfinite(out->d_omega11) && isfinite(out->d_omega12) ? 0 : -1;
 }
 
@@ -486,14 +538,34 @@ int phi_eval(const struct act *a, int T, double o11, double p11, double o12, str
 int phi_eval_quadrature(const struct act *a, int T, double o11, double o12, struct phi_val *out)
 {
     memset(out, 0, sizeof *out);
-    double e, ea, ec, err;
-    if (a->kind == ACT_SOFTMAX || elem_quad(a, o11, o12, &e, &ea, &ec, &err))
+    double e, ea, ec, err, err_grad;
+    if (a->kind == ACT_SOFTMAX || elem_quad(a, o11, o12, &e, &ea, &ec, &err, &err_grad))
         return -1;
     double pairs = (double)T * (T - 1);
     out->phi = pairs * e;
     out->d_omega11 = pairs * ea;
     out->d_omega12 = pairs * ec;
     out->err = pairs * err;
+    out->err_grad = pairs * err_grad;
+    return 0;
+}
+
+/* Softmax at T = 2 by the trapezoidal rule on the differences (the route phi_mehler.c replaced),
+ * for tests. */
+int phi_eval_softmax2_trap(const struct act *a, double o11, double p11, double o12,
+                           struct phi_val *out)
+{
+    memset(out, 0, sizeof *out);
+    double fine[3], coarse[3], beta = a->beta;
+    if (a->kind != ACT_SOFTMAX ||
+        trap2(sm2_fn, &beta, 3, 2 * o11 + p11, 3 * o12, 3.0, fine, coarse))
+        return -1;
+    out->phi = 2 * fine[0];
+    out->d_omega11 = 2 * fine[1];
+    out->d_psi11 = fine[1];
+    out->d_omega12 = 6 * fine[2];
+    out->err = 2 * fabs(fine[0] - coarse[0]);
+    out->err_grad = fmax(2 * fabs(fine[1] - coarse[1]), 6 * fabs(fine[2] - coarse[2]));
     return 0;
 }
 

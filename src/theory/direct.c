@@ -165,17 +165,31 @@ static void initial_traces(const struct model *m, double *y)
     y[3] = tr;
 }
 
+/* What both systems start with: a zeroed context of size bytes (returned) and the four initial
+ * moments in *y0 (initial_traces, the trace not yet scaled). Returns NULL with *y0 = NULL and
+ * "ode: out of memory" in err when an allocation fails. The caller owns both. */
+static void *system_alloc(const struct model *m, size_t size, double **y0, char *err, size_t errlen)
+{
+    void *ctx = calloc(1, size);
+    *y0 = calloc(4, sizeof(double));
+    if (!ctx || !*y0) {
+        free(ctx);
+        free(*y0);
+        *y0 = NULL;
+        snprintf(err, errlen, "ode: out of memory");
+        return NULL;
+    }
+    initial_traces(m, *y0);
+    return ctx;
+}
+
 static int mean_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
     int d = m->d;
-    struct mean_ctx *x = calloc(1, sizeof *x);
-    double *y0 = calloc(4, sizeof(double));
-    if (!x || !y0) {
-        free(x);
-        free(y0);
-        snprintf(err, errlen, "ode: out of memory");
+    double *y0;
+    struct mean_ctx *x = system_alloc(m, sizeof *x, &y0, err, errlen);
+    if (!x)
         return -1;
-    }
     x->act = m->p.activation;
     x->law = m->law;
     x->T = m->T;
@@ -184,7 +198,6 @@ static int mean_create(const struct model *m, struct mom_sys *sys, char *err, si
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->mu_star = m->mu_star;
-    initial_traces(m, y0);
     y0[3] /= sqrt((double)d);
     x->mu_guess = y0[3];
     if (x->slaved && slave_mu(x, y0[0], y0[1], y0[2], &x->mu_guess)) {
@@ -210,21 +223,16 @@ int direct_system_create(const struct model *m, struct mom_sys *sys, char *err, 
     if (!phi_law_special(&m->law))
         return mean_create(m, sys, err, errlen);
     int d = m->d;
-    struct direct_ctx *x = calloc(1, sizeof *x);
-    double *y0 = calloc(4, sizeof(double));
-    if (!x || !y0) {
-        free(x);
-        free(y0);
-        snprintf(err, errlen, "ode: out of memory");
+    double *y0;
+    struct direct_ctx *x = system_alloc(m, sizeof *x, &y0, err, errlen);
+    if (!x)
         return -1;
-    }
     x->act = m->p.activation;
     x->T = m->T;
     x->lambda = m->p.weight_decay;
     x->t2 = m->t2;
     x->p = m->p;
     x->noise = m->p.ode_noise;
-    initial_traces(m, y0);
     y0[3] /= d;
     sys->dim = 4;
     sys->y0 = y0;

@@ -116,24 +116,10 @@ static int row_ok(const struct obs_row *r)
     return r->omega11 >= 0.0;
 }
 
-/* Samples after time tau, params_samples' n(tau), rounded as this solver has always rounded
- * tau d^2/eta ((tau d) d / eta, where SGD and the flow take tau (d^2/eta)), so that constant
- * and two_phase(lr, t) keep every bit. */
-static double samples_at(const struct params *p, double tau)
-{
-    double n = tau * (double)p->d * p->d;
-    if (p->lr_schedule.kind != LR_TWO_PHASE)
-        return n / p->lr;
-    double eta1 = p->lr_schedule.eta1;
-    if (tau <= params_switch_tau(p))
-        return n / eta1;
-    return n / p->lr + (double)params_switch_steps(p) * (1.0 - eta1 / p->lr);
-}
-
 static void mark_diverged(struct traj *out, const struct params *p, double tau, const char *why)
 {
     out->status = RUN_ODE_DIVERGED;
-    out->diverged_at_samples = samples_at(p, tau);
+    out->diverged_at_samples = params_samples_ode(p, tau);
     snprintf(out->error, sizeof out->error, "ode diverged at tau=%.6g: %s", tau, why);
 }
 
@@ -240,7 +226,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
             goto stop;
         }
         row.tau = tk;
-        row.samples = samples_at(p, tk);
+        row.samples = params_samples_ode(p, tk);
         if (traj_push(out, &row)) {
             ret = -1;
             out->status = RUN_ERROR;

@@ -23,69 +23,54 @@
 #include "aimsweep/theory/spectral.h"
 #include "aimsweep/theory/words.h"
 
-int ode_check(const struct params *p, char *err, size_t errlen)
+/* The closure the ODE of p runs with in *cl (auto without noise is spectral for tied), or -1
+ * with the message when p asks for a spectral closure it cannot have: the noiseless exact
+ * solution with the noise term, or a spectral form for untied. direct has no closure. */
+static int ode_closure(const struct params *p, enum closure *cl, char *err, size_t errlen)
 {
-    enum closure cl = p->closure;
-    switch (p->decomposition) {
-        case DECOMP_DIRECT: return 0;
-        case DECOMP_TIED:
-            if (cl == CLOSURE_AUTO && !p->ode_noise)
-                return 0; /* spectral, any order >= 1 */
-            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-                if (p->ode_noise) {
-                    snprintf(err, errlen,
-                             "closure %s is the exact noiseless solution and has no O(eta) noise "
-                             "term: use ode_noise off, or closure free_cumulant",
-                             params_closure_name(cl));
-                    return -1;
-                }
-                return 0;
-            }
-            return words_check(p, err, errlen);
-        case DECOMP_UNTIED:
-            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-                snprintf(err, errlen,
-                         "closure %s applies to tied only (untied has no closed spectral form)",
-                         params_closure_name(cl));
-                return -1;
-            }
-            return words_check(p, err, errlen);
+    *cl = p->closure;
+    if (p->decomposition == DECOMP_TIED && *cl == CLOSURE_AUTO && !p->ode_noise)
+        *cl = CLOSURE_SPECTRAL; /* any order >= 1 */
+    if (p->decomposition == DECOMP_DIRECT ||
+        (*cl != CLOSURE_SPECTRAL && *cl != CLOSURE_SPECTRAL_MP))
+        return 0;
+    if (p->decomposition == DECOMP_UNTIED) {
+        snprintf(err, errlen,
+                 "closure %s applies to tied only (untied has no closed spectral form)",
+                 params_closure_name(*cl));
+        return -1;
+    }
+    if (p->ode_noise) {
+        snprintf(err, errlen,
+                 "closure %s is the exact noiseless solution and has no O(eta) noise "
+                 "term: use ode_noise off, or closure free_cumulant",
+                 params_closure_name(*cl));
+        return -1;
     }
     return 0;
+}
+
+int ode_check(const struct params *p, char *err, size_t errlen)
+{
+    enum closure cl;
+    if (ode_closure(p, &cl, err, errlen))
+        return -1;
+    if (p->decomposition == DECOMP_DIRECT || cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP)
+        return 0;
+    return words_check(p, err, errlen);
 }
 
 int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
     memset(sys, 0, sizeof *sys);
-    const struct params *p = &m->p;
-    enum closure cl = p->closure;
-    switch (p->decomposition) {
-        case DECOMP_DIRECT: return direct_system_create(m, sys, err, errlen);
-        case DECOMP_TIED:
-            if (cl == CLOSURE_AUTO && !p->ode_noise)
-                cl = CLOSURE_SPECTRAL;
-            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-                if (p->ode_noise) {
-                    snprintf(err, errlen,
-                             "closure %s is the exact noiseless solution and has no O(eta) noise "
-                             "term: use --ode-noise off, or --closure free_cumulant",
-                             params_closure_name(cl));
-                    return -1;
-                }
-                return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
-            }
-            return words_system_create(m, sys, err, errlen);
-        case DECOMP_UNTIED:
-            if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP) {
-                snprintf(err, errlen,
-                         "closure %s applies to tied only (untied has no closed spectral form)",
-                         params_closure_name(cl));
-                return -1;
-            }
-            return words_system_create(m, sys, err, errlen);
-    }
-    snprintf(err, errlen, "ode: unknown decomposition");
-    return -1;
+    enum closure cl;
+    if (ode_closure(&m->p, &cl, err, errlen))
+        return -1;
+    if (m->p.decomposition == DECOMP_DIRECT)
+        return direct_system_create(m, sys, err, errlen);
+    if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP)
+        return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
+    return words_system_create(m, sys, err, errlen);
 }
 
 int ode_run(const struct model *m, struct traj *out) { return ode_run_stop(m, out, NULL, NULL); }

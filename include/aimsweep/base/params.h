@@ -229,6 +229,10 @@ int params_rank(const struct params *p);
  * tau (eta1 before the switch, lr from it on). */
 double params_samples_per_tau(const struct params *p);
 double params_samples(const struct params *p, double tau);
+/* params_samples as the moment ODE rounds it: tau d^2/eta as (tau d) d/eta, where
+ * params_samples takes tau (d^2/eta). The two may differ in the last bit; the ODE's samples
+ * column has always been rounded so, and keeps its bits. */
+double params_samples_ode(const struct params *p, double tau);
 long params_switch_steps(const struct params *p);
 double params_switch_tau(const struct params *p);
 double params_rate(const struct params *p, double tau);

@@ -21,7 +21,8 @@ struct phi_val {
     double phi;
     double d_omega11, d_psi11, d_omega12; /* partial derivatives */
     double err;                           /* estimated absolute error of phi (0 for closed forms) */
-    double d_mu; /* dPhi/dmu (docs/model.md §10; 0 for the centred index) */
+    double d_mu;     /* dPhi/dmu (docs/model.md §10; 0 for the centred index) */
+    double err_grad; /* estimated absolute error of each gradient entry (0 for closed forms) */
 };
 
 /* Evaluates Phi and its gradient. Returns 0, or -1 when the covariance is not positive
@@ -29,10 +30,14 @@ struct phi_val {
 int phi_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
              struct phi_val *out);
 
-/* The Gauss-Hermite path for any elementwise activation and the general softmax path (tensor
- * rule or Monte Carlo, also for T = 2): independent routes to the same numbers, for tests. */
+/* The trapezoidal path for any elementwise activation, softmax at T = 2 by the trapezoidal rule
+ * (both the routes phi_mehler.c replaced for tanh and softmax) and the general softmax path
+ * (tensor rule or Monte Carlo, also for T = 2): independent routes to the same numbers, for
+ * tests. */
 int phi_eval_quadrature(const struct act *a, int T, double omega11, double omega12,
                         struct phi_val *out);
+int phi_eval_softmax2_trap(const struct act *a, double omega11, double psi11, double omega12,
+                           struct phi_val *out);
 int phi_eval_softmax_general(const struct act *a, int T, double omega11, double psi11,
                              double omega12, struct phi_val *out);
 
@@ -83,6 +88,17 @@ int phi_gh_get(int n, const double **x, const double **w);
 int phi_chol2(double vu, double c, double vw, double *l11, double *l21, double *l22);
 
 #define PHI_GH_MAX 128
+
+/* The truncated Hermite (Mehler) expansion of phi_mehler.c: e = 1/2 E[(tanh u - tanh w)^2] for
+ * (u, w) ~ N(0, [[a, c], [c, b]]), its partials in a and c, and the stated errors (of e; of
+ * each partial). Returns 0; 1 when a or b lies outside (PHI_MEHLER_A_MIN, PHI_MEHLER_A_MAX],
+ * where the caller integrates by quadrature instead; -1 on non-finite values. */
+#define PHI_MEHLER_A_MIN 1e-6
+#define PHI_MEHLER_A_MAX 6.0
+struct phi_mehler {
+    double e, e_a, e_c, err, err_grad;
+};
+int phi_tanh_mehler(double a, double c, double b, struct phi_mehler *out);
 
 /* Gauss-Hermite rule for the standard normal weight: nodes x, weights w (sum 1), n points. */
 void phi_gh_rule(int n, double *x, double *w);

@@ -21,14 +21,26 @@ struct noise_val {
     double err; /* estimated absolute error of n1, n2 when requested (0 for Hermite: exact) */
 };
 
-/* The two noise expectations at (omega11, psi11, omega12) for T tokens. Elementwise
- * activations use tensor Gauss-Hermite rules (exact for Hermite activations); softmax uses a
+/* The two noise expectations at (omega11, psi11, omega12) for T tokens. Hermite activations
+ * use tensor Gauss-Hermite rules (exact), relu and erf closed forms (exact up to rounding), tanh
+ * and softmax at T = 2 truncated Mehler expansions with trapezoidal rules; softmax at T >= 3 a
  * product rule over the 2T-dimensional row law and, for the cross-row term, the row average
- * conditioned on the shared entry (T = 2: a 4D rule in the score differences). want_err != 0
- * also estimates the rule's error (twice the cost). Returns 0, or -1 when the covariance is not
- * positive semidefinite beyond rounding, a value is not finite, or softmax has T > 6. */
+ * conditioned on the shared entry. want_err != 0 also reports the estimated error (the Mehler
+ * tail, or the difference to a smaller product rule at twice the cost). Returns 0, or -1 when
+ * the covariance is not positive semidefinite beyond rounding, a value is not finite, or
+ * softmax has T > 6. */
 int noise_eval(const struct act *a, int T, double omega11, double psi11, double omega12,
                int want_err, struct noise_val *out);
+
+/* The Gauss-Hermite product rule for any elementwise activation with n2d nodes per axis (n1)
+ * and n3d (n2), whatever noise_eval uses for it: an independent route, for tests. */
+int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, double omega12,
+                    int n2d, int n3d, struct noise_val *out);
+
+/* Softmax(beta) at T = 2 by the 4D Gauss-Hermite rule with n nodes per axis (the route the
+ * Mehler sums replaced), for tests. */
+int noise_softmax2_rule(double beta, double omega11, double psi11, double omega12, int n,
+                        struct noise_val *out);
 
 /* Direct: the O(eta) drift of (omega11, psi11, omega12, t1) per unit tau, to be added to the
  * flow's right-hand side: eta * (n1, n2, 0, 0). */

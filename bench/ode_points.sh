@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The moment ODE's cost per grid point, per activation, old build against new: the points of
+# sweeps/phase-ode-d60.yaml (d = 60, wishart(0.5) teacher, tau_end = 1, 50 records; 3
+# decompositions x init scales x rates x noise off/on) run with `aimsweep single --solvers ode`,
+# interleaved point by point between the binaries given, each point's CPU time (user + sys, so
+# that other jobs on a shared machine do not count) summed per activation. Prints, per
+# activation and binary, the total and the largest point (CPU s), and the ratio of the first
+# binary's total to the last one's. A point that runs past LIMIT s of wall time (default 60) is
+# stopped and counted as it stood (its total is marked '>').
+# usage: bench/ode_points.sh [--limit S] [--acts LIST] [--scales LIST] [--lrs LIST] BIN [BIN2 ...]
+#        (defaults: every activation of the sweep, init scales 0.3 0.7 1.2, rates 0.01 0.03)
+set -euo pipefail
+limit=60 acts="h1 h2 h3 h4 relu tanh erf softmax(1)" scales="0.3 0.7 1.2" lrs="0.01 0.03"
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --limit) limit=${2:?}; shift 2 ;;
+    --acts) acts=${2:?}; shift 2 ;;
+    --scales) scales=${2:?}; shift 2 ;;
+    --lrs) lrs=${2:?}; shift 2 ;;
+    *) break ;;
+    esac
+done
+[ $# -ge 1 ] || { echo "usage: bench/ode_points.sh [--limit S] [--acts LIST] BIN [BIN2 ...]" >&2; exit 2; }
+bins=("$@")
+tf=$(mktemp)
+trap 'rm -f "$tf"' EXIT
+printf 'activation,points'
+for b in "${bins[@]}"; do printf ',cpu_s[%s],max_s[%s]' "$b" "$b"; done
+printf ',ratio\n'
+for act in $acts; do
+    declare -A tot=() mx=() cut=()
+    np=0
+    for dec in direct tied untied; do
+        for s0 in $scales; do
+            for lr in $lrs; do
+                for nz in off on; do
+                    np=$((np + 1))
+                    for i in "${!bins[@]}"; do
+                        rc=0
+                        /usr/bin/time -f '%U %S' -o "$tf" timeout "$limit" "${bins[$i]}" single \
+                            --decomposition "$dec" --activation "$act" --d 60 --teacher 'wishart(0.5)' \
+                            --init-scale "$s0" --lr "$lr" --ode-noise "$nz" --tau-end 1 --records 50 \
+                            --solvers ode --format csv >/dev/null 2>&1 || rc=$?
+                        [ "$rc" = 124 ] && cut[$i]='>'
+                        dt=$(tail -1 "$tf" | awk '{print $1 + $2}')
+                        tot[$i]=$(echo "${tot[$i]:-0} + $dt" | bc -l)
+                        if (($(echo "$dt > ${mx[$i]:-0}" | bc -l))); then mx[$i]=$dt; fi
+                    done
+                done
+            done
+        done
+    done
+    printf '%s,%d' "$act" "$np"
+    for i in "${!bins[@]}"; do printf ',%s%.2f,%.2f' "${cut[$i]:-}" "${tot[$i]}" "${mx[$i]}"; done
+    last=$((${#bins[@]} - 1))
+    printf ',%.1f\n' "$(echo "${tot[0]} / ${tot[$last]}" | bc -l)"
+    unset tot mx cut
+done
