@@ -61,7 +61,12 @@ rows "$W/int.db" | cmp -s - "$W/ref-int.rows" || fail "ctrl-c: rows differ from 
 # 3. SIGTERM after SIGUSR1: the grace (60 s) is cut to --term-grace (2 s), on a task of about 15 s
 "$AIMSWEEP" run "$SRCDIR/tests/slurm/onelong.yaml" --db "$W/ut.db" --grace 60 --term-grace 2 2>/dev/null &
 pid=$!
-sleep 1
+# USR1 only once the task runs (the handlers are in place by then; a loaded machine may take
+# seconds to start the program, and USR1's default action would end it)
+t=0
+until [ "$(q "$W/ut.db" "SELECT count(*) FROM tasks WHERE status = 'running'" 2>/dev/null)" = 1 ] 2>/dev/null ||
+    [ $t -ge 300 ]; do sleep 0.1; t=$((t + 1)); done
+sleep 0.5
 kill -USR1 $pid
 sleep 0.5
 t0=$(now)
@@ -109,7 +114,11 @@ st=$(q "$W/ode.db" "SELECT status FROM tasks")
 echo "ode point: exit $rc, status $st, $dt s with --task-timeout 5"
 [ $rc -eq 3 ] || fail "ode point: exit $rc, expected 3 (finished with a timeout)"
 case "$st" in timeout | done | ode_diverged) ;; *) fail "ode point: status $st" ;; esac
-[ "$(echo "$dt < 15" | bc)" = 1 ] || fail "ode point: $dt s, over its 5 s limit by far"
+# the task's own wall time against its limit (the job's also counts MPI's start, slow under load)
+ws=$(q "$W/ode.db" "SELECT wall_s FROM tasks")
+echo "ode point: the task's wall time $ws s"
+[ "$(echo "$ws < 10" | bc)" = 1 ] || fail "ode point: the task ran $ws s, over its 5 s limit by far"
+[ "$(echo "$dt < 60" | bc)" = 1 ] || fail "ode point: the job took $dt s"
 # --retry-errors reruns it; a larger limit is the user's to give
 "$AIMSWEEP" plan "$W/ode.yaml" --db "$W/ode.db" | grep -q "to run      0 of 1" || fail "ode point: a timeout is rerun"
 
@@ -139,6 +148,32 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "merge: rows differ from the
 [ "$(q "$W/study.db" "PRAGMA integrity_check")" = ok ] || fail "merge: integrity_check"
 "$AIMSWEEP" merge "$W/study.db" "$W/study.db" 2>/dev/null
 [ $? -eq 2 ] || fail "merge: a study merged into itself"
+
+# the columns of the general index and the options (schema versions 3 and 4) go with the task:
+# a merge that copied only the older columns gave every merged task the defaults there, while
+# its params text named other values
+cat >"$W/cols.yaml" <<'EOF'
+name: cols
+grid:
+  token_corr: [0, 0.3]
+fixed:
+  decomposition: direct
+  index: uncentred
+  outputs: all
+  lr_schedule: two_phase(0.1,0.01)
+  init_trace: 0.5
+  ode_mean: slaved
+  precision: single
+  d: 10
+  tau_end: 0.02
+  records: 2
+  solvers: sgd
+EOF
+"$AIMSWEEP" run "$W/cols.yaml" --db "$W/cols.db" --quiet || fail "cols: run"
+"$AIMSWEEP" merge "$W/cols_study.db" "$W/cols.db" >/dev/null || fail "cols: merge"
+C="task_id, params, token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision"
+[ "$(q "$W/cols_study.db" "SELECT $C FROM tasks ORDER BY task_id")" = \
+  "$(q "$W/cols.db" "SELECT $C FROM tasks ORDER BY task_id")" ] || fail "merge: the columns of schema 3 and 4 not copied"
 
 # 7. reset: matching tasks back to pending, rerun, the same numbers
 out=$("$AIMSWEEP" reset "$W/study.db" --where "decomposition = 'tied'")

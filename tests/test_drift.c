@@ -13,6 +13,7 @@
 #include "aimsweep/solvers/flow.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "test_util.h"
 
 #define TRIALS 12000
 
@@ -40,14 +41,7 @@ static void one(const char *decomp, const char *act, int d, double allowance)
     student_init_copy(&sp, m);
     student_init_copy(&sm, m);
     double eps = 1e-5;
-    for (size_t i = 0; i < n; i++) {
-        sp.A[i] += eps * dA[i];
-        sm.A[i] -= eps * dA[i];
-        if (dB) {
-            sp.B[i] += eps * dB[i];
-            sm.B[i] -= eps * dB[i];
-        }
-    }
+    test_shift_along(&sp, &sm, dA, dB, n, eps);
     struct order_params op, om;
     model_order_params(m, &sp, &op);
     model_order_params(m, &sm, &om);

@@ -31,6 +31,7 @@
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
 #include "grad_step.h"
+#include "test_util.h"
 
 static struct params mk(const char *decomp, const char *act, const char *teacher, double c,
                         const char *index, const char *outputs, int d)
@@ -50,15 +51,6 @@ static struct params mk(const char *decomp, const char *act, const char *teacher
 }
 
 /* ---- isserlis ---- */
-
-static double tr_prod(int d, const double *A, const double *B, int transB)
-{
-    double t = 0;
-    for (int i = 0; i < d; i++)
-        for (int j = 0; j < d; j++)
-            t += A[(size_t)i * d + j] * (transB ? B[(size_t)i * d + j] : B[(size_t)j * d + i]);
-    return t;
-}
 
 static void isserlis(double c, const char *index)
 {
@@ -83,8 +75,8 @@ static void isserlis(double c, const char *index)
         trS += S[(size_t)i * d + i];
         trP += P[(size_t)i * d + i];
     }
-    double om = tr_prod(d, S, S, 1) / d, ps = tr_prod(d, S, S, 0) / d,
-           o12 = tr_prod(d, S, P, 0) / d;
+    double om = test_trace_prod(d, S, S, 1) / d, ps = test_trace_prod(d, S, S, 0) / d,
+           o12 = test_trace_prod(d, S, P, 0) / d;
     double mu = trS / sqrt((double)d), ms = trP / sqrt((double)d),
            unc = !strcmp(index, "uncentred");
     /* the statistics and their exact values (docs/model.md §10; C_ab = c for a != b) */
@@ -281,14 +273,7 @@ static void drift_one(const char *decomp, const char *act, double c, const char 
     double *dA = malloc(sizeof(double) * n), *dB = s0.B ? malloc(sizeof(double) * n) : NULL;
     CHECK(flow_rhs(m, &s0, dA, dB) == 0, "flow_rhs");
     double eps = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        sp.A[i] += eps * dA[i];
-        sm.A[i] -= eps * dA[i];
-        if (dB) {
-            sp.B[i] += eps * dB[i];
-            sm.B[i] -= eps * dB[i];
-        }
-    }
+    test_shift_along(&sp, &sm, dA, dB, n, eps);
     model_order_params(m, &sp, &op);
     model_order_params(m, &sm, &om);
     double sqd = sqrt((double)d);

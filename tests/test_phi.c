@@ -5,15 +5,7 @@
 #include "aimsweep/base/params.h"
 #include "aimsweep/model/phi.h"
 #include "check.h"
-
-static struct act parse(const char *s)
-{
-    struct act a;
-    char err[256];
-    if (params_parse_act(s, &a, err, sizeof err))
-        fprintf(stderr, "%s\n", err);
-    return a;
-}
+#include "test_util.h"
 
 /* (omega11, psi11, omega12) points, all valid covariances. */
 static const double pts[][3] = {
@@ -22,7 +14,7 @@ static const double pts[][3] = {
 
 static void fd_check(const char *name, int T, double tol)
 {
-    struct act a = parse(name);
+    struct act a = test_parse_act(name);
     for (size_t i = 0; i < NPTS; i++) {
         struct phi_val v, p, m;
         double x[3] = {pts[i][0], pts[i][1], pts[i][2]};
@@ -45,7 +37,7 @@ static void fd_check(const char *name, int T, double tol)
 int main(void)
 {
     /* Exact: h1 gives Phi = T(T-1)/2 (omega11 - 2 omega12 + 1). */
-    struct act h1 = parse("h1");
+    struct act h1 = test_parse_act("h1");
     for (size_t i = 0; i < NPTS; i++) {
         struct phi_val v;
         phi_eval(&h1, 3, pts[i][0], pts[i][1], pts[i][2], &v);
@@ -57,7 +49,7 @@ int main(void)
     /* Hermite and erf closed forms against Gauss-Hermite quadrature (exact for polynomials). */
     const char *closed[] = {"h1", "h2", "h3", "h4", "h5", "h6", "hermite(0.3,1,0.5,-0.2)", "erf"};
     for (size_t j = 0; j < sizeof closed / sizeof closed[0]; j++) {
-        struct act a = parse(closed[j]);
+        struct act a = test_parse_act(closed[j]);
         for (size_t i = 0; i < NPTS; i++) {
             struct phi_val c, q;
             phi_eval(&a, 2, pts[i][0], pts[i][1], pts[i][2], &c);
@@ -71,7 +63,7 @@ int main(void)
     }
     /* relu: the kink slows the quadrature down, so the tolerance is looser; its Price term in
      * omega11 is a Dirac mass the quadrature cannot see, so that one is left to the FD check. */
-    struct act relu = parse("relu");
+    struct act relu = test_parse_act("relu");
     for (size_t i = 0; i < NPTS; i++) {
         struct phi_val c, q;
         phi_eval(&relu, 2, pts[i][0], pts[i][1], pts[i][2], &c);
@@ -91,7 +83,7 @@ int main(void)
     fd_check("h3", 4, 2e-6);
 
     /* Softmax, T = 2: the reduced 2D integral against the 4D tensor rule. */
-    struct act sm = parse("softmax(1.5)");
+    struct act sm = test_parse_act("softmax(1.5)");
     for (size_t i = 0; i < NPTS; i++) {
         struct phi_val r, g;
         phi_eval(&sm, 2, pts[i][0], pts[i][1], pts[i][2], &r);

@@ -19,15 +19,7 @@
 #include "aimsweep/model/phi.h"
 #include "aimsweep/model/rng.h"
 #include "check.h"
-
-static struct act parse(const char *s)
-{
-    struct act a;
-    char err[256];
-    if (params_parse_act(s, &a, err, sizeof err))
-        fprintf(stderr, "%s\n", err);
-    return a;
-}
+#include "test_util.h"
 
 static const char *const acts[] = {"h1",   "h2",   "h3",  "hermite(0.3,1,0.5)",
                                    "relu", "tanh", "erf", "softmax(1.5)"};
@@ -41,7 +33,7 @@ static void check_special(void)
 {
     struct phi_law law = {0, 0, 0, 0.3};
     for (size_t i = 0; i < NACTS; i++) {
-        struct act a = parse(acts[i]);
+        struct act a = test_parse_act(acts[i]);
         for (size_t k = 0; k < NPTS; k++)
             for (int T = 2; T <= 3; T++) {
                 struct phi_val g, s;
@@ -68,7 +60,7 @@ static void check_fd(void)
         {0.3, 0, 0, 0.5}, {0.0, 1, 1, 0.8}, {0.3, 1, 0, -0.6}, {0.3, 1, 1, 1.1}};
     for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
         for (size_t i = 0; i < NACTS; i++) {
-            struct act a = parse(acts[i]);
+            struct act a = test_parse_act(acts[i]);
             if (a.kind == ACT_SOFTMAX && laws[l].all)
                 continue; /* refused by params: rows always hold the diagonal */
             for (size_t k = 0; k < NPTS; k++)
@@ -106,7 +98,7 @@ static void check_mc(void)
     const int N = 400000;
     for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
         for (size_t i = 0; i < NACTS; i++) {
-            struct act a = parse(acts[i]);
+            struct act a = test_parse_act(acts[i]);
             int T = a.kind == ACT_SOFTMAX ? 3 : 2;
             if (a.kind == ACT_SOFTMAX && laws[l].all)
                 continue;
@@ -180,7 +172,7 @@ static void check_softmax_pair(void)
 {
     /* the 4-dim rule at 40 nodes per axis is the cost of this test: two laws, two points */
     const struct phi_law laws[] = {{0.3, 1, 0, 0.4}, {0.0, 1, 0, -1.0}};
-    struct act a = parse("softmax(2)");
+    struct act a = test_parse_act("softmax(2)");
     for (size_t l = 0; l < sizeof laws / sizeof laws[0]; l++)
         for (size_t k = 0; k < 2; k++) {
             struct phi_val p, r;

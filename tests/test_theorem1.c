@@ -17,19 +17,10 @@
 #include "aimsweep/model/phi.h"
 #include "aimsweep/model/rng.h"
 #include "check.h"
+#include "test_util.h"
 
 #define NSAMPLES 40000
 #define BLOCK 500
-
-static double trace_prod(int d, const double *A, const double *B, int transB)
-{
-    /* Tr(A B) or Tr(A B^T) for row-major d x d */
-    double t = 0;
-    for (int i = 0; i < d; i++)
-        for (int j = 0; j < d; j++)
-            t += A[(size_t)i * d + j] * (transB ? B[(size_t)i * d + j] : B[(size_t)j * d + i]);
-    return t;
-}
 
 /* The exact finite-d expectation of the h2 loss of one ordered off-diagonal pair,
  * 1/2 E[(He2(u) - He2(w))^2], u = x_a^T S x_b/sqrt d, w = x_a^T P x_b/sqrt d. Given x_b, (u, w) is
@@ -51,10 +42,10 @@ static double exact_h2_pair(int d, const double *S, const double *P)
         trC += C[(size_t)i * d + i];
     }
     double Eu2 = trA / d, Ew2 = trB / d;
-    double Eu4 = 3 * (trA * trA + 2 * trace_prod(d, StS, StS, 0)) / d2;
-    double Ew4 = 3 * (trB * trB + 2 * trace_prod(d, P2, P2, 0)) / d2;
-    double Eu2w2 = (trA * trB + 2 * trace_prod(d, StS, P2, 0) +
-                    2 * (trC * trC + trace_prod(d, C, C, 0) + trace_prod(d, C, C, 1))) /
+    double Eu4 = 3 * (trA * trA + 2 * test_trace_prod(d, StS, StS, 0)) / d2;
+    double Ew4 = 3 * (trB * trB + 2 * test_trace_prod(d, P2, P2, 0)) / d2;
+    double Eu2w2 = (trA * trB + 2 * test_trace_prod(d, StS, P2, 0) +
+                    2 * (trC * trC + test_trace_prod(d, C, C, 0) + test_trace_prod(d, C, C, 1))) /
                    d2;
     double Euu = Eu4 - 2 * Eu2 + 1, Eww = Ew4 - 2 * Ew2 + 1, Euw = Eu2w2 - Eu2 - Ew2 + 1;
     free(StS);

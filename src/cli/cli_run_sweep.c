@@ -60,7 +60,7 @@ void run_log(const char *fmt, ...)
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
     va_list ap;
     va_start(ap, fmt);
-    /* clang 14's analyzer takes ap for uninitialised here, after va_start (as in spec.c) */
+    /* clang 14's analyzer takes ap for uninitialised here, after va_start (as in spec_axis.c) */
     vsnprintf(line, sizeof line, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
     va_end(ap);
     fprintf(stderr, "%s aimsweep: %s\n", stamp, line);

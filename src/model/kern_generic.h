@@ -114,6 +114,7 @@ void KERN_PORTABLE(kern_project)(const KERN_T *M, int n, int m, int T, const KER
                                  int ldo)
 {
     int i = 0;
+    /* the same pair loop stands in KERN_NAME(kern_project) with the vector kernel (see there) */
     if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4];
@@ -143,9 +144,10 @@ static void KERN_NAME(update_project_from)(KERN_T *M, int n, int m, int T, const
             KERN_NAME(put_pair)(O, n, i, out);
         }
 #endif
-    if (i < n)
-        KERN_NAME(update_project_portable_ld)
-        (M + (size_t)i * m, n - i, m, T, C + i, X, Y, O + i, n);
+    if (i < n) {
+        KERN_T *rest = M + (size_t)i * m;
+        KERN_NAME(update_project_portable_ld)(rest, n - i, m, T, C + i, X, Y, O + i, n);
+    }
 }
 
 void KERN_NAME(kern_update_project)(KERN_T *M, int n, int m, int T, const double *C,
@@ -159,6 +161,8 @@ void KERN_NAME(kern_project)(const KERN_T *M, int n, int m, int T, const KERN_T 
 {
     int i = 0;
 #if KERN_HAVE_VECTOR
+    /* the pair loop of the portable kern_project with the vector kernel: written twice on
+     * purpose, since one loop calling either kernel through a pointer compiles to other code */
     if (T == 2)
         for (; i + 2 <= n; i += 2) {
             double out[4];

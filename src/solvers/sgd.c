@@ -43,6 +43,9 @@
  * parameters are rounded: each entry is rounded to float after each update, a relative error
  * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
  * The record at tau = 0 is the model's initial student, before any rounding, in both.
+ *
+ * The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and
+ * reads it back.
  */
 #include "aimsweep/solvers/sgd.h"
 #include "aimsweep/model/limits.h"
@@ -56,6 +59,7 @@
 
 #include "aimsweep/model/kern.h"
 #include "aimsweep/model/rng.h"
+#include "sgd_impl.h"
 
 /* Every SGD_RESYNC steps the scales are folded into the arrays and the norms kept in closed
  * form are recomputed from the parameters, so that rounding cannot accumulate (the schedule
@@ -65,31 +69,6 @@
 #define SGD_SCALE_MIN 0x1p-32
 /* The stop callback is polled after about this many parameter entries of steps (a few ms). */
 #define SGD_POLL_ENTRIES 4.0e6
-
-struct sgd_state {
-    const struct model *m;
-    struct student s; /* the parameters in the model's layout, written by sgd_student */
-    int synced;       /* s holds the current parameters */
-    int d, r, T, k;
-    int rows; /* rows of the stored matrices: d (direct) or r; each row has d entries */
-    double mu, alpha, sqd;
-    struct rng g;
-    double *P, *Q;     /* stored parameters (rows x d): S, W^T, or (U + V)^T and (U - V)^T */
-    float *Pf, *Qf;    /* the same in single precision (P and Q are then NULL) */
-    double sp, sq;     /* their scales */
-    double *Ft;        /* the teacher's factor transposed (k x d) */
-    float *Ftf;        /* the same in single precision (Ft is then NULL) */
-    int single;        /* precision single */
-    float *xf, *xnf;   /* float copies of x and xn for the single-precision kernels */
-    double *x, *xn;    /* T x d: this sample and the next */
-    double *pa, *pb;   /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */
-    double *pan, *pbn; /* the same for the next sample */
-    double *z, *zn;    /* T x k teacher projections of this and the next sample */
-    double *ca, *cb;   /* T x rows: coefficients of the rank-T correction */
-    double trS, trP;   /* Tr S and Tr S* */
-    double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
-    long n;
-};
 
 /* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
  * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
@@ -648,123 +627,6 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     }
     free(S);
     free(g);
-}
-
-/* ---- checkpoints ----
- * The state between two steps is everything a step reads: the stored matrices and their
- * scales, the closed-form norms, this sample and the next one with their projections, the
- * teacher's projections of this sample, the step count and the generator (whose position is
- * just past the next sample). Saved and restored as they are, the following steps are the
- * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
- * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
- * learning rate of the schedule's phase is set again from the step count. */
-#define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
-#define SGD_STATE_ARRAYS 11
-
-struct sgd_state_head {
-    uint32_t magic;
-    int32_t decomposition, single, d, rows, T, k;
-    int64_t n;
-    double sp, sq, trS, nU, nV;
-    struct rng g;
-};
-
-/* The state's arrays in a fixed order, as bytes. Returns how many. In precision single the
- * stored matrices are Pf/Qf (P and Q are NULL) and the float copies of this sample and the next
- * one (xf, xnf) go with them; an absent array has length 0. */
-static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS],
-                        size_t len[SGD_STATE_ARRAYS])
-{
-    size_t Td = (size_t)st->T * st->d, Tn = (size_t)st->T * st->rows, nP = (size_t)st->rows * st->d;
-    size_t nQ = st->s.decomposition == DECOMP_UNTIED ? nP : 0;
-    void *arr[SGD_STATE_ARRAYS] = {st->P,  st->Q,   st->Pf, st->Qf, st->x, st->xn,
-                                   st->xf, st->xnf, st->pa, st->pb, st->z};
-    size_t n[SGD_STATE_ARRAYS] = {st->P ? nP * sizeof(double) : 0,
-                                  st->Q ? nQ * sizeof(double) : 0,
-                                  st->Pf ? nP * sizeof(float) : 0,
-                                  st->Qf ? nQ * sizeof(float) : 0,
-                                  Td * sizeof(double),
-                                  Td * sizeof(double),
-                                  st->xf ? Td * sizeof(float) : 0,
-                                  st->xnf ? Td * sizeof(float) : 0,
-                                  Tn * sizeof(double),
-                                  Tn * sizeof(double),
-                                  (size_t)st->T * st->k * sizeof(double)};
-    for (int i = 0; i < SGD_STATE_ARRAYS; i++) {
-        a[i] = arr[i];
-        len[i] = n[i];
-    }
-    return SGD_STATE_ARRAYS;
-}
-
-size_t sgd_state_size(struct sgd_state *st)
-{
-    void *a[SGD_STATE_ARRAYS];
-    size_t len[SGD_STATE_ARRAYS], total = sizeof(struct sgd_state_head);
-    int na = state_arrays(st, a, len);
-    for (int i = 0; i < na; i++)
-        total += len[i];
-    return total;
-}
-
-void sgd_state_save(struct sgd_state *st, unsigned char *buf)
-{
-    struct sgd_state_head h;
-    memset(&h, 0, sizeof h);
-    h.magic = SGD_STATE_MAGIC;
-    h.decomposition = (int32_t)st->s.decomposition;
-    h.single = st->single;
-    h.d = st->d;
-    h.rows = st->rows;
-    h.T = st->T;
-    h.k = st->k;
-    h.n = st->n;
-    h.sp = st->sp;
-    h.sq = st->sq;
-    h.trS = st->trS;
-    h.nU = st->nU;
-    h.nV = st->nV;
-    h.g = st->g;
-    memcpy(buf, &h, sizeof h);
-    size_t off = sizeof h;
-    void *a[SGD_STATE_ARRAYS];
-    size_t len[SGD_STATE_ARRAYS];
-    int na = state_arrays(st, a, len);
-    for (int i = 0; i < na; i++) {
-        if (len[i])
-            memcpy(buf + off, a[i], len[i]);
-        off += len[i];
-    }
-}
-
-int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
-{
-    struct sgd_state_head h;
-    if (n != sgd_state_size(st))
-        return -1;
-    memcpy(&h, buf, sizeof h);
-    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition ||
-        h.single != st->single || h.d != st->d || h.rows != st->rows || h.T != st->T ||
-        h.k != st->k || h.n < 0)
-        return -1;
-    st->n = h.n;
-    st->sp = h.sp;
-    st->sq = h.sq;
-    st->trS = h.trS;
-    st->nU = h.nU;
-    st->nV = h.nV;
-    st->g = h.g;
-    size_t off = sizeof h;
-    void *a[SGD_STATE_ARRAYS];
-    size_t len[SGD_STATE_ARRAYS];
-    int na = state_arrays(st, a, len);
-    for (int i = 0; i < na; i++) {
-        if (len[i])
-            memcpy(a[i], buf + off, len[i]);
-        off += len[i];
-    }
-    st->synced = 0;
-    return 0;
 }
 
 /* Hands the state to ctl->save (a failed save is not fatal: the run goes on). */

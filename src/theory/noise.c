@@ -53,6 +53,11 @@
  * Softmax at T = 2 reduces to the score differences and a 2D Mehler expansion (softmax2_mehler;
  * the 4D product rule softmax2_rule where it does not apply); larger T uses the general row rule
  * (slow beyond T = 3).
+ *
+ * Over 800 lines: the file holds one concern, these expectations for every activation family,
+ * with the derivations above the code that implements them. Where it grows, the cut is the
+ * softmax section (softmax_row_D to noise_softmax2_rule, about 390 lines) into a file of its
+ * own, sharing struct gh, struct chol3 and dot4 through a private header.
  */
 #include "aimsweep/theory/noise.h"
 

@@ -27,7 +27,7 @@ for b in munged slurmctld slurmd sbatch squeue scontrol runuser; do
     command -v $b >/dev/null || { echo "slurm_test: $b missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
 # the whole test has a time limit of its own, inside ctest's, so that it always cleans up
-LIMIT_S=${SLURM_TEST_LIMIT_S:-540}
+LIMIT_S=${SLURM_TEST_LIMIT_S:-1100}
 main=$$
 (
     trap 'kill $s 2>/dev/null; exit 0' TERM
