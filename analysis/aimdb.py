@@ -121,10 +121,54 @@ def runs(con, where="1"):
     return out
 
 
+def runs_from_csv(path):
+    """The rows of a per-seed csv exported from the `results` view (analysis/data/results/
+    *-results.csv: one row per task and solver), as runs() gives them: the columns it has, None
+    for the TASK_COLS it lacks, a `params` text made of its parameter columns (seed included) and
+    the `point` without the seed. Only finished solvers (FINISHED). Raises NotAimsweep."""
+    import csv
+    if not os.path.isfile(path):
+        raise NotAimsweep(f"{path}: no such file")
+    with open(path, newline="") as fh:
+        rd = csv.DictReader(fh)
+        need = {"d", "lr", "seed", "solver", "status", "tau_wr", "samples_wr"}
+        if not rd.fieldnames or not need <= set(rd.fieldnames):
+            raise NotAimsweep(f"{path}: not a results csv (needs the columns {', '.join(sorted(need))})")
+        pcols = [c for c in rd.fieldnames if c in TASK_COLS or c == "seed"]
+        out = []
+        for row in rd:
+            if row["status"] not in FINISHED:
+                continue
+            r = {c: None for c in TASK_COLS}
+            for c, v in row.items():
+                r[c] = _number(v)
+            r["params"] = ";".join(f"{c}={row[c]}" for c in pcols)
+            r["point"] = point_key(r["params"])
+            out.append(r)
+    return out
+
+
+def _number(v):
+    """A csv field as int, float, None (empty) or the text itself."""
+    if v is None or v == "":
+        return None
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
 def recovery(con, where="1"):
     """Per point and solver, as the view `recovery`: a list of dicts."""
+    return recovery_of(runs(con, where))
+
+
+def recovery_of(rows):
+    """recovery() of a list of finished runs (from runs() or runs_from_csv())."""
     groups = {}
-    for r in runs(con, where):
+    for r in rows:
         groups.setdefault((r["point"], r["solver"]), []).append(r)
     out = []
     for (point, solver), rs in sorted(groups.items()):

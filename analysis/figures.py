@@ -15,6 +15,9 @@ over seeds with its min-max range shaded):
   seeds, quartiles as bars, SGD) against the information exponent k, one line per d; and the
   fraction of seeds that recovered.
 
+SGD runs in single and in double precision are drawn as one setting in orders-* and nwr-*
+(analysis/precision/results.md: the same to 5e-4 of the seed spread through weak recovery).
+
 What a database cannot support (no finished run, no recovered seed, one order M only ...) is
 said on stdout; the script exits 0 whenever it could read the database, 2 on bad input.
 """
@@ -177,7 +180,7 @@ def fig_orders(con, out, pdf, made, notes):
     recs = {r["point"]: r for r in aimdb.recovery(con)}
     fams = {}
     for p, r in recs.items():
-        key = aimdb.without(r["params"], ("order_m", "closure", "solvers", "records"))
+        key = aimdb.without(r["params"], ("order_m", "closure", "solvers", "records", "precision"))
         fams.setdefault(key, set()).add(p)
     curves = None
     nfig = 0
@@ -243,7 +246,7 @@ def fig_nwr(con, out, pdf, made, notes):
     fams = {}
     for r in recs:
         key = aimdb.without(r["params"], ("activation", "d", "order_m", "closure", "solvers", "ode_noise",
-                                          "records", "tau_end"))
+                                          "records", "tau_end", "precision"))
         fams.setdefault(key, []).append(r)
     nfig = 0
     for key, rs in sorted(fams.items()):

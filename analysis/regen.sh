@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the measurements of analysis/README.md: runs the small sweeps (those sized for a
-# 2-core machine; about 1.5 hours on two shared cores) into databases under DIR, draws the
-# figures into analysis/figs/ and exports the numbers to analysis/data/results/.
+# 2-core machine; about 4 hours on two shared cores, most of it scaling-small-d240/-d320/-d480)
+# into databases under DIR, draws the figures into analysis/figs/ and exports the numbers to
+# analysis/data/results/.
 # usage: analysis/regen.sh [DIR]     (default runs/; rerunning resumes, only what is missing runs)
 #        analysis/regen.sh DIR --figures-only
 set -euo pipefail
@@ -15,18 +16,37 @@ run() { # SWEEP DB
 if [ "${2:-}" != "--figures-only" ]; then
     run phase phase
     run phase-sgd phase
-    for s in scaling-small scaling-small-d240 scaling-small-d320 scaling-lnd-d120 scaling-lnd-d80 \
-             scaling-lnd-d60 scaling-lnd-d40 scaling-h1-small scaling-du-small scaling-h3-small; do
+    for s in scaling-small scaling-small-d240 scaling-small-d320 scaling-small-d480 scaling-lnd-d120 \
+             scaling-lnd-d80 scaling-lnd-d60 scaling-lnd-d40 scaling-h1-small scaling-du-small \
+             scaling-h3-small; do
         run "$s" scaling
     done
-    run fig1-small fig1
-    run fig1-ode-small fig1
+    run scaling-lnd lnd
+    run scaling-lnd-d240 lnd
+    run scaling-ode ode
+    run fig1-d400 fig1
+    run fig1-ode-d400 fig1
+    run fig1-ode-d400-m1 fig1
+    run fig1-small fig1-200
+    run fig1-ode-small fig1-200
     run fig2-small fig2
     run fig2-small-untied fig2
     run fig3-small fig3
+    run fig3-d80 fig3
+    run k3-collapse k3
+    run k3-collapse-d160 k3
     run quick quick
 fi
 py=/usr/bin/python3
+# k = 3's collapse (README, "The drift law, k = 3"): per run, the student's variance Omega11, |m|
+# and the loss at the first record and at the last
+K3_FINAL="SELECT t.d, t.seed, s.solver, s.status, a.omega11 AS omega11_0, b.omega11 AS omega11_end,
+    abs(b.overlap) AS abs_m_end, b.omega12 AS omega12_end, a.loss AS loss_0, b.loss AS loss_end, b.tau AS tau_end
+    FROM tasks t JOIN summary s USING (task_id)
+    JOIN trajectory a ON a.task_id = t.task_id AND a.solver = s.solver AND a.k = 0
+    JOIN trajectory b ON b.task_id = t.task_id AND b.solver = s.solver
+     AND b.k = (SELECT max(k) FROM trajectory c WHERE c.task_id = t.task_id AND c.solver = s.solver)
+    ORDER BY t.d, s.solver, t.seed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for db in fig1 fig2 fig3; do
@@ -37,21 +57,30 @@ cp "$tmp/fig2/curves-01-"*.png analysis/figs/fig2-curves.png
 cp "$tmp/fig3/nwr-01-"*.png analysis/figs/fig3-nwr.png
 $py analysis/figures.py "$dir/quick.db" --out "$tmp/quick" --no-pdf
 cp "$tmp/quick/curves-04-"*.png analysis/figs/fig2-wishart.png
-$py analysis/scaling.py "$dir/scaling.db" --out "$tmp/scaling" --csv analysis/data/results/scaling-per-d.csv \
+$py analysis/scaling.py "$dir/scaling.db" --out "$tmp/scaling-all" --csv analysis/data/results/scaling-per-d.csv \
     > analysis/data/results/scaling-fits.txt
+$py analysis/scaling.py "$dir/scaling.db" --select decomposition=tied --select activation=h2 --select solver=sgd \
+    --out "$tmp/scaling" --csv analysis/data/results/scaling-k2-per-d.csv > analysis/data/results/scaling-k2-fits.txt
 cp "$tmp/scaling/scaling-nwr.png" analysis/figs/scaling-nwr.png
+for db in lnd ode; do
+    $py analysis/scaling.py "$dir/$db.db" --out "$tmp/$db" --csv "analysis/data/results/scaling-$db-per-d.csv" \
+        > "analysis/data/results/scaling-$db-fits.txt"
+    cp "$tmp/$db/scaling-nwr.png" "analysis/figs/scaling-$db-nwr.png"
+done
+$py analysis/fig1_gaps.py "$dir/fig1.db" > analysis/data/results/fig1-gaps.txt
+build/aimsweep query "$dir/k3.db" --csv "$K3_FINAL" > analysis/data/results/k3-final.csv
 $py analysis/phase.py "$dir/phase.db" --x init_scale --y lr --out "$tmp/phase" > analysis/data/results/phase.txt
 for f in fraction diverged tauwr; do cp "$tmp/phase/phase-$f.png" "analysis/figs/phase-$f.png"; done
-for db in fig1 fig2 fig3 scaling phase; do
+for db in fig1 fig1-200 fig2 fig3 scaling phase lnd ode k3; do
     build/aimsweep query "$dir/$db.db" --csv "SELECT * FROM recovery" > "analysis/data/results/$db-recovery.csv"
 done
-for db in fig1 fig2 fig3 scaling; do
+for db in fig1 fig1-200 fig2 fig3 scaling lnd ode k3; do
     build/aimsweep query "$dir/$db.db" --csv "SELECT task_id, decomposition, activation, info_exponent, d, lr,
         init_scale, width, teacher, order_m, closure, tau_end, seed, solver, status, tau_wr, samples_wr,
         final_overlap, final_loss, max_gap_to_sgd, diverged_at_samples, wall_s FROM results" \
         > "analysis/data/results/$db-results.csv"
 done
-for db in fig1 fig2; do
+for db in fig1 fig1-200 fig2; do
     build/aimsweep query "$dir/$db.db" --csv "SELECT decomposition, activation, d, lr, order_m, closure, solver, k,
         tau, seeds, abs_m_mean, abs_m_sd, abs_m_min, abs_m_max, omega12_mean, omega12_sd, loss_mean, loss_sd
         FROM curves" > "analysis/data/results/$db-curves.csv"

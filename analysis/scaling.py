@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The weak-recovery laws: fits of n_wr = A d^a (ln d)^b across d, with bootstrap intervals.
 
-  /usr/bin/python3 analysis/scaling.py DB [--out DIR] [--boot N] [--seed S] [--csv FILE]
+  /usr/bin/python3 analysis/scaling.py DB|CSV [DB|CSV ...] [--out DIR] [--boot N] [--seed S]
+                                       [--csv FILE] [--select KEY=VALUE ...]
 
 For every setting (all parameters but d, lr and the seed) and solver, the database's points are
 split into series along d: a fixed lr (every point with that lr), or lr following d as 1/ln d
@@ -20,6 +21,21 @@ whole fit is redone. Beside it the one-exponent fit n_wr = A d^c (the local
 slope of ln n_wr in ln d over the measured range; for d^2 ln d it is 2 + 1/ln d) with its own
 interval. With only three values of d the three-parameter fit is exactly determined (its interval
 is the bootstrap's spread alone); with two, only c is fitted.
+
+The drift law's own form (docs/model.md: dm/dtau = a_2 m from m(0) = O(1/d) for k = 2) is linear
+in ln d on tau_wr itself, tau_wr = p + q ln d, i.e. at a fixed lr n_wr = (lr^-1) d^2 (p + q ln d)
+= c d^2 ln d (1 + (p/q)/ln d). Unlike (a, b), whose columns ln d and ln ln d are nearly collinear
+over a short range, p and q are separable: the same weighted fit (per-d mean of tau_wr over the
+recovered seeds, weight n_d / s_d^2 floored as above) with the same bootstrap gives q (q = 0 is
+n_wr ∝ d^2, q > 0 with p/q bounded is Corollary 3's d^2 ln d) and p with intervals.
+
+Several inputs are pooled: databases, and per-seed csv exports of the `results` view
+(analysis/data/results/*-results.csv); a run present in more than one counts once. With a csv among them, a setting is the csv's parameter
+columns (decomposition, activation, init_scale, width, teacher, ...) rather than a task's full
+canonical text, and the database's rows are grouped the same way; say so when pooling. SGD runs
+in single and in double precision fall into one setting (`precision` is left out of the key:
+analysis/precision/results.md measures them the same to 5e-4 of the seed spread through weak
+recovery).
 
 Seeds that never reached |m| >= threshold by tau_end (or diverged first) are counted and shown.
 A value of d enters the fit only when at least MIN_RECOVERED (3/4) of its seeds recovered: with
@@ -114,6 +130,44 @@ def fit_law(ds, samples, boot=2000, seed=0):
     return out
 
 
+def fit_drift(ds, taus, boot=2000, seed=0):
+    """Fits tau_wr = p + q ln d to per-d lists of recovered tau_wr (the drift law for k = 2).
+
+    Weighted least squares on the per-d means with weight n_d / s_d^2 (s_d^2 floored at
+    VAR_FLOOR times the pooled variance), 95 % intervals from the bootstrap over seeds as in
+    fit_law. Returns p, q, their intervals, and beta = p/q (tau_wr = q (ln d + beta))."""
+    ds = np.asarray(ds, float)
+    ts = [np.asarray(t, float) for t in taus]
+    resid = np.concatenate([t - t.mean() for t in ts])
+    pooled = float((resid ** 2).sum() / max(1, len(resid) - len(ts))) or 1e-12
+    X = _design(ds, False)
+
+    def stats(samples):
+        ys, ws = [], []
+        for t in samples:
+            v = t.var(ddof=1) if len(t) > 1 else pooled
+            ys.append(t.mean())
+            ws.append(len(t) / max(v, VAR_FLOOR * pooled, 1e-18))
+        return np.array(ys), np.array(ws)
+
+    y, w = stats(ts)
+    p, q = (float(v) for v in _wls(X, y, w))
+    rng = np.random.default_rng(seed)
+    bs = []
+    for _ in range(boot):
+        rs = []
+        for t in ts:
+            n = len(t)
+            r = t[rng.integers(0, n, n)]
+            rs.append(t.mean() + (r - t.mean()) * math.sqrt(n / (n - 1)))
+        bs.append(_wls(X, *stats(rs)))
+    bs = np.array(bs)
+    lo, hi = (1 - Z_LEVEL) / 2 * 100, (1 + Z_LEVEL) / 2 * 100
+    return {"p": p, "q": q, "beta": p / q if q else None,
+            "p_ci": tuple(float(v) for v in np.percentile(bs[:, 0], [lo, hi])),
+            "q_ci": tuple(float(v) for v in np.percentile(bs[:, 1], [lo, hi]))}
+
+
 def series_of(rows):
     """Splits one setting's recovery rows (one solver) into series along d:
     [(label, rows sorted by d)]; a fixed lr, or lr * ln d held fixed."""
@@ -141,12 +195,19 @@ def fmt_ci(v, ci):
     return f"{v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def analyse(con, boot, seed):
-    """[(setting text, solver, series label, rows, fit or None, why not)]."""
-    recs = aimdb.recovery(con)
+# Keys that do not define a setting (a series runs along d and lr; precision: see the top).
+NOT_SETTING = ("d", "lr", "solvers", "order_m", "closure", "records", "tau_end", "precision")
+
+
+def analyse(recs, boot, seed, keycols=None):
+    """[(setting text, solver, series label, rows, fit or None, why not)] from recovery rows;
+    keycols: group by these columns instead of the canonical text (pooling with a csv)."""
     groups = {}
     for r in recs:
-        key = aimdb.without(r["params"], ("d", "lr", "solvers", "order_m", "closure", "records", "tau_end"))
+        if keycols is None:
+            key = aimdb.without(r["params"], NOT_SETTING)
+        else:
+            key = ";".join(f"{c}={_fmt(r[c])}" for c in keycols)
         groups.setdefault((key, r["solver"]), []).append(r)
     results = []
     for (key, solver), rows in sorted(groups.items()):
@@ -167,11 +228,48 @@ def analyse(con, boot, seed):
             if len(usable) >= 2:
                 fit = fit_law(usable, [by_d[d]["samples"] for d in usable], boot, seed)
                 fit["ds"] = usable
+                fit["drift"] = fit_drift(usable, [by_d[d]["taus"] for d in usable], boot, seed)
             else:
                 why = (f"{len(usable)} value(s) of d with >= {MIN_SEEDS_PER_D} recovered seeds and >= "
                        f"{MIN_RECOVERED:.0%} recovered: at least 2 are needed for c, 3 for a and b")
             results.append((key, solver, label, by_d, fit, why))
     return results
+
+
+def _fmt(v):
+    """A column value as the canonical text spells it (0.7, not 0.7000000000000001; 1, not 1.0)."""
+    if isinstance(v, float):
+        return f"{v:.15g}"
+    return "" if v is None else str(v)
+
+
+def load(paths):
+    """Recovery rows pooled from databases and results csv files, the key columns (None unless a
+    csv is among them) and a description of each input. A run (task id and solver) found in
+    several inputs counts once: the databases' copy (τ_wr interpolated since schema 2) wins, then
+    the first csv. Exits 2 on bad input."""
+    rows, csv_cols, said, seen = [], None, [], set()
+    # databases first, so that their copy of a run is the one kept
+    for path in sorted(paths, key=lambda p: p.endswith(".csv")):
+        try:
+            if path.endswith(".csv"):
+                rs = aimdb.runs_from_csv(path)
+                cols = [c for c in aimdb.TASK_COLS if c not in NOT_SETTING and c != "info_exponent"
+                        and any(r[c] is not None for r in rs)]
+                csv_cols = cols if csv_cols is None else [c for c in csv_cols if c in cols]
+                said.append(f"{path}: {len(rs)} finished runs (csv)")
+            else:
+                con = aimdb.open_db(path)
+                rs = aimdb.runs(con)
+                said.append(f"{path}: {aimdb.describe(con)}")
+        except aimdb.NotAimsweep as e:
+            aimdb.usage_error(str(e))
+        fresh = [r for r in rs if (r["task_id"], r["solver"]) not in seen]
+        if len(fresh) < len(rs):
+            said[-1] += f"; {len(rs) - len(fresh)} of them already read from an earlier input, not counted twice"
+        seen.update((r["task_id"], r["solver"]) for r in fresh)
+        rows += fresh
+    return aimdb.recovery_of(rows), csv_cols, said
 
 
 def plot(results, out):
@@ -197,8 +295,11 @@ def plot(results, out):
         ax.plot([d for d in ds if d in used], [m for d, m in zip(ds, med) if d in used], "o", color=col)
         ax.plot([d for d in ds if d not in used], [m for d, m in zip(ds, med) if d not in used], "o",
                 color=col, mfc="none")
-        tau = [np.median(by_d[d]["taus"]) for d in ds]
+        tau = [np.median(by_d[d]["taus"]) if by_d[d]["taus"] else np.nan for d in ds]
         ax2.plot([math.log(d) for d in ds], tau, "o-", color=line[0].get_color(), label=name)
+        if fit:
+            lx = np.log([min(fit["ds"]), max(fit["ds"])])
+            ax2.plot(lx, fit["drift"]["p"] + fit["drift"]["q"] * lx, ":", color=col, lw=1)
         if fit and fit.get("a") is not None:
             dd = np.geomspace(min(ds), max(ds), 50)
             pred = np.exp(fit["lnA"] + fit["a"] * np.log(dd) + fit["b"] * np.log(np.log(dd)))
@@ -208,7 +309,7 @@ def plot(results, out):
     ax.set_ylabel("n_wr / (d² ln d)  (median, quartiles; dotted: fit)")
     ax.legend(fontsize=6)
     ax2.set_xlabel("ln d")
-    ax2.set_ylabel("τ_wr (median over recovered seeds)")
+    ax2.set_ylabel("τ_wr (median over recovered seeds; dotted: p + q ln d)")
     ax2.legend(fontsize=6)
     fig.suptitle("Weak recovery against d (left: n_wr ∝ d² ln d is flat; hollow: d left out of the fit, "
                  "too few seeds recovered)", fontsize=10)
@@ -222,20 +323,34 @@ def plot(results, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("db")
+    ap.add_argument("db", nargs="+", help="databases and/or results csv files, pooled")
     ap.add_argument("--out", default="figs", help="directory for the plot [figs]")
     ap.add_argument("--boot", type=int, default=2000, help="bootstrap resamples [2000]")
     ap.add_argument("--seed", type=int, default=1, help="bootstrap generator seed [1]")
     ap.add_argument("--csv", help="also write the per-d table as csv")
+    ap.add_argument("--select", action="append", default=[], metavar="KEY=VALUE",
+                    help="only runs with this parameter value (solver, decomposition, activation, ...;"
+                         " repeatable, a key given twice keeps either value)")
     a = ap.parse_args()
     if a.boot < 10:
         aimdb.usage_error("--boot must be at least 10")
-    try:
-        con = aimdb.open_db(a.db)
-    except aimdb.NotAimsweep as e:
-        aimdb.usage_error(str(e))
-    print(f"{a.db}: {aimdb.describe(con)}")
-    results = analyse(con, a.boot, a.seed)
+    recs, keycols, said = load(a.db)
+    if a.select:
+        want = {}
+        for kv in a.select:
+            k, eq, v = kv.partition("=")
+            if not eq or k not in aimdb.TASK_COLS + ("solver",):
+                aimdb.usage_error(f"--select {kv}: expected KEY=VALUE with KEY one of solver, "
+                                  + ", ".join(aimdb.TASK_COLS))
+            want.setdefault(k, set()).add(v)
+        recs = [r for r in recs if all(_fmt(r[k]) in vs for k, vs in want.items())]
+        print("selected: " + "; ".join(f"{k} in {{{', '.join(sorted(v))}}}" for k, v in want.items())
+              + f" ({len(recs)} points)")
+    for line in said:
+        print(line)
+    if keycols is not None:
+        print("pooled with a csv: a setting is " + ", ".join(keycols))
+    results = analyse(recs, a.boot, a.seed, keycols)
     if not results:
         print("no fit: no setting has finished runs at two or more values of d")
     csv_rows = []
@@ -274,6 +389,10 @@ def main():
             print("     n_wr = A d^a (ln d)^b: not fitted (two values of d)")
         print(f"     n_wr = A d^c (local slope): c = {fmt_ci(fit['c'], fit['c_ci'])}"
               f"   (d² ln d has c = {2 + 1 / math.log(math.sqrt(min(fit['ds']) * max(fit['ds']))):.3f} here)")
+        dr = fit["drift"]
+        beta = f"{dr['beta']:.3g}" if dr["beta"] is not None else "-"
+        print(f"     tau_wr = p + q ln d (drift law): q = {fmt_ci(dr['q'], dr['q_ci'])},  "
+              f"p = {fmt_ci(dr['p'], dr['p_ci'])},  p/q = {beta}   (q = 0: n_wr ∝ d²)")
         if left:
             print(f"     left out: d = {', '.join(str(d) for d in sorted(left))} (fewer than "
                   f"{MIN_RECOVERED:.0%} of the seeds recovered, or fewer than {MIN_SEEDS_PER_D})")

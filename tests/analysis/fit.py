@@ -9,6 +9,7 @@ each of d = 50..1600, independent of the project's data. Checks, over 30 replica
   mixes up its columns (its estimate lands elsewhere);
 - the one-exponent fit n = A d^c covers c for a pure power law, and not c + 0.1;
 - with 3 values of d the fit still runs (exactly determined), with 2 only c is given.
+- the drift-law fit tau_wr = p + q ln d covers a planted (p, q) (q = 0 among them) and not q + 0.05.
 A bootstrap that resampled nothing would give zero-width intervals (checked) that miss the
 planted value.
 Prints "N passed, M failed"; exit 1 on any failure.
@@ -74,6 +75,20 @@ def main():
     check(f3["a"] is not None and f3["three"], "three values of d: no (a, b) fit")
     f2 = scaling.fit_law(ds[:2], synth(2, 1, ds[:2], 8, 0.05, rng), boot=200)
     check(f2["a"] is None and f2["c"] is not None, "two values of d: expected c only")
+    # The drift-law fit tau = p + q ln d: the planted (p, q) inside the intervals, a planted-wrong
+    # q outside, and q = 0 (a pure d^2 law in n_wr) covered. A fit on ln tau instead of tau, or with
+    # its columns swapped, misses (p, q) at sigma = 0.03 (q's interval is ~0.03 wide here).
+    for p_, q_, sig in ((0.1, 0.1, 0.03), (0.5, 0.0, 0.05), (-0.4, 0.25, 0.05)):
+        hp = hq = wq = 0
+        for r in range(reps):
+            taus = [list(p_ + q_ * math.log(d) + sig * rng.standard_normal(8)) for d in ds]
+            f = scaling.fit_drift(ds, taus, boot=200, seed=r)
+            hp += f["p_ci"][0] <= p_ <= f["p_ci"][1]
+            hq += f["q_ci"][0] <= q_ <= f["q_ci"][1]
+            wq += f["q_ci"][0] <= q_ + 0.05 <= f["q_ci"][1]
+        check(hp / reps >= 0.8, f"drift p={p_} q={q_}: p covered in {hp / reps:.2f}")
+        check(hq / reps >= 0.8, f"drift p={p_} q={q_}: q covered in {hq / reps:.2f}")
+        check(wq / reps <= 0.1, f"drift p={p_} q={q_}: wrong q + 0.05 covered in {wq / reps:.2f}")
     return done()
 
 
