@@ -90,3 +90,15 @@ set_tests_properties(fuzz_inputs PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT 
 
 add_test(NAME sweep_recommend COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_recommend.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_recommend)
 set_tests_properties(sweep_recommend PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+# Stalled workers (issue 13): the scheduler's bookkeeping with stand-in tasks (one rank stuck
+# without heartbeats), then real sweeps with a rank stopped by SIGSTOP, continued or not.
+add_executable(test_sched_stall test_sched_stall.c)
+target_link_libraries(test_sched_stall PRIVATE aimsweep_harness)
+aimsweep_warnings(test_sched_stall)
+add_test(NAME test_sched_stall
+         COMMAND sh -c ". \"$SRCDIR/tests/harness_lib.sh\" && $MPIRUN -n 3 \"$0\" \"$1\""
+                 $<TARGET_FILE:test_sched_stall> ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(test_sched_stall PROPERTIES LABELS "mpi;fault" PROCESSORS 3 TIMEOUT 120
+                     ENVIRONMENT "${HARNESS_ENV}")
+add_test(NAME sweep_stall COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_stall.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_stall)
+set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIMEOUT 400 ENVIRONMENT "${HARNESS_ENV}")

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aimsweep/base/params.h"
@@ -14,6 +15,7 @@
 #include "aimsweep/harness/spec.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/model/phi.h"
 #include "aimsweep/run/result.h"
 #include "check.h"
 
@@ -386,9 +388,74 @@ static void test_store(const char *dir)
     spec_destroy(&s);
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of one population-loss evaluation: the mean over at least 0.15 s of them, at
+ * eight points of the kind a run visits. */
+static double phi_seconds(const struct params *p)
+{
+    struct phi_val v;
+    int n = 0;
+    double t0 = cpu_s();
+    while (cpu_s() - t0 < 0.15 || n < 3) {
+        phi_eval(&p->activation, p->tokens, 0.5 + 0.05 * (n % 8), 0.3, 0.2 + 0.02 * (n % 8), &v);
+        n++;
+    }
+    return (cpu_s() - t0) / n;
+}
+
+/* The cost model's share of the population loss (task.c) against the loss's own evaluation
+ * times measured here, as ratios to softmax with T = 3 tokens (the machine's speed cancels):
+ * T = 4 (the tensor rule on fewer nodes) and T = 5 (Monte Carlo) within a factor 2 (measured on
+ * the project's machine: 0.66 and 3.1, the model 0.59 and 2.85); softmax with T = 2 and tanh
+ * (Mehler's series) below 1/20 in both (measured 0.001 to 0.05 by the point and beta, the model
+ * 0.004 and 0.008). And a softmax T = 3 flow task must cost more than 10 times its T = 2 twin
+ * (the model 21 times at d = 20; measured: 3.5 s of CPU against 0.02 s). Planted errors: the
+ * model without the loss's share (task_phi_flops 0) gives NaN for the ratios and 1 for the task
+ * ratio (5 checks fail); the tensor rule's points counted as n^T instead of n^(2T) (343 + 216
+ * at T = 3, 256 + 81 at T = 4) gives T = 4 and T = 5 ratios of 0.80 and 840 (the second fails)
+ * and a task ratio of 1.07 (fails). */
+static void test_cost_phi(void)
+{
+    struct params t3;
+    char err[256];
+    params_default(&t3);
+    t3.d = 20;
+    t3.tokens = 3;
+    t3.solvers = SOLVER_FLOW;
+    CHECK(params_parse_act("softmax(1)", &t3.activation, err, sizeof err) == 0, "%s", err);
+    struct params t2 = t3, t4 = t3, t5 = t3, th = t3;
+    t2.tokens = th.tokens = 2;
+    t4.tokens = 4;
+    t5.tokens = 5;
+    CHECK(params_parse_act("tanh", &th.activation, err, sizeof err) == 0, "%s", err);
+    double m3 = phi_seconds(&t3), c3 = task_phi_flops(&t3);
+    const struct params *other[4] = {&t4, &t5, &t2, &th};
+    const char *name[4] = {"softmax T = 4", "softmax T = 5", "softmax T = 2", "tanh"};
+    for (int k = 0; k < 4; k++) {
+        double mr = phi_seconds(other[k]) / m3, cr = task_phi_flops(other[k]) / c3;
+        printf("cost of one loss evaluation, %s against softmax T = 3: measured %.3g, model %.3g\n",
+               name[k], mr, cr);
+        if (k < 2)
+            CHECK(cr > mr / 2 && cr < mr * 2, "%s: model ratio %.3g, measured %.3g", name[k], cr,
+                  mr);
+        else
+            CHECK(cr < 0.05 && mr < 0.05, "%s: model ratio %.3g, measured %.3g, both < 1/20",
+                  name[k], cr, mr);
+    }
+    double r = task_cost(&t3) / task_cost(&t2);
+    CHECK(r > 10, "softmax flow task, T = 3 against T = 2: cost ratio %.3g, expected > 10", r);
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
+    test_cost_phi();
     test_spec_grid();
     test_result_bytes();
     test_task_status();

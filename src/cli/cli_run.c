@@ -27,7 +27,8 @@ static void run_usage(FILE *f)
     fprintf(
         f,
         "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
-        "                    [--time-limit S] [--end-time T] [--task-timeout S] [--checkpoint-interval S]\n"
+        "                    [--time-limit S] [--end-time T] [--task-timeout S] [--stall-timeout S]\n"
+        "                    [--checkpoint-interval S]\n"
         "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
         "                    [--retry-errors] [--quiet]\n"
         "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
@@ -43,6 +44,9 @@ static void run_usage(FILE *f)
         "                    no task starts that is expected to end after T - grace, and the\n"
         "                    grace after a signal ends %.0f s before T\n"
         "  --task-timeout S  stop a task that has run S seconds: status timeout\n"
+        "  --stall-timeout S a worker rank silent for S seconds (no heartbeat: stopped, hung) is\n"
+        "                    taken for stalled: its tasks run on other ranks, its late results are\n"
+        "                    ignored (default %.0f; 0 = never)\n"
         "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
         "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
         "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
@@ -56,9 +60,9 @@ static void run_usage(FILE *f)
         "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
         "  (aimsweep status lists them), %d stopped with work left (a signal or the time limit: run\n"
         "  again), 1 a failure of the run itself, 2 bad input.\n",
-        RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, RUN_DEFAULT_CHECKPOINT_S,
-        STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS, RUN_EXIT_ERRORS,
-        RUN_EXIT_STOPPED);
+        RUN_DEFAULT_GRACE_S, SCHED_TERM_GRACE_S, SCHED_END_MARGIN_S, SCHED_STALL_TIMEOUT_S,
+        RUN_DEFAULT_CHECKPOINT_S, STORE_LOCK_WAIT_S, RUN_BATCH_S, RUN_DEFAULT_MAX_ATTEMPTS,
+        RUN_EXIT_ERRORS, RUN_EXIT_STOPPED);
 }
 
 static int parse_double(const char *s, double *x)
@@ -78,6 +82,7 @@ static const char *const run_flags[] = {"db",
                                         "time-limit",
                                         "end-time",
                                         "task-timeout",
+                                        "stall-timeout",
                                         "checkpoint-interval",
                                         "part",
                                         "lock-wait",
@@ -118,6 +123,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     o->ckpt_every = RUN_DEFAULT_CHECKPOINT_S;
     o->term_grace = SCHED_TERM_GRACE_S;
     o->lock_wait = STORE_LOCK_WAIT_S;
+    o->stall_timeout = SCHED_STALL_TIMEOUT_S;
     size_t cl = 0;
     for (int i = 0; i < argc && cl + 2 < sizeof o->command; i++)
         cl += (size_t)snprintf(o->command + cl, sizeof o->command - cl, "%s%s",
@@ -149,8 +155,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                     !strcmp(a, "--time-limit") || !strcmp(a, "--commit-interval") ||
                     !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
                     !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
-                    !strcmp(a, "--checkpoint-interval") || !strcmp(a, "--part") ||
-                    !strcmp(a, "--lock-wait");
+                    !strcmp(a, "--stall-timeout") || !strcmp(a, "--checkpoint-interval") ||
+                    !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
@@ -190,6 +196,9 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         } else if (!strcmp(a, "--task-timeout")) {
             if (parse_double(v, &o->task_timeout) || o->task_timeout <= 0)
                 what = "a number of seconds > 0";
+        } else if (!strcmp(a, "--stall-timeout")) {
+            if (parse_double(v, &o->stall_timeout) || o->stall_timeout < 0)
+                what = "a number of seconds >= 0 (0: never)";
         } else if (!strcmp(a, "--checkpoint-interval")) {
             if (parse_double(v, &o->ckpt_every) || o->ckpt_every < 0)
                 what = "a number of seconds >= 0 (0: only when stopped)";
@@ -243,7 +252,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
 /* Rank 0: the options in force, for the log. */
 static void log_options(const struct run_opts *o, int nranks)
 {
-    char part[32] = "all", end[64] = "none", tl[32] = "none", tt[32] = "none";
+    char part[32] = "all", end[64] = "none", tl[32] = "none", tt[32] = "none", sl[32] = "never";
     if (o->part_n)
         snprintf(part, sizeof part, "%d/%d", o->part_i, o->part_n);
     if (o->end_time > 0) {
@@ -256,22 +265,33 @@ static void log_options(const struct run_opts *o, int nranks)
         snprintf(tl, sizeof tl, "%.0f s", o->time_limit);
     if (o->task_timeout > 0)
         snprintf(tt, sizeof tt, "%.0f s", o->task_timeout);
+    if (o->stall_timeout > 0)
+        snprintf(sl, sizeof sl, "%g s", o->stall_timeout);
     run_log("%s", o->command);
     run_log(
-        "options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, checkpoints "
-        "every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
-        nranks, part, o->grace, o->term_grace, tl, end, tt, o->ckpt_every, o->ckpt_dir,
+        "options: ranks %d, part %s, grace %.0f s (%.0f s after SIGTERM), time limit %s, job end %s, task timeout %s, stall "
+        "timeout %s, checkpoints every %.0f s in %s, max attempts %d, retry errors %s, commit every %g s, lock wait %.0f s",
+        nranks, part, o->grace, o->term_grace, tl, end, tt, sl, o->ckpt_every, o->ckpt_dir,
         o->max_attempts, o->retry_errors ? "yes" : "no", o->commit_s, o->lock_wait);
 }
 
+/* How run_end leaves when it cannot finalise. */
+enum {
+    RUN_END_FINALIZE = 0,
+    RUN_END_ABORT = 1,    /* other ranks may wait for this one: a failure (code 0 becomes 1) */
+    RUN_END_ABORT_AS = 2, /* a stalled rank cannot finalise: abort, the code stands (also 0) */
+};
+
 /* Leaves MPI: MPI_Finalize, or MPI_Abort when other ranks may be waiting for this one (after
- * an MPI failure, or workers that do not answer). Returns the exit code (1 when finalising
- * fails on a run that had succeeded). */
+ * an MPI failure, or workers that do not answer) or cannot finalise (stalled ranks). Returns
+ * the exit code (1 when finalising fails on a run that had succeeded). */
 static int run_end(int code, int abort_job)
 {
     if (abort_job) {
         fflush(NULL);
-        MPICHECK_FAILED(MPI_Abort(MPI_COMM_WORLD, code ? code : 1)); /* returns only on failure */
+        if (abort_job == RUN_END_ABORT && code == 0)
+            code = 1;
+        MPICHECK_FAILED(MPI_Abort(MPI_COMM_WORLD, code)); /* returns only on failure */
         return code ? code : 1;
     }
     if (MPICHECK_FAILED(MPI_Finalize()) && code == 0)
@@ -330,7 +350,7 @@ int cli_run(int argc, char **argv)
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
-    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace};
+    struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace, o.stall_timeout};
     if (rank == 0) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -383,7 +403,14 @@ int cli_run(int argc, char **argv)
         rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
          * finalise: everything is committed, end the job */
-        abort_job = rc == -2 || mpi_failed;
+        abort_job = rc == -2 || mpi_failed ? RUN_END_ABORT : 0;
+        if (!abort_job && stats.stalled_silent > 0) {
+            /* their work is done elsewhere (or pending): the exit code says what is left */
+            run_log("%zu stalled rank%s never answered again and cannot finish MPI: ending the "
+                    "job with MPI_Abort, exit code %d",
+                    stats.stalled_silent, stats.stalled_silent > 1 ? "s" : "", code);
+            abort_job = RUN_END_ABORT_AS;
+        }
     } else if (rc) {
         code = 1;
         abort_job = 1; /* rank 0 would wait for this worker's results */

@@ -49,6 +49,7 @@ enum {
 struct run_opts {
     const char *sweep, *db;
     double grace, term_grace, time_limit, commit_s, end_time, task_timeout, ckpt_every, lock_wait;
+    double stall_timeout; /* --stall-timeout, 0 = never */
     int retry_errors, quiet, max_attempts;
     int part_i, part_n;             /* --part i/N (1-based), 0/0 for the whole grid */
     char command[2048];             /* the command line as given */

@@ -271,6 +271,13 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     fflush(stderr);
 }
 
+/* The scheduler's events (stalled ranks, late results): always logged, --quiet or not. */
+static void on_note(void *ctx, const char *line)
+{
+    (void)ctx;
+    run_log("%s", line);
+}
+
 /* mpi must hold MPI_MAX_LIBRARY_VERSION_STRING bytes. */
 static void provenance(struct store_provenance *pv, char *host, size_t hn, char *mpi, int ranks)
 {
@@ -464,7 +471,7 @@ void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *sto
     c->last_commit = c->last_line = clock_now_s();
     c->ckpt_dir = o->ckpt_dir;
     c->ckpt_every = o->ckpt_every;
-    *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned, on_tick, c};
+    *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned, on_tick, on_note, c};
 }
 
 int run_exit_code(struct run_ctx *c, const struct sched_stats *stats)
@@ -500,6 +507,13 @@ void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int c
     if (stats->returned)
         o += (size_t)snprintf(line + o, sizeof line - o, " (%zu handed back unstarted)",
                               stats->returned);
+    if (stats->stalled)
+        o += (size_t)snprintf(line + o, sizeof line - o,
+                              "; %zu stalled rank%s, %zu task%s rerun elsewhere, %zu late "
+                              "result%s ignored",
+                              stats->stalled, stats->stalled > 1 ? "s" : "", stats->reassigned,
+                              stats->reassigned == 1 ? "" : "s", stats->late_ignored,
+                              stats->late_ignored == 1 ? "" : "s");
     snprintf(line + o, sizeof line - o, "; %.3f s", stats->elapsed_s);
     run_log("%s", line);
     if (stats->signal)

@@ -2,16 +2,29 @@
  * sched.c: the rank-0 scheduler (see sched.h).
  *
  * Protocol (rank 0 <-> worker w):
- *   w -> 0  HELLO   hostname
+ *   w -> 0  HELLO   i64 pid, hostname
  *   0 -> w  TASK    u64 index, u64 id, text (NUL-terminated); up to SCHED_DEPTH held at once
  *   w -> 0  RESULT  u64 index, u32 kind (bytes, lost, unstarted), f64 seconds, bytes
  *                   (each result also asks for the next task)
+ *   w -> 0  BEAT    (empty: alive; from the running task's stop polls and the idle loop)
  *   0 -> w  DRAIN   (start no more held tasks: send them back unstarted)
  *   0 -> w  STOP    (stop the running task now, and drain)
+ *   0 -> w  ABANDON (as STOP, to a worker taken for stalled: its tasks run elsewhere, so the
+ *                   running one leaves no checkpoint)
  *   0 -> w  DONE    (nothing is held and nothing is left: leave)
  * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
- * Rank 0 polls with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
- * seen within milliseconds and rank 0 does not spin a core it shares with workers.
+ * Both sides poll with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
+ * seen within milliseconds, an idle rank can send its heartbeat, and no rank spins a core it
+ * shares with others.
+ *
+ * Stalls (sched.h): rank 0 keeps, per worker, when it last heard from it. Only time in which
+ * rank 0 was listening counts: a gap of more than SCHED_BEAT_S in its own loop (a slow commit,
+ * rank 0 itself stopped) moves every worker's last-heard time on by the gap, and silence is
+ * judged when no message is waiting (or, under a steady stream, every quarter timeout). A stalled worker is retired for the rest of the run
+ * (marked done, sent ABANDON and DONE without blocking): if it comes back it stops its task, hands
+ * its queued one back, and leaves; rank 0 ignores what it sends. Its tasks go onto a stack that
+ * next_task serves before the sorted order. Since a task is reassigned only by this route, and
+ * a retired rank's results are never passed on, ops.finished sees each task at most once.
  * Every MPI call is checked (mpicheck.h; sched_run sets MPI_ERRORS_RETURN on comm): a failure
  * is reported with the call and makes sched_run return -1 on that rank.
  */
@@ -20,14 +33,16 @@
 #include "aimsweep/harness/mpicheck.h"
 #include "aimsweep/model/obs.h"
 
+#include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_DRAIN, TAG_STOP, TAG_DONE };
+enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_DRAIN, TAG_STOP, TAG_DONE, TAG_BEAT, TAG_ABANDON };
 
 /* RESULT: u64 index, u32 kind, u32 unused, f64 seconds the task ran, then the bytes. */
 enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
@@ -42,6 +57,16 @@ enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
 #define SCHED_SPIN_S 0.002
 /* A running task counts in the ETA for at most this share of its estimate. */
 #define SCHED_ETA_PARTIAL 0.9
+/* How often rank 0 looks for stalled workers while nothing arrives. */
+#define SCHED_STALL_SCAN_S 0.05
+
+double sched_beat_s(const struct sched_opts *opts)
+{
+    double s = opts ? opts->stall_timeout_s : 0;
+    if (!(s > 0))
+        return 0;
+    return s / 4 < SCHED_BEAT_S ? s / 4 : SCHED_BEAT_S;
+}
 
 static volatile sig_atomic_t got_signal, got_term, got_pid, got_uid;
 
@@ -118,7 +143,25 @@ struct root {
     int stopping, stop_sent, term_seen;
     size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
     double *live_t0;
+    size_t *again, nagain; /* tasks taken from stalled workers, served before order (a stack) */
+    int watch;             /* stall detection on */
+    int nidle;             /* workers waiting for work while others hold tasks */
 };
+
+/* A line for the log (ops.note, else stderr). */
+static void note(struct root *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct root *R, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
+    va_end(ap);
+    if (R->ops->note)
+        R->ops->note(R->ops->ctx, line);
+    else
+        fprintf(stderr, "aimsweep: %s\n", line);
+}
 
 static void live_add(struct root *R, size_t i)
 {
@@ -213,8 +256,8 @@ static size_t next_task(struct root *R)
 {
     if (R->stopping)
         return (size_t)-1;
-    while (R->next < R->n) {
-        size_t i = R->order[R->next++];
+    while (R->nagain > 0 || R->next < R->n) {
+        size_t i = R->nagain > 0 ? R->again[--R->nagain] : R->order[R->next++];
         if (R->opts->deadline > 0 && wall_s() + R->tasks[i].cost * scale(R) > R->opts->deadline) {
             R->st->skipped_deadline++;
             R->remaining_cost -= R->tasks[i].cost;
@@ -288,7 +331,12 @@ static int run_serial(struct root *R)
 struct wstate {
     size_t held[SCHED_DEPTH];
     int n;
-    int done; /* DONE sent */
+    int done;    /* DONE sent (or retired as stalled) */
+    int idle;    /* holds nothing, waits while other workers hold tasks */
+    int stalled; /* taken for stalled: retired, what it sends is ignored */
+    int revived; /* stalled, and sent something afterwards */
+    long pid;
+    double heard; /* when rank 0 last heard from it (moved on over rank 0's own gaps) */
     char host[256];
 };
 
@@ -311,14 +359,23 @@ static void abort_sweep(struct root *R)
     }
 }
 
+/* The task next_task would give, or SIZE_MAX. */
+static size_t peek_task(const struct root *R)
+{
+    if (R->nagain > 0)
+        return R->again[R->nagain - 1];
+    return R->next < R->n ? R->order[R->next] : (size_t)-1;
+}
+
 /* Hands worker src tasks until it holds one, or SCHED_DEPTH when tasks are short (so that
  * the next one is already there when it finishes; long tasks are never queued, which would
- * keep them from an idle worker at the end). Sends DONE when nothing is left for it. */
+ * keep them from an idle worker at the end). When nothing is left for it: DONE, or, with stall
+ * detection, while other workers hold tasks that may yet come back, it waits (idle). */
 static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *active)
 {
     while (w->n < SCHED_DEPTH && !w->done) {
         if (w->n > 0) {
-            size_t peek = R->next < R->n ? R->order[R->next] : (size_t)-1;
+            size_t peek = peek_task(R);
             if (peek == (size_t)-1 || R->done_cost <= 0 ||
                 R->tasks[peek].cost * scale(R) > SCHED_QUEUE_S)
                 break;
@@ -342,16 +399,91 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
         free(msg);
         if (bad)
             return -1;
+        if (w->n == 0)
+            w->heard = clock_now_s(); /* its silence counts from its first task on */
         w->held[w->n++] = i;
         R->running++;
         live_add(R, i);
     }
+    int was_idle = w->idle;
+    w->idle = 0;
     if (w->n == 0 && !w->done) {
-        MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm), -1);
-        w->done = 1;
-        (*active)--;
+        if (R->watch && R->running > 0 && !R->stopping) {
+            w->idle = 1;
+        } else {
+            MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, src, TAG_DONE, comm), -1);
+            w->done = 1;
+            (*active)--;
+        }
     }
+    R->nidle += w->idle - was_idle;
     return 0;
+}
+
+/* Gives waiting workers the tasks of stalled ones, or DONE once nothing is held anywhere. */
+static int release_idle(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int *active)
+{
+    for (int r = 1; r < size && R->nidle > 0; r++)
+        if (ws[r].idle && fill(comm, R, &ws[r], r, active))
+            return -1;
+    return 0;
+}
+
+/* Sends an empty message without waiting for it (a stalled rank may never take it in).
+ * clang's MPI checker wants a wait for every request and knows nothing of MPI_Request_free
+ * (standard: the send still completes); hence the NOLINT regions here and at the heartbeat. */
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
+static int post(MPI_Comm comm, int dest, int tag)
+{
+    MPI_Request rq;
+    MPICHECK(MPI_Isend(NULL, 0, MPI_BYTE, dest, tag, comm, &rq), -1);
+    MPICHECK(MPI_Request_free(&rq), -1);
+    return 0;
+}
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
+
+/* Retires every worker that holds tasks or has not finished and has been silent for the stall
+ * timeout: its tasks go onto R->again for the others. Returns 0, or -1 on an MPI failure. */
+static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int *active,
+                      double t)
+{
+    double lim = R->opts->stall_timeout_s;
+    for (int r = 1; r < size; r++) {
+        struct wstate *w = &ws[r];
+        if (w->done || t - w->heard < lim)
+            continue;
+        char what[96] = "while it held no task";
+        if (w->n > 0) {
+            char hex[17];
+            snprintf(hex, sizeof hex, "%016" PRIx64, R->tasks[w->held[0]].id);
+            snprintf(what, sizeof what, "while running task %s%s", hex,
+                     w->n > 1 ? " (and one queued)" : "");
+        }
+        note(R,
+             "rank %d (pid %ld on %s) has sent nothing for %.1f s %s (stall timeout %g s): "
+             "taken for stalled; %s",
+             r, w->pid, w->host[0] ? w->host : "?", t - w->heard, what, lim,
+             w->n > 0 ? "its tasks go to the other ranks, anything it sends later is ignored"
+                      : "anything it sends later is ignored");
+        for (int k = w->n - 1; k >= 0; k--) { /* the running task on top: served first */
+            size_t i = w->held[k];
+            R->running--;
+            live_remove(R, i);
+            R->again[R->nagain++] = i;
+            R->st->reassigned++;
+            if (R->ops->returned && R->ops->returned(R->ops->ctx, i))
+                abort_sweep(R);
+        }
+        w->n = 0;
+        R->nidle -= w->idle;
+        w->idle = 0;
+        w->stalled = w->done = 1;
+        (*active)--;
+        R->st->stalled++;
+        if (post(comm, r, TAG_ABANDON) || post(comm, r, TAG_DONE))
+            return -1;
+    }
+    return release_idle(comm, R, ws, size, active);
 }
 
 /* Sends an empty message with tag to every worker that still holds tasks. Returns 0, or -1
@@ -364,22 +496,52 @@ static int tell_holders(MPI_Comm comm, const struct wstate *ws, int size, int ta
     return 0;
 }
 
+/* A message from a retired (stalled) worker: noted, never passed on. */
+static void from_stalled(struct root *R, struct wstate *w, int src, int tag,
+                         const unsigned char *buf, int count)
+{
+    if (!w->revived)
+        note(R, "rank %d (pid %ld on %s), taken for stalled, answers again", src, w->pid,
+             w->host[0] ? w->host : "?");
+    w->revived = 1;
+    if (tag != TAG_RESULT || count < RESULT_HEADER)
+        return;
+    uint64_t idx;
+    uint32_t kind;
+    memcpy(&idx, buf, 8);
+    memcpy(&kind, buf + 8, 4);
+    if (kind == RESULT_UNSTARTED || idx >= R->n)
+        return;
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016" PRIx64, R->tasks[idx].id);
+    R->st->late_ignored++;
+    note(R, "late result of task %s from rank %d ignored: the task was given to another rank", hex,
+         src);
+}
+
 static int run_root(MPI_Comm comm, int size, struct root *R)
 {
     struct wstate *ws = calloc((size_t)size, sizeof *ws);
     unsigned char *buf = NULL;
     size_t cap = 0;
     int active = size - 1, rc = 0, drain_sent = 0;
-    double idle_since = clock_now_s();
+    double idle_since = clock_now_s(), loop_t = idle_since, scan_t = idle_since;
     if (!ws)
         return -1;
+    for (int r = 1; r < size; r++)
+        ws[r].heard = idle_since;
     while (active > 0) {
         check_signal(R);
         progress(R, 0);
         double t = clock_now_s();
+        if (t - loop_t > SCHED_BEAT_S) /* rank 0 was not listening: that is no one's silence */
+            for (int r = 1; r < size; r++)
+                ws[r].heard += t - loop_t;
+        loop_t = t;
         if (R->stopping && !drain_sent) {
             /* queued tasks come back unstarted; running ones go on until stop_at */
-            if (tell_holders(comm, ws, size, TAG_DRAIN)) {
+            if (tell_holders(comm, ws, size, TAG_DRAIN) ||
+                release_idle(comm, R, ws, size, &active)) {
                 rc = -1;
                 break;
             }
@@ -399,6 +561,18 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         if (MPICHECK_FAILED(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &ms))) {
             rc = -1;
             break;
+        }
+        /* Silence means something when no message is waiting; under a steady stream (many
+         * ranks, tiny tasks) the scan is forced every quarter of the stall timeout (a rank 0 that
+         * far behind its queue is overloaded anyway). */
+        if (flag && ms.MPI_SOURCE > 0 && ms.MPI_SOURCE < size)
+            ws[ms.MPI_SOURCE].heard = t; /* its message is here: not silent */
+        if (R->watch && t - scan_t >= (flag ? R->opts->stall_timeout_s / 4 : SCHED_STALL_SCAN_S)) {
+            scan_t = t;
+            if (stall_scan(comm, R, ws, size, &active, t)) {
+                rc = -1;
+                break;
+            }
         }
         if (!flag) {
             /* spin briefly after traffic (results come in bursts), then sleep longer */
@@ -423,9 +597,17 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             break;
         }
         struct wstate *w = &ws[src];
-        if (ms.MPI_TAG == TAG_HELLO) {
+        w->heard = idle_since;
+        if (w->stalled) {
+            from_stalled(R, w, src, ms.MPI_TAG, buf, count);
+            continue;
+        }
+        if (ms.MPI_TAG == TAG_HELLO && count >= 8) {
+            int64_t pid;
+            memcpy(&pid, buf, 8);
+            w->pid = (long)pid;
             buf[count] = 0;
-            snprintf(w->host, sizeof w->host, "%s", (char *)buf);
+            snprintf(w->host, sizeof w->host, "%s", (char *)buf + 8);
         } else if (ms.MPI_TAG == TAG_RESULT && count >= RESULT_HEADER) {
             uint64_t idx;
             uint32_t kind;
@@ -455,12 +637,17 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             }
             progress(R, 1);
         } else
-            continue;
-        if (fill(comm, R, w, src, &active)) {
+            continue; /* a heartbeat: heard, nothing to do */
+        if (fill(comm, R, w, src, &active) || release_idle(comm, R, ws, size, &active)) {
             rc = -1;
             break;
         }
     }
+    for (int r = 1; r < size; r++)
+        R->st->stalled_silent += ws[r].stalled && !ws[r].revived;
+    if (R->nagain > 0 && !R->stopping)
+        note(R, "no rank is left to run the %zu task%s of stalled ranks: %s pending", R->nagain,
+             R->nagain > 1 ? "s" : "", R->nagain > 1 ? "they stay" : "it stays");
     if (active > 0) {
         /* workers that never answered: their tasks are lost; do not wait for them */
         for (int r = 1; r < size; r++)
@@ -483,10 +670,40 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
 /* Worker side. */
 struct sched_worker {
     MPI_Comm comm;
-    int draining, stop;
+    int draining, stop, abandon;
     int failed; /* an MPI call failed (reported): leave */
     double task_t0, timeout_s;
+    double beat_s, last_beat; /* heartbeat interval (0: none), when the last went */
+    MPI_Request beat;         /* the last heartbeat, MPI_REQUEST_NULL once completed */
 };
+
+/* Sends a heartbeat when one is due and the last one has gone (never waits: a rank 0 that is
+ * slow to take them in must not stop the task). Returns 0, or -1 on an MPI failure. The
+ * checker takes the MPI_Test that completes the last request for none (see post). */
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
+static int beat(struct sched_worker *W)
+{
+    if (W->beat_s <= 0)
+        return 0;
+    double t = clock_now_s();
+    if (t - W->last_beat < W->beat_s)
+        return 0;
+    if (W->beat != MPI_REQUEST_NULL) {
+        int done;
+        if (MPICHECK_FAILED(MPI_Test(&W->beat, &done, MPI_STATUS_IGNORE)))
+            goto fail;
+        if (!done)
+            return 0;
+    }
+    if (MPICHECK_FAILED(MPI_Isend(NULL, 0, MPI_BYTE, 0, TAG_BEAT, W->comm, &W->beat)))
+        goto fail;
+    W->last_beat = t;
+    return 0;
+fail:
+    W->failed = 1;
+    return -1;
+}
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
 /* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
  * queued tasks). Returns 0, or -1 on an MPI failure (reported; W->failed set). */
@@ -499,6 +716,14 @@ static int sched_worker_poll(struct sched_worker *W)
         if (MPICHECK_FAILED(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE)))
             goto fail;
         W->stop = W->draining = 1;
+    }
+    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_ABANDON, W->comm, &flag, MPI_STATUS_IGNORE)))
+        goto fail;
+    if (flag) {
+        if (MPICHECK_FAILED(
+                MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_ABANDON, W->comm, MPI_STATUS_IGNORE)))
+            goto fail;
+        W->abandon = W->stop = W->draining = 1;
     }
     if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE)))
         goto fail;
@@ -513,13 +738,13 @@ fail:
     return -1;
 }
 
-/* The running task's stop callback: stop when asked to, or when MPI failed (the result could
- * not be sent anyway). */
+/* The running task's stop callback: the heartbeat; stop when asked to, or when MPI failed (the
+ * result could not be sent anyway). */
 static int sched_worker_stop(void *ctx)
 {
     struct sched_worker *W = ctx;
-    if (sched_worker_poll(W) || W->stop)
-        return OBS_STOP_INTERRUPT;
+    if (beat(W) || sched_worker_poll(W) || W->stop)
+        return W->abandon ? OBS_STOP_ABANDON : OBS_STOP_INTERRUPT;
     if (W->timeout_s > 0 && clock_now_s() - W->task_t0 > W->timeout_s)
         return OBS_STOP_TIMEOUT;
     return OBS_STOP_NONE;
@@ -545,28 +770,53 @@ static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, doub
 
 static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
 {
-    struct sched_worker W = {comm, 0, 0, 0, 0, opts ? opts->task_timeout_s : 0};
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    MPICHECK(MPI_Send(host, (int)strlen(host) + 1, MPI_BYTE, 0, TAG_HELLO, comm), -1);
+    struct sched_worker W = {comm,
+                             0,
+                             0,
+                             0,
+                             0,
+                             0,
+                             opts ? opts->task_timeout_s : 0,
+                             sched_beat_s(opts),
+                             clock_now_s(),
+                             MPI_REQUEST_NULL};
+    unsigned char hello[8 + 256] = {0};
+    int64_t pid = (int64_t)getpid();
+    memcpy(hello, &pid, 8);
+    gethostname((char *)hello + 8, 255);
+    MPICHECK(MPI_Send(hello, 8 + (int)strlen((char *)hello + 8) + 1, MPI_BYTE, 0, TAG_HELLO, comm),
+             -1);
     unsigned char *buf = NULL;
     size_t cap = 0;
     int rc = 0;
+    double quiet_since = clock_now_s();
     for (;;) {
         MPI_Status ms;
-        int count;
-        if (MPICHECK_FAILED(MPI_Probe(0, MPI_ANY_TAG, comm, &ms)) ||
-            MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) ||
+        int count, flag;
+        /* wait for rank 0 without blocking in MPI, so that the heartbeat goes on */
+        if (MPICHECK_FAILED(MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, &ms)) || beat(&W)) {
+            rc = -1;
+            break;
+        }
+        if (!flag) {
+            double t = clock_now_s();
+            if (t - quiet_since > SCHED_SPIN_S)
+                nap(t - quiet_since < 0.05 ? 20e-6 : 1e-3);
+            continue;
+        }
+        if (MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) ||
             grow(&buf, &cap, (size_t)count + 1) ||
             MPICHECK_FAILED(
                 MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
             rc = -1;
             break;
         }
+        quiet_since = clock_now_s();
         if (ms.MPI_TAG == TAG_DONE)
             break;
-        if (ms.MPI_TAG == TAG_STOP)
+        if (ms.MPI_TAG == TAG_STOP || ms.MPI_TAG == TAG_ABANDON)
             W.stop = W.draining = 1;
+        W.abandon |= ms.MPI_TAG == TAG_ABANDON;
         if (ms.MPI_TAG == TAG_DRAIN)
             W.draining = 1;
         if (ms.MPI_TAG != TAG_TASK || count < 17)
@@ -593,12 +843,17 @@ static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct s
         int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out,
                             r ? 0 : len);
         free(out);
+        quiet_since = clock_now_s();
         if (e || W.failed) {
             rc = -1;
             break;
         }
     }
+    // NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker): freed, not waited for (see post)
+    if (W.beat != MPI_REQUEST_NULL)
+        MPICHECK_FAILED(MPI_Request_free(&W.beat)); /* a 0-byte send: it completes on its own */
     free(buf);
+    // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
     return rc;
 }
 
@@ -626,10 +881,13 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     R.cap_live = size > 1 ? (size_t)(size - 1) * SCHED_DEPTH : 1;
     R.live = malloc(R.cap_live * sizeof *R.live);
     R.live_t0 = malloc(R.cap_live * sizeof *R.live_t0);
-    if (!R.order || !R.live || !R.live_t0) {
+    R.again = malloc(R.cap_live * sizeof *R.again);
+    R.watch = size > 1 && opts && opts->stall_timeout_s > 0;
+    if (!R.order || !R.live || !R.live_t0 || !R.again) {
         free(R.order);
         free(R.live);
         free(R.live_t0);
+        free(R.again);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -645,5 +903,6 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     free(R.order);
     free(R.live);
     free(R.live_t0);
+    free(R.again);
     return rc == 0 && !stats->aborted ? 0 : rc == -2 ? -2 : -1;
 }

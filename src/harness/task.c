@@ -8,6 +8,26 @@
  *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):
  *         cost ~ 8 d^3 steps.
  *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3.
+ *   Phi:  every solver also evaluates the population loss (docs/model.md §5) and its gradient, at
+ *         a cost that d does not change and that dominates for softmax with T >= 3 tokens (a
+ *         2T-dimensional integral) and for tanh (a 2-D trapezoidal rule):
+ *           flow: one evaluation per stage of the Runge-Kutta (8,9) step, TASK_RK_STAGES, and
+ *                 at least one step per record interval: 13 (records + TASK_PHI_STEPS_0 +
+ *                 (TASK_PHI_STEPS_PER_TAU + lambda) tau_end) evaluations;
+ *           ode:  the same with TASK_ODE_PHI_STEPS_PER_TAU;
+ *           sgd:  the loss at each record, records + 1.
+ *         One evaluation (phi.c's rules, mirrored here): softmax, T = 2, and tanh: Mehler's
+ *         series (phi_mehler.c; a 2-D trapezoidal rule outside its range), TASK_PHI_FLOPS_SM2 and
+ *         TASK_PHI_FLOPS_TANH; softmax, T >= 3: the tensor Gauss-Hermite rule on n and n - 1
+ *         nodes in 2T dimensions, n the largest with n^(2T) <= TASK_PHI_TENSOR_POINTS, P =
+ *         n^(2T) + (n - 1)^(2T) points of TASK_PHI_FLOPS_POINT T flops each, or Monte Carlo,
+ *         TASK_PHI_MC_SAMPLES samples of TASK_PHI_FLOPS_SAMPLE T flops, when n < 4; Hermite,
+ *         relu, erf: closed forms, nothing.
+ *         Calibrated with one process on this project's 2-core machine (CPU seconds of
+ *         phi_eval at TASK_FLOPS_PER_S): softmax(1) T = 2: 0.041 ms, T = 3: 10.3 ms, T = 4:
+ *         6.8 ms, T = 5, 8, 16: 32, 46, 105 ms; tanh 0.087 ms; counts of evaluations from CPU
+ *         times of `single` at d = 20, records 20, tau_end 0.5 and 2 (flow: 320 to 400, ode: 350
+ *         to 620).
  * The nominal model orders tasks (largest first); a database's finished tasks correct it
  * (task_cost_learn below): per solver, decomposition and activation, by the factor between the
  * measured and the nominal time, so that plans and ETAs of a running study come from this
@@ -23,6 +43,17 @@
 
 #define TASK_FLOW_STEPS_PER_TAU 400.0
 #define TASK_ODE_FLOPS 2.0e6
+/* The population loss's share (see above). */
+#define TASK_RK_STAGES 13.0
+#define TASK_PHI_STEPS_0 5.0
+#define TASK_PHI_STEPS_PER_TAU 4.0
+#define TASK_ODE_PHI_STEPS_PER_TAU 6.0
+#define TASK_PHI_FLOPS_SM2 2.5e5
+#define TASK_PHI_FLOPS_TANH 5.2e5
+#define TASK_PHI_TENSOR_POINTS 131072.0 /* phi.c's PHI_TENSOR_MAX_POINTS */
+#define TASK_PHI_MC_SAMPLES 131072.0    /* phi.c's PHI_MC_SAMPLES */
+#define TASK_PHI_FLOPS_POINT 140.0
+#define TASK_PHI_FLOPS_SAMPLE 300.0
 #define TASK_TEXT_MAX 8192
 
 int task_make(const struct params *p, struct task *t)
@@ -75,17 +106,42 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen)
     return rc;
 }
 
+double task_phi_flops(const struct params *p)
+{
+    const struct act *a = &p->activation;
+    double T = p->tokens;
+    if (a->kind == ACT_TANH)
+        return TASK_PHI_FLOPS_TANH;
+    if (a->kind != ACT_SOFTMAX)
+        return 0;
+    if (p->tokens == 2)
+        return TASK_PHI_FLOPS_SM2;
+    int n = 2;
+    while (pow(n + 1, 2 * T) <= TASK_PHI_TENSOR_POINTS)
+        n++;
+    if (n < 4)
+        return TASK_PHI_MC_SAMPLES * TASK_PHI_FLOPS_SAMPLE * T;
+    return (pow(n, 2 * T) + pow(n - 1, 2 * T)) * TASK_PHI_FLOPS_POINT * T;
+}
+
 double task_cost_solver(const struct params *p, int solver)
 {
     double d = p->d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
-    double flops = 0;
+    double flops = 0, phi = task_phi_flops(p), recs = p->records;
     if (solver == SOLVER_SGD) {
         double steps = params_samples(p, p->tau_end);
         flops = 4.0 * steps * d * r * p->tokens * (p->decomposition == DECOMP_UNTIED ? 2 : 1);
-    } else if (solver == SOLVER_FLOW)
+        flops += (recs + 1) * phi;
+    } else if (solver == SOLVER_FLOW) {
         flops = 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
-    else if (solver == SOLVER_ODE)
+        flops +=
+            TASK_RK_STAGES * phi *
+            (recs + TASK_PHI_STEPS_0 + (TASK_PHI_STEPS_PER_TAU + p->weight_decay) * p->tau_end);
+    } else if (solver == SOLVER_ODE) {
         flops = TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
+        flops += TASK_RK_STAGES * phi *
+                 (recs + TASK_PHI_STEPS_0 + TASK_ODE_PHI_STEPS_PER_TAU * p->tau_end);
+    }
     return flops / TASK_FLOPS_PER_S;
 }
 

@@ -126,6 +126,7 @@ static int wstop_poll(void *ctx)
 /* The checkpoint side of a task: where the file is, what it is tied to, and what is finished. */
 struct wsave {
     struct worker_ctl *wc;
+    struct wstop *stop; /* an abandoned task (OBS_STOP_ABANDON) saves nothing */
     uint64_t id, hash;
     struct task_result *res;
     int cur;         /* index in res->traj of the running solver */
@@ -142,6 +143,10 @@ static int wsave_due(void *ctx)
 static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t len)
 {
     struct wsave *w = ctx;
+    /* asked first: a periodic save can come due before the solver's next poll, e.g. in a rank
+     * that was stopped (SIGSTOP) and has had its task given to another */
+    if (wstop_poll(w->stop) == OBS_STOP_ABANDON || w->stop->last == OBS_STOP_ABANDON)
+        return 0;
     struct traj trajs[SOLVER_COUNT];
     for (int i = 0; i < w->cur; i++)
         trajs[i] = w->res->traj[i];
@@ -162,6 +167,8 @@ static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t
 static int wsave_finished(struct wsave *w, int n)
 {
     char err[512];
+    if (w->stop->last == OBS_STOP_ABANDON)
+        return 0;
     if (ckpt_write(w->wc->ckpt_path, w->id, w->hash, w->res->traj, n, NULL, 0, err, sizeof err)) {
         snprintf(w->wc->note, sizeof w->wc->note, "%s", err);
         return -1;
@@ -202,7 +209,7 @@ int worker_run_ctl(const struct params *p, struct task_result *res, struct worke
     if (!m)
         return -1;
     struct wstop ws = {wc->stop, wc->stop_ctx, 0};
-    struct wsave sv = {wc, params_task_id(p), 0, res, 0, t0, t0, 0};
+    struct wsave sv = {wc, &ws, params_task_id(p), 0, res, 0, t0, t0, 0};
     char text[8192];
     if (wc->ckpt_path && params_canonical(p, text, sizeof text) > 0) {
         sv.hash = ckpt_text_hash(text);

@@ -12,6 +12,17 @@
  * asked to stop through their stop callback; their results still come back (interrupted), and
  * sched_run returns normally. A task that runs longer than opts.task_timeout_s is asked to
  * stop with OBS_STOP_TIMEOUT.
+ *
+ * Stalled ranks: a worker's running task sends rank 0 a heartbeat from its stop callback (the
+ * solvers poll it every few milliseconds) at most every sched_beat_s(opts) seconds. A worker
+ * that holds tasks and has sent nothing for opts.stall_timeout_s seconds of rank 0's listening
+ * (SIGSTOP, a hung kernel call, a dead network link) is taken for stalled: its tasks go back to
+ * the front of the queue for the other ranks (ops.returned is told), it is sent STOP and DONE,
+ * and everything it sends afterwards (a late result) is ignored and reported (ops.note), so
+ * that ops.finished sees each task once. Idle workers wait until no task is held anywhere,
+ * so that a stalled rank's tasks always find a rank to rerun them. A stalled rank that never
+ * answers again cannot finalise: sched_stats.stalled_silent says so, and the caller ends the
+ * job with MPI_Abort.
  */
 #ifndef AIMSWEEP_SCHED_H
 #define AIMSWEEP_SCHED_H
@@ -27,6 +38,14 @@
 #define SCHED_END_MARGIN_S 15.0
 /* After the stop request, how long rank 0 still waits for results before giving up on them. */
 #define SCHED_STOP_WAIT_S 30.0
+/* Default of sched_opts.stall_timeout_s: far longer than any stretch in which a healthy task
+ * does not poll its stop callback (measured, on a loaded machine: 21 s between two flow steps of
+ * softmax with T = 16, 6 s building an untied order-6 moment system, 4 s building a d = 2000
+ * model). */
+#define SCHED_STALL_TIMEOUT_S 600.0
+/* A running task's heartbeat interval, at most; a quarter of the stall timeout when that is
+ * shorter (sched_beat_s). */
+#define SCHED_BEAT_S 1.0
 
 struct sched_task {
     uint64_t id;
@@ -56,6 +75,9 @@ struct sched_ops {
     int (*returned)(void *ctx, size_t index);
     /* Rank 0 only, often (about every 0.2 s and after every result): progress. */
     void (*tick)(void *ctx, const struct sched_progress *pr);
+    /* Rank 0 only: an event worth a line in the log (a stalled rank, a late result ignored).
+     * May be NULL (then the line goes to stderr). */
+    void (*note)(void *ctx, const char *line);
     void *ctx;
 };
 
@@ -65,15 +87,25 @@ struct sched_opts {
                         whose scaled estimate would end after it */
     double end_time; /* the job's end (seconds since the epoch), 0 = unknown: the grace after a
                         signal never runs past end_time - SCHED_END_MARGIN_S */
-    double task_timeout_s; /* a task running longer is stopped (its stop callback answers
+    double task_timeout_s;  /* a task running longer is stopped (its stop callback answers
                               OBS_STOP_TIMEOUT), 0 = no limit; every rank reads it */
-    double term_grace_s;   /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
+    double term_grace_s;    /* the grace after SIGTERM or SIGINT, at most; 0 = SCHED_TERM_GRACE_S */
+    double stall_timeout_s; /* a worker holding tasks and silent this long is stalled (see
+                               above), 0 = never; every rank reads it (the heartbeat) */
 };
+
+/* The heartbeat interval of a running task under opts (0: none). Not collective. */
+double sched_beat_s(const struct sched_opts *opts);
 
 struct sched_stats {
     size_t done, lost, not_started, skipped_deadline, returned;
-    int signal;  /* the signal that stopped the sweep, or 0 */
-    int aborted; /* a callback asked to abort */
+    size_t stalled;        /* workers taken for stalled */
+    size_t reassigned;     /* tasks taken from stalled workers and queued again */
+    size_t late_ignored;   /* results that came from stalled workers, ignored */
+    size_t stalled_silent; /* stalled workers that never answered again: the job must end
+                              with MPI_Abort (they cannot finalise) */
+    int signal;            /* the signal that stopped the sweep, or 0 */
+    int aborted;           /* a callback asked to abort */
     double elapsed_s;
 };
 

@@ -34,6 +34,9 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen);
  * one solver (SOLVER_SGD, SOLVER_FLOW, SOLVER_ODE). */
 double task_cost(const struct params *p);
 double task_cost_solver(const struct params *p, int solver);
+/* The flops of one evaluation of the population loss and its gradient at p's activation and
+ * tokens (0 for closed forms; see task.c). */
+double task_phi_flops(const struct params *p);
 
 /* The cost model corrected by measurements: geometric means of measured / nominal seconds per
  * (solver, decomposition, activation), with fallbacks (task.c). Zero-initialise, feed with

@@ -44,9 +44,11 @@ const char *run_status_name(enum run_status s);
 
 /* Optional: polled by the solvers within seconds (between steps, not only between records); a
  * nonzero return stops the run with RUN_INTERRUPTED. OBS_STOP_TIMEOUT says that the task's own
- * wall limit, not a signal, asked for the stop (the worker records it as RUN_TIMEOUT). */
+ * wall limit, not a signal, asked for the stop (the worker records it as RUN_TIMEOUT);
+ * OBS_STOP_ABANDON that the task was given to another rank (this rank was taken for stalled):
+ * stop and leave no checkpoint, the other rank's run owns it. */
 typedef int (*obs_stop_fn)(void *ctx);
-enum { OBS_STOP_NONE = 0, OBS_STOP_INTERRUPT = 1, OBS_STOP_TIMEOUT = 2 };
+enum { OBS_STOP_NONE = 0, OBS_STOP_INTERRUPT = 1, OBS_STOP_TIMEOUT = 2, OBS_STOP_ABANDON = 3 };
 
 struct traj;
 
