@@ -446,16 +446,9 @@ static int softmax_eval(const struct act *s, int T, double o11, double p11, doub
             out->err_grad = 3 * k * m.err_grad;
             return rc;
         }
-        double fine[3], coarse[3], beta = s->beta;
-        if (trap2(sm2_fn, &beta, 3, 2 * o11 + p11, 3 * o12, 3.0, fine, coarse))
+        if (phi_eval_softmax2_trap(s, o11, p11, o12, out))
             return -1;
-        out->phi = 2 * fine[0];
-        out->d_omega11 = 2 * fine[1];
-        out->d_psi11 = fine[1];
-        out->d_omega12 = 6 * fine[2];
-        out->err = 2 * fabs(fine[0] - coarse[0]);
-        out->err_grad = fmax(2 * fabs(fine[1] - coarse[1]), 6 * fabs(fine[2] - coarse[2]));
-        return isfinite(out->phi) && isfinite(fine[1]) && isfinite(fine[2]) ? 0 : -1;
+        return isfinite(out->phi) && isfinite(out->d_psi11) && isfinite(out->d_omega12) ? 0 : -1;
     }
     double L[3 * PARAMS_MAX_TOKENS];
     for (int b = 0; b < T; b++) {
@@ -550,8 +543,8 @@ int phi_eval_quadrature(const struct act *a, int T, double o11, double o12, stru
     return 0;
 }
 
-/* Softmax at T = 2 by the trapezoidal rule on the differences (the route phi_mehler.c replaced),
- * for tests. */
+/* Softmax at T = 2 by the trapezoidal rule on the differences: the route outside phi_mehler.c's
+ * range (softmax_eval) and the tests' reference for the Mehler route. */
 int phi_eval_softmax2_trap(const struct act *a, double o11, double p11, double o12,
                            struct phi_val *out)
 {
