@@ -148,6 +148,19 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "merge: rows differ from the
 [ "$(q "$W/study.db" "PRAGMA integrity_check")" = ok ] || fail "merge: integrity_check"
 "$AIMSWEEP" merge "$W/study.db" "$W/study.db" 2>/dev/null
 [ $? -eq 2 ] || fail "merge: a study merged into itself"
+# the parts merged at once into a study that does not exist yet, as the elements of a job array
+# that end together do: the one that waited for the lock found the schema the other had written
+# (it used to try to write it again, "table sweeps already exists", and its part was lost)
+for r in 1 2 3 4 5; do
+    rm -f "$W/race.db" "$W/race.db-wal" "$W/race.db-shm"
+    for i in 1 2 3; do "$AIMSWEEP" merge "$W/race.db" "$W/part$i.db" >"$W/race$i.txt" 2>&1 & done
+    wait
+    [ "$(q "$W/race.db" "SELECT count(*) FROM tasks")" = $NTASK ] || {
+        fail "merge: parts merged at once lost tasks"
+        cat "$W"/race?.txt
+        break
+    }
+done
 
 # the columns of the general index and the options (schema versions 3 and 4) go with the task:
 # a merge that copied only the older columns gave every merged task the defaults there, while

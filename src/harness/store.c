@@ -178,6 +178,10 @@ struct store *store_open(const char *path, char *err, size_t errlen)
                 "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
+    /* Looked at again under the lock: another run (two array elements merging into a study that
+     * did not exist yet) may have written the schema while this one waited. */
+    if (store_schema_inspect(s->db, path, &version, &nobj, err, errlen))
+        goto fail;
     /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.
      * With NORMAL, commits between checkpoints lived in the page cache only, and a file system
      * that went read-only lost all of them, schema included (tests/store_fsfail.sh). A
