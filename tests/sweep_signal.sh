@@ -91,5 +91,33 @@ grep -q "would not fit in the time limit" "$W/limit.err" || fail "limit: nothing
 echo "limit: $(tail -1 "$W/limit.err")"
 resume_and_check limit "$W/limit.db" 0
 
+# handler_up PID: until PID catches SIGUSR1 (bit 10 of SigCgt in /proc/PID/status), at most 20 s
+handler_up() {
+    t=0
+    while [ $t -lt 20000 ]; do
+        cgt=$(awk '/^SigCgt/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+        low=${cgt#????????????}
+        [ -n "$low" ] && [ $((0x$low >> 9 & 1)) = 1 ] && return 0
+        t=$((t + 1))
+    done
+    return 1
+}
+
+# 6. SIGUSR1 the moment the run catches it, before the sweep has begun (Slurm's time-limit signal
+# may come at a job's start; the handlers are now set before MPI_Init, which takes a second on a
+# loaded node): the run starts no task, records the stop and exits 4.
+"$AIMSWEEP" run "$SWEEP" --db "$W/early.db" 2>"$W/early.err" &
+pid=$!
+handler_up $pid || fail "early: the run never caught SIGUSR1"
+kill -USR1 $pid
+wait $pid
+rc=$?
+[ $rc -eq 4 ] || fail "early: exit code $rc after an early SIGUSR1 (4: stopped with work left)"
+[ "$(q "$W/early.db" "SELECT count(*) FROM tasks WHERE status <> 'pending'")" = 0 ] ||
+    fail "early: a task was started after the stop"
+[ "$(q "$W/early.db" "SELECT stop_signal FROM sweeps")" = 10 ] || fail "early: the stop is not recorded"
+echo "early: $(grep -c 'not started' "$W/early.err") stop line, exit $rc"
+resume_and_check early "$W/early.db" 0
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -313,13 +313,17 @@ static int share_code(int *code, int *abort_job)
 int cli_run(int argc, char **argv)
 {
     int rank = 0, size = 1, provided;
+    /* Before MPI_Init, which takes a second or more on a loaded node: a SIGUSR1 that mpirun
+     * forwards meanwhile (Slurm's time-limit signal can come at the job's start) would otherwise
+     * end the rank by its default action. The flag it sets is acted on once the sweep runs. */
+    sched_signals_install();
     if (MPICHECK_FAILED(MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided)))
         return 1;
     if (mpicheck_errors_return(MPI_COMM_WORLD) ||
         MPICHECK_FAILED(MPI_Comm_rank(MPI_COMM_WORLD, &rank)) ||
         MPICHECK_FAILED(MPI_Comm_size(MPI_COMM_WORLD, &size)))
         return run_end(1, 1);
-    sched_signals_install();
+    sched_signals_install(); /* again, in case MPI's start-up set handlers of its own */
 
     struct run_opts o;
     int code = run_parse(argc, argv, &o, rank == 0), abort_job = 0;
