@@ -140,12 +140,27 @@ static int wsave_due(void *ctx)
     return w->wc->ckpt_every_s > 0 && clock_now_s() - w->last >= w->wc->ckpt_every_s;
 }
 
+static int abandoned(struct wsave *w)
+{
+    return wstop_poll(w->stop) == OBS_STOP_ABANDON || w->stop->last == OBS_STOP_ABANDON;
+}
+
+/* Asked again once a save is written: a rank stopped (SIGSTOP) in the middle of writing it
+ * finishes the write when it continues, after its task was given to another rank, which may have
+ * finished it and removed its checkpoint. The file is then removed: it is stale, or it replaced
+ * the other rank's checkpoint of the same task with an earlier one, whose next save restores it. */
+static void unless_abandoned(struct wsave *w)
+{
+    if (abandoned(w))
+        unlink(w->wc->ckpt_path);
+}
+
 static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t len)
 {
     struct wsave *w = ctx;
     /* asked first: a periodic save can come due before the solver's next poll, e.g. in a rank
      * that was stopped (SIGSTOP) and has had its task given to another */
-    if (wstop_poll(w->stop) == OBS_STOP_ABANDON || w->stop->last == OBS_STOP_ABANDON)
+    if (abandoned(w))
         return 0;
     struct traj trajs[SOLVER_COUNT];
     for (int i = 0; i < w->cur; i++)
@@ -160,6 +175,7 @@ static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t
         return -1;
     }
     w->wc->saved++;
+    unless_abandoned(w);
     return 0;
 }
 
@@ -174,6 +190,7 @@ static int wsave_finished(struct wsave *w, int n)
         return -1;
     }
     w->wc->saved++;
+    unless_abandoned(w);
     return 0;
 }
 
