@@ -149,9 +149,6 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     if (store_connect(s, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, 1,
                       err, errlen))
         goto fail;
-    int version, nobj;
-    if (store_schema_inspect(s->db, path, &version, &nobj, err, errlen))
-        goto fail;
     s->lock_fd = open(path, O_RDWR | O_CLOEXEC);
     if (s->lock_fd < 0) {
         snprintf(err, errlen, "%s: cannot open for locking: %s", path, strerror(errno));
@@ -178,8 +175,9 @@ struct store *store_open(const char *path, char *err, size_t errlen)
                 "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
-    /* Looked at again under the lock: another run (two array elements merging into a study that
-     * did not exist yet) may have written the schema while this one waited. */
+    /* Looked at under the lock: another run (two array elements merging into a study that did
+     * not exist yet) may have written the schema while this one waited. */
+    int version, nobj;
     if (store_schema_inspect(s->db, path, &version, &nobj, err, errlen))
         goto fail;
     /* synchronous=FULL: every commit reaches the disk (the WAL is fsynced) before it counts.

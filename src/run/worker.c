@@ -149,7 +149,7 @@ static int abandoned(struct wsave *w)
  * finishes the write when it continues, after its task was given to another rank, which may have
  * finished it and removed its checkpoint. The file is then removed: it is stale, or it replaced
  * the other rank's checkpoint of the same task with an earlier one, whose next save restores it. */
-static void unless_abandoned(struct wsave *w)
+static void drop_if_abandoned(struct wsave *w)
 {
     if (abandoned(w))
         unlink(w->wc->ckpt_path);
@@ -175,7 +175,7 @@ static int wsave_save(void *ctx, const struct traj *t, const void *state, size_t
         return -1;
     }
     w->wc->saved++;
-    unless_abandoned(w);
+    drop_if_abandoned(w);
     return 0;
 }
 
@@ -190,7 +190,7 @@ static int wsave_finished(struct wsave *w, int n)
         return -1;
     }
     w->wc->saved++;
-    unless_abandoned(w);
+    drop_if_abandoned(w);
     return 0;
 }
 
