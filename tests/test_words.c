@@ -7,8 +7,11 @@
  *  - at tau = 0 the right-hand side of every tracked word against the derivative of the same
  *    trace along the population flow (central differences of the traces along flow_rhs);
  *  - the order-M error against the flow on omega12 falling with M (tied h1, h2);
- *  - an unstable closure reported as a failed right-hand side, never a crash.
- * Usage: test_words [section], section in {enum, free, rhs, conv, unstable}; all by default.
+ *  - an unstable closure reported as a failed right-hand side, never a crash;
+ *  - strong recovery at the edge of the realisable set: through it to the flow's end point, the
+ *    right-hand side defined just outside it, and a pinned state ended at once (realise).
+ * Usage: test_words [section], section in {enum, free, rhs, conv, noise, unstable, realise}; all
+ * by default.
  */
 #include <cblas.h>
 #include <math.h>
@@ -611,6 +614,146 @@ static void test_unstable(void)
     model_destroy(&m);
 }
 
+/* The tracked component of class {l0, l1} in sys. */
+static int comp_of(const struct mom_sys *sys, int l0, int l1)
+{
+    int w[2] = {l0, l1}, c = words_basis_index(words_system_basis(sys), 2, w);
+    const int *cls = words_system_classes(sys);
+    for (int i = 0; i < sys->dim; i++)
+        if (cls[i] == c)
+            return i;
+    return -1;
+}
+
+/* One ODE run of the untied h2 point of sweeps/phase-ode-d60.yaml that crawled for minutes at
+ * strong recovery (words_system.c head comment), with the realisable set's tolerance tol (< 0:
+ * the default). */
+static void realise_run(struct model *m, double tol, struct traj *t)
+{
+    struct mom_sys sys;
+    char err[256];
+    traj_init(t, SOLVER_ODE, m->p.records + 1);
+    CHECK(words_system_create(m, &sys, err, sizeof err) == 0, "%s", err);
+    if (tol >= 0)
+        words_system_set_real_tol(&sys, tol);
+    mom_integrate(&sys, &m->p, 0, NULL, t);
+    if (t->status == RUN_ODE_DIVERGED && sys.why) {
+        char why[200];
+        size_t len = strlen(t->error);
+        sys.why(sys.ctx, why, sizeof why);
+        snprintf(t->error + len, sizeof t->error - len, ": %s", why);
+    }
+    mom_sys_destroy(&sys);
+}
+
+/* Strong recovery at the edge of the realisable set (src/theory/words_system.c), at the point
+ * d = 60, untied h2, init scale 1.2, rate 0.01, wishart(0.5), order 3 flat (the default):
+ *  1. noise on and off, the ODE runs to tau = 1 and ends where the flow ends, at the teacher:
+ *     |m| and omega11 within 0.005 of the flow's at tau = 1 (measured 2e-3; the order-3 closure
+ *     runs ahead of the flow before strong recovery, m 0.99 against 0.88 at tau = 0.3, and both
+ *     then settle within 2e-3 of the teacher). Planted: the projection removed, the right-hand
+ *     side fails at tau = 0.73 (noise on; 0.94 off) and the run ends ode_diverged.
+ *  2. the projection off (tolerance 0, the test hook): the state is pinned at tau = 0.73 and the
+ *     integrator's failure count (mom.c) ends the run at once with both reasons. Planted: that
+ *     count removed, the run crawls at steps of 1e-12 for minutes (CTest's time limit).
+ *  3. just outside the set (psi11 above omega11, or omega12^2 above (omega11 + psi11)/2, by 1e-8
+ *     relative) the right-hand side is defined and within 1e-6 of its value at the boundary point
+ *     it projects to; 1e-3 outside it fails and says why. Planted: no clip of psi11, or omega12
+ *     clipped to the pair law's sqrt(omega11) only, and the noise law refuses the first, resp.
+ *     second, state. */
+static void test_realise(void)
+{
+    struct params p;
+    wu_params(&p, "decomposition=untied activation=h2 d=60 init_scale=1.2 lr=0.01 "
+                  "teacher=wishart(0.5) tau_end=1 records=10 solvers=flow,ode");
+    struct model *m = model_create(&p);
+    struct traj fl, t;
+    traj_init(&fl, SOLVER_FLOW, p.records + 1);
+    CHECK(flow_run(m, &fl, NULL, NULL) == 0 && fl.status == RUN_OK && fl.n == p.records + 1,
+          "flow");
+    const struct obs_row *fe = &fl.rows[fl.n - 1];
+    for (int noise = 1; noise >= 0; noise--) {
+        m->p.ode_noise = noise;
+        realise_run(m, -1, &t);
+        const struct obs_row *oe = &t.rows[t.n > 0 ? t.n - 1 : 0];
+        printf("realise: noise %s: status %s, %d rows; tau = 1: ode m %.6f omega11 %.6f, flow m "
+               "%.6f omega11 %.6f\n",
+               noise ? "on" : "off", run_status_name(t.status), t.n, oe->overlap, oe->omega11,
+               fe->overlap, fe->omega11);
+        CHECK(t.status == RUN_OK && t.n == p.records + 1, "noise %d: status %s (%s)", noise,
+              run_status_name(t.status), t.error);
+        if (t.n == p.records + 1) {
+            CHECK(fabs(fabs(oe->overlap) - fabs(fe->overlap)) < 0.005,
+                  "noise %d: |m| %.6f, flow %.6f", noise, oe->overlap, fe->overlap);
+            CHECK(fabs(oe->omega11 - fe->omega11) < 0.005, "noise %d: omega11 %.6f, flow %.6f",
+                  noise, oe->omega11, fe->omega11);
+        }
+        traj_free(&t);
+    }
+
+    m->p.ode_noise = 1;
+    realise_run(m, 0, &t);
+    double tau = t.diverged_at_samples * p.lr / ((double)p.d * p.d);
+    printf("realise: tolerance 0: status %s at tau %.6g (%s)\n", run_status_name(t.status), tau,
+           t.error);
+    CHECK(t.status == RUN_ODE_DIVERGED && strstr(t.error, "pinned at the edge of its domain") &&
+              strstr(t.error, "outside the realisable set"),
+          "tolerance 0: status %s (%s)", run_status_name(t.status), t.error);
+    CHECK(tau > 0.7 && tau < 0.8, "tolerance 0: stopped at tau %.6g (pinned at 0.73)", tau);
+    traj_free(&t);
+
+    struct mom_sys sys;
+    char err[256];
+    CHECK(words_system_create(m, &sys, err, sizeof err) == 0, "%s", err);
+    int io = comp_of(&sys, WORDS_S, WORDS_ST), ip = comp_of(&sys, WORDS_S, WORDS_S),
+        ic = comp_of(&sys, WORDS_S, WORDS_P), n = sys.dim;
+    CHECK(io >= 0 && ip >= 0 && ic >= 0, "classes of omega11, psi11, omega12");
+    double *y = malloc(sizeof(double) * n), *yb = malloc(sizeof(double) * n),
+           *f = malloc(sizeof(double) * n), *fb = malloc(sizeof(double) * n);
+    double om = sys.y0[io];
+    /* {psi11, omega12} at the boundary and just outside it, then far outside */
+    const double cases[3][4] = {
+        {om, 0.9 * sqrt(om), om * (1 + 1e-8), 0.9 * sqrt(om)},
+        {0.5 * om, sqrt(0.75 * om), 0.5 * om, sqrt(0.75 * om * (1 + 1e-8))},
+        {0.5 * om, sqrt(0.75 * om), 0.5 * om, sqrt(0.75 * om * (1 + 1e-3))},
+    };
+    for (int k = 0; k < 3 && io >= 0 && ip >= 0 && ic >= 0; k++) {
+        memcpy(yb, sys.y0, sizeof(double) * n);
+        yb[ip] = cases[k][0];
+        yb[ic] = cases[k][1];
+        memcpy(y, yb, sizeof(double) * n);
+        y[ip] = cases[k][2];
+        y[ic] = cases[k][3];
+        CHECK(sys.rhs(sys.ctx, 0, yb, fb) == 0, "case %d: rhs at the boundary", k);
+        int rc = sys.rhs(sys.ctx, 0, y, f);
+        if (k < 2) {
+            double e = 0, sc = 0;
+            for (int i = 0; i < n; i++) {
+                e = fmax(e, fabs(f[i] - fb[i]));
+                sc = fmax(sc, fabs(fb[i]));
+            }
+            printf("realise: case %d, 1e-8 outside: rhs %s, max |rhs - rhs at the boundary| %.2g "
+                   "(max |rhs| %.2g)\n",
+                   k, rc ? "failed" : "defined", e, sc);
+            CHECK(rc == 0 && e < 1e-6 * sc, "case %d: rc %d, difference %.3g of %.3g", k, rc, e,
+                  sc);
+        } else {
+            char why[200] = "";
+            sys.why(sys.ctx, why, sizeof why);
+            printf("realise: 1e-3 outside: rhs %s (%s)\n", rc ? "failed" : "defined", why);
+            CHECK(rc == -1 && strstr(why, "outside the realisable set"), "far outside: rc %d (%s)",
+                  rc, why);
+        }
+    }
+    free(y);
+    free(yb);
+    free(f);
+    free(fb);
+    mom_sys_destroy(&sys);
+    traj_free(&fl);
+    model_destroy(&m);
+}
+
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -626,5 +769,7 @@ int main(int argc, char **argv)
         test_noise();
     if (!only || !strcmp(only, "unstable"))
         test_unstable();
+    if (!only || !strcmp(only, "realise"))
+        test_realise();
     return check_done(argv[0]);
 }

@@ -23,6 +23,12 @@
 #define MOM_MAX_STEPS 2000000L /* accepted + rejected steps over one run */
 #define MOM_POLL_STEPS 16      /* steps between polls of the stop callback */
 #define MOM_STIFF_RETRIES 8    /* restarts of the implicit stepper after a failed step */
+/* A state pinned at the edge of the system's domain: at least one failed right-hand side per
+ * step, on average over a block of MOM_PIN_BLOCK steps. GSL halves the step at each failure and
+ * accepts what lies inside, so such a run crawls on (a few accepted steps growing from 1e-12,
+ * then a trial point outside again: 2 to 3 failures a step) above LIMIT_ODE_HMIN for minutes
+ * until MOM_MAX_STEPS. */
+#define MOM_PIN_BLOCK 100
 
 void mom_sys_destroy(struct mom_sys *sys)
 {
@@ -41,28 +47,32 @@ struct gsl_bridge {
      * switch itself) sees a time below it, so the noise term keeps the first phase's rate
      * until the step that starts at the switch; +inf otherwise (times pass unchanged). */
     double tau_cap;
+    unsigned long nfail; /* right-hand sides that failed so far */
 };
 
 static int bridge_rhs(double t, const double y[], double dydt[], void *p)
 {
-    const struct gsl_bridge *b = p;
+    struct gsl_bridge *b = p;
     int n = b->sys->dim;
     for (int i = 0; i < n; i++)
         if (!isfinite(y[i]))
-            return GSL_FAILURE; /* the stepper retries with a smaller step */
+            goto fail; /* the stepper retries with a smaller step */
     if (b->sys->rhs(b->sys->ctx, fmin(t, b->tau_cap), y, dydt))
-        return GSL_FAILURE;
+        goto fail;
     for (int i = 0; i < n; i++)
         if (!isfinite(dydt[i]))
-            return GSL_FAILURE;
+            goto fail;
     return GSL_SUCCESS;
+fail:
+    b->nfail++;
+    return GSL_FAILURE;
 }
 
 /* The Jacobian by central differences (for the implicit stepper; the systems are autonomous). */
 #define MOM_JAC_REL 1e-7
 static int bridge_jac(double t, const double y[], double *dfdy, double dfdt[], void *p)
 {
-    const struct gsl_bridge *b = p;
+    struct gsl_bridge *b = p;
     int n = b->sys->dim;
     double *yp = b->jac_buf, *fp = yp + n, *fm = fp + n;
     memcpy(yp, y, sizeof(double) * (size_t)n);
@@ -139,7 +149,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
     gsl_odeiv2_control *ctl = NULL;
     gsl_odeiv2_evolve *ev = NULL;
     gsl_odeiv2_driver *drv = NULL;
-    struct gsl_bridge br = {sys, NULL, INFINITY};
+    struct gsl_bridge br = {sys, NULL, INFINITY, 0};
     gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
@@ -175,6 +185,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
     int jump = p->ode_noise && p->lr_schedule.kind == LR_TWO_PHASE && p->lr_schedule.eta1 != p->lr;
     double t = 0.0, h = MOM_H0;
     long nsteps = 0;
+    unsigned long nfail_block = 0; /* br.nfail at the start of the block of steps */
     ret = 0;
     for (int k = 0; k < nrec; k++) {
         double tk = taus[k];
@@ -198,6 +209,18 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
                 mark_diverged(out, p, t, "the right-hand side could not be evaluated");
                 goto stop;
             }
+            if (nsteps % MOM_PIN_BLOCK == 0) {
+                if (br.nfail - nfail_block >= MOM_PIN_BLOCK) {
+                    char why[160];
+                    snprintf(why, sizeof why,
+                             "the right-hand side failed %lu times in %d steps (pinned at the "
+                             "edge of its domain)",
+                             br.nfail - nfail_block, MOM_PIN_BLOCK);
+                    mark_diverged(out, p, t, why);
+                    goto stop;
+                }
+                nfail_block = br.nfail;
+            }
             /* The observables, not the raw state, decide explosion: the spectral state
              * (phi, F) legitimately grows while the traces stay bounded. */
             struct obs_row chk;
@@ -213,8 +236,10 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
                 mark_diverged(out, p, t, "step limit reached");
                 goto stop;
             }
-            /* between steps, not only between records: a stiff point takes millions of steps */
-            if (stop && nsteps % MOM_POLL_STEPS == 0 && t < tk && stop(ctx)) {
+            /* every MOM_POLL_STEPS steps (a stiff point takes millions of steps between two
+             * records) and at every record (a smooth one takes one step a record, and with softmax
+             * at T = 5 a step costs 0.4 s) */
+            if (stop && (nsteps % MOM_POLL_STEPS == 0 || t >= tk) && stop(ctx)) {
                 out->status = RUN_INTERRUPTED;
                 goto stop;
             }

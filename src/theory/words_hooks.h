@@ -13,6 +13,10 @@
 const struct words_basis *words_system_basis(const struct mom_sys *sys);
 const int *words_system_classes(const struct mom_sys *sys);
 
+/* How far outside the realisable set (relative to max(omega11, 1)) the right-hand side takes a
+ * state onto the set rather than failing (WORDS_REAL_TOL by default; words_system.c). */
+void words_system_set_real_tol(struct mom_sys *sys, double tol);
+
 /* The noise drift per unit eta of the state y for given expectations n1 = E sum D_ab^2 and
  * n2 = E sum D_ab D_ba (words_system.c head comment), into out (sys->dim values). */
 int words_noise_drift(const struct mom_sys *sys, const double *y, double n1, double n2,
