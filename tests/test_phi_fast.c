@@ -260,8 +260,10 @@ static void noise_tanh(void)
 
 /* softmax(beta) at T = 2 (noise.c's 2D Mehler sums) against the 4D Gauss-Hermite rule of 64
  * nodes per axis, within the stated error plus five times the rule's own change from 48 nodes
- * (it converges slowly, but it converges). Planted error: the second eigenvalue taken as |l2|
- * fails n2 at the two points with an indefinite cross-covariance, for every beta (6 checks). */
+ * (it converges slowly, but it converges). Planted errors: the second eigenvalue taken as |l2|
+ * fails n2 at the two points with an indefinite cross-covariance, for every beta (6 checks); in
+ * the half-grid sums, the coefficients d_ij kept for i + j even instead of odd fail 16 checks, the
+ * centre column left out of d_ij 12, the columns b < NA of E D^2 counted once 31. */
 static void noise_softmax2(void)
 {
     const double pts[][3] = {{0.5, 0.5, 0.3}, {1.2, 0.4, 0.85}, {1.0, 1.0, 0.9},

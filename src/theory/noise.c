@@ -66,6 +66,7 @@
  */
 #include "aimsweep/theory/noise.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,7 +569,12 @@ static int softmax2_rule(double beta, double om, double psi, double c, int n, do
  * Hermite coefficients of D by the trapezoidal rule on a square grid (step and width sized to
  * the order). The sums stop at i + j = P with |l|max^P = SM2_TAIL; the stated error is the
  * last quarter of the terms kept. |l| is 1/3 at S = S* but reaches 1/2 at ordinary points (an
- * indefinite C); past |l| = SM2_LMAX the product rule below is used instead. */
+ * indefinite C); past |l| = SM2_LMAX the product rule below is used instead.
+ * Cost: D is odd (D(-v) = -D(v)), so d_ij = 0 for i + j even and half the grid holds D; the
+ * coefficients are two matrix products over that half (BLAS). This made the noise term, 90 % of
+ * a softmax(1) ODE point with the noise on, 6 times cheaper: the point's instruction count fell
+ * from 3.0e9 to 6.3e8 (tied, d = 60, init scale 1.2, rate 0.01; callgrind), its results equal to
+ * rounding (4.6e-14). */
 #define SM2_PMAX 80         /* highest total order i + j */
 #define SM2_TAIL 1e-10      /* the order P: |l|max^P below this */
 #define SM2_LMAX 0.75       /* largest |l| for the Mehler route (P = 80 there) */
@@ -653,7 +659,8 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
             M[2 * i + j] = G[2 * i] * Q[j] + G[2 * i + 1] * Q[2 + j];
     /* tanh(x) = 1 - 2/(1 + e^(2x)) with e^(2x) = e^(2 M00 v_a) e^(2 M01 v_b): two exponentials
      * per grid line instead of one tanh per node (tanh() itself where a factor could overflow) */
-    static double D[SM2_NMAX][SM2_NMAX], Tm[SM2_PMAX + 1][SM2_NMAX], ex[2][2][SM2_NMAX];
+    static double D[SM2_NMAX][SM2_NMAX], Tm[SM2_PMAX + 1][SM2_NMAX], ex[2][2][SM2_NMAX],
+        Dm[SM2_PMAX + 1][SM2_PMAX + 1];
     int big = 0;
     for (int a = 0; a < N; a++)
         for (int r = 0; r < 2; r++)
@@ -662,19 +669,17 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
                 big |= fabs(arg) > SM2_EXP_MAX;
                 ex[r][q][a] = exp(arg);
             }
-    /* psi_i(v1) psi_j(v2) phi with i + j <= P is negligible outside the disk |v| <= V */
+    /* psi_i(v1) psi_j(v2) phi with i + j <= P is negligible outside the disk |v| <= V. D is odd,
+     * D(-v) = -D(v), and the grid and the disk are symmetric about 0, so the left half b <= NA
+     * (the centre column included) holds all of D: D is evaluated there only, and e2 = E D^2
+     * counts the columns b < NA twice. */
     double V = NA * h, e2 = 0;
-    int lo[SM2_NMAX], hi[SM2_NMAX];
     for (int a = 0; a < N; a++) {
         double r2 = V * V - vx[a] * vx[a];
-        int m = r2 > 0 ? (int)floor(sqrt(r2) / h) : 0;
-        lo[a] = NA - m;
-        hi[a] = NA + m;
-        for (int b = 0; b < lo[a]; b++)
-            D[a][b] = D[a][N - 1 - b] = 0;
-    }
-    for (int a = 0; a < N; a++)
-        for (int b = lo[a]; b <= hi[a]; b++) {
+        int m = r2 > 0 ? (int)floor(sqrt(r2) / h) : 0, lo = NA - m;
+        for (int b = 0; b < lo; b++)
+            D[a][b] = 0;
+        for (int b = lo; b <= NA; b++) {
             double t, ty;
             if (big) {
                 t = tanh(M[0] * vx[a] + M[1] * vx[b]);
@@ -685,22 +690,25 @@ static int softmax2_mehler(double beta, double om, double psi, double c, double 
             }
             double d = (t - ty) * (1 - t * t);
             D[a][b] = d;
-            e2 += Psi[0][a] * Psi[0][b] * d * d;
-        }
-    for (int i = 0; i <= P; i++) { /* Tm[i][b] = sum_a Psi[i][a] D[a][b] */
-        for (int b = 0; b < N; b++)
-            Tm[i][b] = 0;
-        for (int a = 0; a < N; a++) {
-            double pa = Psi[i][a];
-            for (int b = lo[a]; b <= hi[a]; b++)
-                Tm[i][b] += pa * D[a][b];
+            e2 += (b < NA ? 2 : 1) * Psi[0][a] * Psi[0][b] * d * d;
         }
     }
+    /* The coefficients d_ij = sum_ab Psi[i][a] D[a][b] Psi[j][b]. With Tm = Psi D over the left
+     * half, Tm[i][N - 1 - b] = -(-1)^i Tm[i][b] (Psi[i] has parity (-1)^i), so d_ij = 0 for
+     * i + j even, and for i + j odd d_ij = 2 sum_{b < NA} Tm[i][b] Psi[j][b] + Tm[i][NA] Psi[j][NA]
+     * (the centre column once). Two matrix products and the centre's outer product. */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, P + 1, NA + 1, N, 1.0, &Psi[0][0],
+                SM2_NMAX, &D[0][0], SM2_NMAX, 0.0, &Tm[0][0], SM2_NMAX);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, P + 1, P + 1, NA, 2.0, &Tm[0][0], SM2_NMAX,
+                &Psi[0][0], SM2_NMAX, 0.0, &Dm[0][0], SM2_PMAX + 1);
+    for (int i = 0; i <= P; i++)
+        for (int j = 0; j <= P; j++)
+            Dm[i][j] += Tm[i][NA] * Psi[j][NA];
     double cross = 0, tail = 0, li = 1;
     for (int i = 0; i <= P; i++, li *= lam[0]) {
-        double lj = 1;
-        for (int j = 0; i + j <= P; j++, lj *= lam[1]) {
-            double dij = kern_dot4(Tm[i], Psi[j], N), t = li * lj * dij * dij;
+        double lj = i % 2 ? 1 : lam[1];
+        for (int j = 1 - i % 2; i + j <= P; j += 2, lj *= lam[1] * lam[1]) {
+            double dij = Dm[i][j], t = li * lj * dij * dij;
             cross += t;
             if (i + j > P - P / 4)
                 tail += fabs(t);
