@@ -53,7 +53,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* store_open waits this long (default) for the lock of a run that is ending (a killed job's
  * orphaned ranks hold it for a few seconds) before it refuses. */
 #define STORE_LOCK_WAIT_S 30.0
