@@ -242,8 +242,7 @@ static void test_recovery(void)
     /* 0.5: record 3 falls back below, the crossing is between 4 (0.3) and 5 (0.8) */
     CHECK(obs_recovery(&t, 1, 0.5, &tau, &ns) == 0 && tau > 0.4 && tau < 0.5, "tau_wr(0.5) = %g",
           tau);
-    CHECK(obs_recovery(&t, 1, 0.005, &tau, &ns) == 0 && tau == 0 && ns == 0,
-          "reached at record 0");
+    CHECK(obs_recovery(&t, 1, 0.005, &tau, &ns) == 0 && tau == 0 && ns == 0, "reached at record 0");
     CHECK(obs_recovery(&t, 1, 0.95, &tau, &ns) != 0, "0.95 reached");
     /* the signed m (an activation with an odd part): records 3 (-0.45) and 5 (-0.8) do not
      * count; 0.4 and 0.5 are first reached at record 6 (0.9), linear from record 5's -0.8.
@@ -292,9 +291,8 @@ static double direct_tau_wr(sqlite3 *db, const char *task, const char *solver, d
      * read row by row */
     sqlite3_stmt *q;
     sqlite3_prepare_v2(
-        db,
-        "SELECT tau, overlap FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k",
-        -1, &q, NULL);
+        db, "SELECT tau, overlap FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k", -1,
+        &q, NULL);
     sqlite3_bind_text(q, 1, task, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
     double tp = 0, mp = -1, r = -1;

@@ -34,8 +34,8 @@
 
 #include "aimsweep/base/params.h"
 #include "aimsweep/harness/store.h"
-#include "aimsweep/model/obs.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/model/obs.h"
 #include "check.h"
 
 static double value(sqlite3 *db, const char *sql)
@@ -70,7 +70,7 @@ static char *slurp(const char *path)
 #define EXPECT_MAX 64
 struct expect {
     char task[17], solver[8], act[32];
-    double tau, samples; /* -1: never (NULL) */
+    double tau, samples;   /* -1: never (NULL) */
     double tau5, samples5; /* as version 5 stored them (-1: NULL) */
     int has_traj;
 };
@@ -130,7 +130,8 @@ static int expected_wr(sqlite3 *db, struct expect *ex)
 static void check_wr(sqlite3 *db, const struct expect *ex, int n, const char *what)
 {
     sqlite3_stmt *q = NULL;
-    sqlite3_prepare_v2(db, "SELECT tau_wr, samples_wr FROM summary WHERE task_id = ?1 AND solver = ?2",
+    sqlite3_prepare_v2(db,
+                       "SELECT tau_wr, samples_wr FROM summary WHERE task_id = ?1 AND solver = ?2",
                        -1, &q, NULL);
     int changed = 0;
     for (int i = 0; i < n; i++) {
@@ -154,8 +155,8 @@ static void check_wr(sqlite3 *db, const struct expect *ex, int n, const char *wh
         }
         CHECK(fabs(tau - e->tau) <= 1e-12, "%s: %s %s tau_wr %.17g, obs_recovery %.17g", what,
               e->act, e->solver, tau, e->tau);
-        CHECK(ns == e->samples, "%s: %s %s samples_wr %g, obs_recovery %g", what, e->act,
-              e->solver, ns, e->samples);
+        CHECK(ns == e->samples, "%s: %s %s samples_wr %g, obs_recovery %g", what, e->act, e->solver,
+              ns, e->samples);
         if (!strcmp(e->act, "h3") && !strcmp(e->solver, "sgd"))
             CHECK(e->tau5 > 0 && tau == -1, "%s: h3 sgd: version 5 %g, now %g", what, e->tau5, tau);
         changed += tau != e->tau5;
@@ -308,8 +309,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     if (st) {
         CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == nsum,
               "mu_star written");
-        CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj_rerun,
-              "rerun rows");
+        CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj_rerun, "rerun rows");
     }
     store_close(&st);
 }

@@ -56,37 +56,53 @@
  * is an SQL expression for the task's parity: t.sign_symmetric (version 6), NULL (the views as
  * the migrations to versions 2 and 4 made them), act_sign_symmetric(t.activation) (temporary
  * views of an older file opened read-only). */
-#define WR_OVERLAP_SQL(sign, r) "CASE WHEN " sign " = 0 THEN " r ".overlap ELSE abs(" r ".overlap) END"
+#define WR_OVERLAP_SQL(sign, r)                                                                    \
+    "CASE WHEN " sign " = 0 THEN " r ".overlap ELSE abs(" r ".overlap) END"
 
 /* recovery: one row per point (without the seed) and solver. anti_recovered counts the seeds of a
  * sign-identifiable activation whose m reached -recovery_threshold and never +recovery_threshold
  * (the student learned -S*). */
-#define RECOVERY_VIEW_BODY(sign)                                                                   \
-    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"                      \
-    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher," \
-    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"            \
-    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr,"   \
-    " (" sign " = 0 AND s.samples_wr IS NULL AND (SELECT min(r.overlap) FROM trajectory r"         \
-    " WHERE r.task_id = s.task_id AND r.solver = s.solver) <= -t.recovery_threshold) AS anti"      \
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                        \
-    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                    \
-    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                    \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"  \
-    " AS rank_n,"                                                                                  \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t" \
-    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                        \
-    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                \
-    " count(samples_wr) AS recovered,"                                                             \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.25") " AS n_wr_q1,"                                \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " AS n_wr_median,"                             \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.75") " AS n_wr_q3,"                                \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.25") " AS tau_wr_q1,"                                  \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.5") " AS tau_wr_median,"                               \
-    " " QUANTILE_SQL("tau_wr", "rank_t", "0.75") " AS tau_wr_q3,"                                  \
-    " " QUANTILE_SQL("samples_wr", "rank_n", "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"        \
-    " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged,"                               \
-    " coalesce(sum(anti), 0) AS anti_recovered"                                                    \
-    " FROM ranked GROUP BY point, solver;"
+#define RECOVERY_VIEW_BODY(sign)                                                                                                                      \
+    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"                                                                         \
+    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher,"                                                  \
+    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"                                                               \
+    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr,"                                                      \
+    " (" sign " = 0 AND s.samples_wr IS NULL AND (SELECT min(r.overlap) FROM trajectory r"                                                            \
+    " WHERE r.task_id = s.task_id AND r.solver = s.solver) <= -t.recovery_threshold) AS anti"                                                         \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                                                                           \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                                                                       \
+    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                                                                       \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"                                                     \
+    " AS rank_n,"                                                                                                                                     \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t"                                                   \
+    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                                                                           \
+    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                                                                   \
+    " count(samples_wr) AS recovered,"                                                                                                                \
+    " " QUANTILE_SQL(                                                                                                                                 \
+        "samples_wr", "rank_n",                                                                                                                       \
+        "0.25") " AS n_wr_q1,"                                                                                                                        \
+                " " QUANTILE_SQL(                                                                                                                     \
+                    "samples_wr", "rank_n",                                                                                                           \
+                    "0.5") " AS n_wr_median,"                                                                                                         \
+                           " " QUANTILE_SQL(                                                                                                          \
+                               "samples_wr", "rank_n",                                                                                                \
+                               "0.75") " AS n_wr_q3,"                                                                                                 \
+                                       " " QUANTILE_SQL(                                                                                              \
+                                           "tau_wr", "rank_t",                                                                                        \
+                                           "0.25") " AS tau_wr_q1,"                                                                                   \
+                                                   " " QUANTILE_SQL(                                                                                  \
+                                                       "tau_wr", "rank_t",                                                                            \
+                                                       "0.5") " AS tau_wr_median,"                                                                    \
+                                                              " " QUANTILE_SQL(                                                                       \
+                                                                  "tau_wr", "rank_t",                                                                 \
+                                                                  "0.75") " AS tau_wr_q3,"                                                            \
+                                                                          " " QUANTILE_SQL(                                                           \
+                                                                              "samples_wr",                                                           \
+                                                                              "rank_n",                                                               \
+                                                                              "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"                          \
+                                                                                     " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged," \
+                                                                                     " coalesce(sum(anti), 0) AS anti_recovered"                      \
+                                                                                     " FROM ranked GROUP BY point, solver;"
 
 #define SD_SQL(x)                                                                                  \
     "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))"                  \
@@ -123,9 +139,10 @@
     " lag(samples) OVER w AS samples_prev, samples,"                                               \
     " coalesce(max(m) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1)"              \
     " AS m_max_before"                                                                             \
-    " FROM (SELECT r.task_id, r.solver, r.k, r.tau, r.samples, " WR_OVERLAP_SQL(sign, "r") " AS m" \
-    " FROM trajectory r JOIN tasks t ON t.task_id = r.task_id)"                                    \
-    " WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
+    " FROM (SELECT r.task_id, r.solver, r.k, r.tau, r.samples, " WR_OVERLAP_SQL(                   \
+        sign, "r") " AS m"                                                                         \
+                   " FROM trajectory r JOIN tasks t ON t.task_id = r.task_id)"                     \
+                   " WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
 
 /* The results view (created with the schema, and again by the 2 -> 3 migration). */
 #define RESULTS_VIEW_SQL                                                                               \
@@ -204,7 +221,7 @@ static const char *const migrate_3_4_sql =
     "BEGIN IMMEDIATE;"
     "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
     "CREATE VIEW " RECOVERY_VIEW_BODY("NULL") "CREATE VIEW " CURVES_VIEW_BODY
-    "PRAGMA user_version = 4; COMMIT;";
+                                              "PRAGMA user_version = 4; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
@@ -321,7 +338,9 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "index_kind", "",
      "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
     {NULL, "tau_wr", "tau",
-     "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
+     "weak recovery: tau at which m (|m| where sign_symmetric) first reaches recovery_threshold, interpolated between records; NULL: never"},
+    {NULL, "sign_symmetric", "",
+     "1: even activation, the loss cannot tell S from -S, weak recovery on |m|; 0: the sign is identifiable, weak recovery on m; NULL: unknown (|m|)"},
     {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
     {NULL, "final_overlap", "", "m at the last record"},
     {NULL, "final_loss", "", "Phi at the last record"},
@@ -336,10 +355,10 @@ static const struct store_column_doc column_docs[] = {
      "samples at which the solver stopped on exploding values; NULL: it did not"},
     {NULL, "error", "", "the solver's error message"},
     {NULL, "tau_prev", "tau", "tau of record k - 1 (NULL at k = 0)"},
-    {NULL, "m", "", "|m| at record k"},
-    {NULL, "m_prev", "", "|m| at record k - 1 (NULL at k = 0)"},
+    {NULL, "m", "", "the overlap weak recovery reads at record k: m, or |m| where sign_symmetric"},
+    {NULL, "m_prev", "", "that overlap at record k - 1 (NULL at k = 0)"},
     {NULL, "samples_prev", "samples", "samples at record k - 1 (NULL at k = 0)"},
-    {NULL, "m_max_before", "", "largest |m| of the records before k (-1 at k = 0)"},
+    {NULL, "m_max_before", "", "largest such overlap of the records before k (-1 at k = 0)"},
     {NULL, "point", "", "the point without its seed: canonical parameter text with seed=N cut out"},
     {NULL, "seeds", "", "seeds of the point whose solver finished (done, diverged, ode_diverged)"},
     {"recovery", "recovered", "", "seeds that reached weak recovery"},
@@ -351,6 +370,8 @@ static const struct store_column_doc column_docs[] = {
     {"recovery", "tau_wr_q3", "tau", "third quartile of tau_wr over the recovered seeds"},
     {"recovery", "n_wr_per_d2lnd", "", "n_wr_median / (d^2 ln d)"},
     {"recovery", "frac_diverged", "", "fraction of the seeds whose solver diverged"},
+    {"recovery", "anti_recovered", "",
+     "seeds of a sign-identifiable activation whose m reached -recovery_threshold and never +recovery_threshold"},
     {"curves", "tau", "tau", "mean over the seeds of tau at record k"},
     {"curves", "samples", "samples", "mean over the seeds of the samples at record k"},
     {"curves", "abs_m_mean", "", "mean of |m| over the seeds at record k"},
@@ -550,14 +571,14 @@ static int migrate_1_2(sqlite3 *db, const char *path, char *err, size_t errlen)
     /* tau_wr and samples_wr as version 2 computes them: interpolated between records */
     if (store_exec(
             db,
-            "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY("NULL")
-            "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
-            " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
-            " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
-            " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
-            " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
-            " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
-            " PRAGMA user_version = 2; COMMIT;",
+            "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(
+                "NULL") "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
+                        " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
+                        " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
+                        " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
+                        " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
+                        " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
+                        " PRAGMA user_version = 2; COMMIT;",
             err, errlen, path))
         goto out;
     rc = 0;
@@ -662,8 +683,8 @@ static int migrate_5_6(sqlite3 *db, const char *path, char *err, size_t errlen)
             goto dberr;
     }
     if (store_exec(db,
-                   "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(WR_SIGN_V6) "CREATE VIEW "
-                       RECOVERY_VIEW_BODY(WR_SIGN_V6) WR6_TABLE_SQL
+                   "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(
+                       WR_SIGN_V6) "CREATE VIEW " RECOVERY_VIEW_BODY(WR_SIGN_V6) WR6_TABLE_SQL
                    "UPDATE summary SET (tau_wr, samples_wr) = (SELECT w.tau_wr, w.samples_wr FROM"
                    " wr6 w WHERE w.task_id = summary.task_id AND w.solver = summary.solver)"
                    " WHERE task_id IN (SELECT task_id FROM tasks WHERE sign_symmetric = 0);"
@@ -765,8 +786,8 @@ int store_schema_temp_views(sqlite3 *db, int version, const char *path, char *er
                    err, errlen, path))
         return -1;
     if (store_exec(db,
-                   "CREATE TEMP VIEW " RECOVERY_VIEW_BODY(WR_SIGN_OLD) "CREATE TEMP VIEW "
-                       CURVES_VIEW_BODY,
+                   "CREATE TEMP VIEW " RECOVERY_VIEW_BODY(
+                       WR_SIGN_OLD) "CREATE TEMP VIEW " CURVES_VIEW_BODY,
                    err, errlen, path))
         return -1;
 #undef WR_SIGN_OLD
