@@ -2,8 +2,9 @@
  * store_schema.c: the shape of the results database (the tables and statuses are documented in
  * store.h): the schema a new file gets, its views, what every column means (store_column_doc),
  * the SQL function crossing(), and the migrations that bring an older file to the current
- * version, one transaction per step (migrate_1_2, then migrate_2_3_sql, migrate_3_4_sql and
- * migrate_4_5), so that a failed migration leaves the file at the last version it reached:
+ * version, one transaction per step (migrate_1_2, then migrate_2_3_sql, migrate_3_4_sql,
+ * migrate_4_5 and migrate_5_6), so that a failed migration leaves the file at the last version
+ * it reached:
  *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
@@ -12,9 +13,10 @@
  *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
  *           they ran with), and the views recovery and curves are added.
  *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
+ *   5 -> 6  weak recovery with the sign for activations that are not even (migrate_5_6).
  *
- * A read-only open of a file older than version 4 gets the views recovery and curves as
- * temporary views (store_schema_temp_views).
+ * A read-only open of a file older than version 6 gets the views of version 6 as temporary
+ * views, summary among them (store_schema_temp_views).
  *
  * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
  * (POINT_KEY_SQL), so every parameter, present or added later, separates points. Quartiles
