@@ -407,9 +407,11 @@ const struct store_column_doc *store_column_doc(const char *table, const char *c
     return NULL;
 }
 
-/* crossing(th, x_prev, x, m_prev, m): x where |m| reaches th, linear between (m_prev, x_prev)
- * and (m, x); x when there is no record before (m_prev NULL) or no change of m. With a row of
- * recovery_segments it gives tau_wr (x = tau) and n_wr (x = samples) for any threshold. */
+/* crossing(th, x_prev, x, m_prev, m): x where the overlap reaches th, linear between (m_prev,
+ * x_prev) and (m, x); x when there is no record before (m_prev NULL) or no change of m. It takes
+ * the overlap as given: with a row of recovery_segments, whose m is signed or |m| by the task's
+ * parity (WR_OVERLAP_SQL, version 6), it gives tau_wr (x = tau) and n_wr (x = samples) for any
+ * threshold, by the rule of docs/model.md §8. */
 static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
 {
     (void)argc;

@@ -6,10 +6,12 @@
  * l(-S) = 1/2 sum (Y(-h(S)) - y)^2, which is l(S) for every sample exactly when Y(-h) = Y(h).
  * For an even sigma, S and -S have the same loss and the same dynamics (direct: g(-S) = -g(S)),
  * and -S* is as good a fit as S*: |m| is the measure. For any other output map the population
- * loss has odd powers of Omega12 (Mehler: E sigma(u) sigma(w) = sum_k a_k b_k k! Omega12^k with
- * a_k, b_k the Hermite coefficients of sigma at the variances of u and w, nonzero for some odd
- * k when sigma has an odd part), m < 0 raises the loss (h3: -12 c^3 in Phi), and a run with
- * m <= -threshold has learned the opposite of the teacher: it is not recovery.
+ * loss has odd powers of Omega12 (Mehler: E sigma(u) sigma(w) = sum_k a_k b_k k! rho^k with
+ * rho = Omega12/sqrt(Omega11), a_k and b_k the He_k coefficients of sigma(sqrt(Omega11) z) and
+ * sigma(z); a_K b_K != 0 for the top odd degree K of a polynomial, a_1 b_1 != 0 for relu, tanh,
+ * erf), m < 0 raises the loss (h3: -12 Omega12^3 per entry), and a run with m <= -threshold has
+ * learned the opposite of the teacher: it is not recovery. softmax(beta): the same, its linear
+ * response in h being odd.
  */
 #include "aimsweep/model/obs.h"
 
