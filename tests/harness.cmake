@@ -5,7 +5,7 @@ add_executable(test_harness test_harness.c)
 target_link_libraries(test_harness PRIVATE aimsweep_harness)
 aimsweep_warnings(test_harness)
 add_test(NAME test_harness COMMAND test_harness ${CMAKE_CURRENT_BINARY_DIR})
-set_tests_properties(test_harness PROPERTIES LABELS unit TIMEOUT 60)
+set_tests_properties(test_harness PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 
 set(HARNESS_ENV "AIMSWEEP=$<TARGET_FILE:aimsweep>" "MPIEXEC=${MPIEXEC_EXECUTABLE}"
     "SRCDIR=${CMAKE_SOURCE_DIR}" "OPENBLAS_NUM_THREADS=1"
