@@ -22,11 +22,17 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define KERN_VECTOR 1
+#if defined(__AVX512F__)
+#define KERN_AVX512 1
 #else
+#define KERN_AVX512 0
+#endif
+#else
+#define KERN_AVX512 0
 #define KERN_VECTOR 0
 #endif
 
-int kern_vector(void) { return KERN_VECTOR; }
+int kern_vector(void) { return KERN_AVX512 ? 2 : KERN_VECTOR; }
 
 /* The portable loops: for T = 2 two rows at a time (x0, x1, y0, y1 loaded once for both, four
  * independent sums); otherwise one row, with KERN_LANES partial sums per dot product. */
@@ -185,6 +191,109 @@ static inline void update_project_pair_f(double *r0, double *r1, const double *f
     out[5] = tail[5] + hsum(g1);
 }
 
+#if KERN_AVX512
+
+/* [a[0..3] | a[0..3]] */
+static inline __m512d bcast4(const double *a) { return _mm512_broadcast_f64x4(_mm256_loadu_pd(a)); }
+
+/* [a[0..3] | b[0..3]] */
+static inline __m512d pack2(const double *a, const double *b)
+{
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(a)), _mm256_loadu_pd(b), 1);
+}
+
+/* [a x4 | b x4] */
+static inline __m512d set2(double a, double b)
+{
+    return _mm512_insertf64x4(_mm512_set1_pd(a), _mm256_set1_pd(b), 1);
+}
+
+static inline __m256d lo4(__m512d v) { return _mm512_castpd512_pd256(v); }
+static inline __m256d hi4(__m512d v) { return _mm512_extractf64x4_pd(v, 1); }
+
+/* update_project_pair_f on one block of the paired layout (kern.h): each vector holds four
+ * columns of both rows, [row 0 | row 1], so that lane q of a sum adds the products of the
+ * columns 4c + q in the order of c, as each lane of the four-lane kernel does, and every result
+ * is that kernel's bit for bit, from half the multiply-adds and no shuffles of the rows. */
+static inline void paired_pair_f(double *blk, const double *f, int m, double a0, double b0,
+                                 double a1, double b1, const double *x0, const double *x1,
+                                 const double *y0, const double *y1, double out[6])
+{
+    const __m512d A = set2(a0, a1), B = set2(b0, b1);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, g = s0; /* [s00 | s10], [s01 | s11], [g0 | g1] */
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {
+        double *v_ = blk + 2 * j;
+        __m512d v = _mm512_fnmadd_pd(A, bcast4(x0 + j), _mm512_loadu_pd(v_));
+        v = _mm512_fnmadd_pd(B, bcast4(x1 + j), v);
+        _mm512_storeu_pd(v_, v);
+        s0 = _mm512_fmadd_pd(v, bcast4(y0 + j), s0);
+        s1 = _mm512_fmadd_pd(v, bcast4(y1 + j), s1);
+        g = _mm512_fmadd_pd(bcast4(f + j), pack2(y0 + j, y1 + j), g);
+    }
+    double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
+    if (j < m) {
+        int t = m - j;
+        update_project_rows2(blk + 2 * j, blk + 2 * j + t, t, a0, b0, a1, b1, x0 + j, x1 + j,
+                             y0 + j, y1 + j, tail);
+        tail[4] = kern_dot(f + j, y0 + j, t);
+        tail[5] = kern_dot(f + j, y1 + j, t);
+    }
+    out[0] = tail[0] + hsum(lo4(s0));
+    out[1] = tail[1] + hsum(lo4(s1));
+    out[2] = tail[2] + hsum(hi4(s0));
+    out[3] = tail[3] + hsum(hi4(s1));
+    out[4] = tail[4] + hsum(lo4(g));
+    out[5] = tail[5] + hsum(hi4(g));
+}
+
+/* update_project_pair on one block: its two partial sums per product are the even and the odd
+ * blocks of four columns (s and t there), and a last block of four goes to s, as there. */
+static inline void paired_pair(double *blk, int m, double a0, double b0, double a1, double b1,
+                               const double *x0, const double *x1, const double *y0,
+                               const double *y1, double out[4])
+{
+    const __m512d A = set2(a0, a1), B = set2(b0, b1);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, t0 = s0, t1 = s0;
+    int j = 0;
+    for (; j + 8 <= m; j += 8) {
+        double *v_ = blk + 2 * j;
+        __m512d v = _mm512_fnmadd_pd(A, bcast4(x0 + j), _mm512_loadu_pd(v_));
+        __m512d u = _mm512_fnmadd_pd(A, bcast4(x0 + j + 4), _mm512_loadu_pd(v_ + 8));
+        v = _mm512_fnmadd_pd(B, bcast4(x1 + j), v);
+        u = _mm512_fnmadd_pd(B, bcast4(x1 + j + 4), u);
+        _mm512_storeu_pd(v_, v);
+        _mm512_storeu_pd(v_ + 8, u);
+        s0 = _mm512_fmadd_pd(v, bcast4(y0 + j), s0);
+        s1 = _mm512_fmadd_pd(v, bcast4(y1 + j), s1);
+        t0 = _mm512_fmadd_pd(u, bcast4(y0 + j + 4), t0);
+        t1 = _mm512_fmadd_pd(u, bcast4(y1 + j + 4), t1);
+    }
+    if (j + 4 <= m) {
+        double *v_ = blk + 2 * j;
+        __m512d v = _mm512_fnmadd_pd(A, bcast4(x0 + j), _mm512_loadu_pd(v_));
+        v = _mm512_fnmadd_pd(B, bcast4(x1 + j), v);
+        _mm512_storeu_pd(v_, v);
+        s0 = _mm512_fmadd_pd(v, bcast4(y0 + j), s0);
+        s1 = _mm512_fmadd_pd(v, bcast4(y1 + j), s1);
+        j += 4;
+    }
+    double tail[4] = {0, 0, 0, 0};
+    if (j < m) {
+        int t = m - j;
+        update_project_rows2(blk + 2 * j, blk + 2 * j + t, t, a0, b0, a1, b1, x0 + j, x1 + j,
+                             y0 + j, y1 + j, tail);
+    }
+    s0 = _mm512_add_pd(s0, t0);
+    s1 = _mm512_add_pd(s1, t1);
+    out[0] = tail[0] + hsum(lo4(s0));
+    out[1] = tail[1] + hsum(lo4(s1));
+    out[2] = tail[2] + hsum(hi4(s0));
+    out[3] = tail[3] + hsum(hi4(s1));
+}
+
+#endif
+
 #endif
 
 #define KERN_T double
@@ -194,3 +303,65 @@ static inline void update_project_pair_f(double *r0, double *r1, const double *f
 #define KERN_DOT(a, b, m) kern_dot(a, b, m)
 #define KERN_HAVE_VECTOR KERN_VECTOR
 #include "kern_generic.h"
+
+/* The paired layout (kern.h): rows 2p and 2p + 1 share the block of 2m entries at 2p m, four
+ * columns of one row then the same four of the other, and the last m % 4 columns of row 2p,
+ * then those of row 2p + 1; a last odd row stays as it is. */
+size_t kern_paired_index(int n, int m, int i, int j)
+{
+    if (i >= (n & ~1))
+        return (size_t)i * m + j;
+    size_t base = (size_t)(i & ~1) * m;
+    int q = m & ~3, h = i & 1;
+    if (j < q)
+        return base + 2 * (size_t)(j & ~3) + 4 * (size_t)h + (size_t)(j & 3);
+    return base + 2 * (size_t)q + (size_t)h * (size_t)(m - q) + (size_t)(j - q);
+}
+
+void kern_paired_pack(const double *A, double *P, int n, int m)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++)
+            P[kern_paired_index(n, m, i, j)] = A[(size_t)i * m + j];
+}
+
+void kern_paired_unpack(const double *P, double *A, int n, int m)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++)
+            A[(size_t)i * m + j] = P[kern_paired_index(n, m, i, j)];
+}
+
+int kern_paired(int T) { return KERN_AVX512 && T == 2; }
+
+int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
+                                     const double *X, const double *Y, double *O, const double *F,
+                                     int nf, double *Z, int ldz)
+{
+#if KERN_AVX512
+    if (T != 2)
+        return -1;
+    int pairs = n / 2, done = nf < pairs ? nf : pairs;
+    for (int p = 0; p < pairs; p++) {
+        int i = 2 * p;
+        double out[6], *blk = M + (size_t)i * m;
+        if (p < done) {
+            paired_pair_f(blk, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X,
+                          X + m, Y, Y + m, out);
+            Z[p] = out[4];
+            Z[ldz + p] = out[5];
+        } else {
+            paired_pair(blk, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
+        }
+        put_pair(O, n, i, out);
+    }
+    if (2 * pairs < n)
+        update_project_portable_ld(M + (size_t)2 * pairs * m, n - 2 * pairs, m, T, C + 2 * pairs,
+                                   X, Y, O + 2 * pairs, n);
+    return done;
+#else
+    (void)M, (void)n, (void)m, (void)T, (void)C, (void)X, (void)Y, (void)O, (void)F, (void)nf,
+        (void)Z, (void)ldz;
+    return -1;
+#endif
+}

@@ -173,6 +173,12 @@ static void uv_from_pq(double *p, double *q, size_t n)
     }
 }
 
+/* The index of entry (i, j) of direct's stored S (row-major, or paired: kern.h). */
+static size_t at(const struct sgd_state *st, int i, int j)
+{
+    return st->paired ? kern_paired_index(st->d, st->d, i, j) : (size_t)i * st->d + j;
+}
+
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
@@ -181,7 +187,7 @@ static void sgd_resync(struct sgd_state *st)
         case DECOMP_DIRECT:
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
-                st->trS += st->P ? st->P[(size_t)i * st->d + i] : st->Pf[(size_t)i * st->d + i];
+                st->trS += st->P ? st->P[at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
             break;
         case DECOMP_TIED:
             st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa;
@@ -205,7 +211,9 @@ static void load_student(struct sgd_state *st)
     const struct student *s = &st->s;
     int d = st->d, r = st->r, T = st->T, n = st->rows;
     if (s->decomposition == DECOMP_DIRECT) {
-        if (st->P)
+        if (st->paired)
+            kern_paired_pack(s->A, st->P, d, d);
+        else if (st->P)
             memcpy(st->P, s->A, sizeof(double) * (size_t)d * d);
         else
             for (size_t i = 0; i < (size_t)d * d; i++)
@@ -230,8 +238,8 @@ static void load_student(struct sgd_state *st)
     st->sp = st->sq = 1;
     if (st->single)
         kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
-    else
-        kern_project(st->P, n, d, T, st->x, st->pa, n);
+    else /* the same rows as P's: row-major for kern_project */
+        kern_project(st->paired ? s->A : st->P, n, d, T, st->x, st->pa, n);
     if (s->decomposition == DECOMP_UNTIED) {
         if (st->single)
             kern_project_f32(st->Qf, n, d, T, st->xf, st->pb, n);
@@ -252,7 +260,11 @@ const struct student *sgd_student(struct sgd_state *st)
     double sp = st->sp, sq = st->sq;
     const double *P = st->P, *Q = st->Q;
     const float *Pf = st->Pf, *Qf = st->Qf;
-    if (s->decomposition == DECOMP_DIRECT) {
+    if (st->paired) {
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < d; j++)
+                s->A[(size_t)i * d + j] = sp * P[at(st, i, j)];
+    } else if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)
             s->A[i] = sp * (P ? P[i] : Pf[i]);
     } else {
@@ -292,6 +304,7 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     st->sqd = sqrt((double)m->d);
     st->trP = m->t2 * m->d;
     st->single = p->precision == PRECISION_SINGLE;
+    st->paired = !st->single && p->decomposition == DECOMP_DIRECT && kern_paired(m->T);
     if (student_init_copy(&st->s, m))
         goto fail;
     int d = st->d, k = st->k, sg = st->single;
@@ -416,7 +429,10 @@ static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    if (Mf)
+    if (st->paired)
+        *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O,
+                                               st->Ft + skip, st->k - *f, st->zn + *f, st->k);
+    else if (Mf)
         *f += kern_update_project_fused_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
                                             st->Ftf + skip, st->k - *f, st->zn + *f, st->k);
     else
@@ -529,7 +545,7 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     if (dg != 0)
         for (int i = 0; i < d; i++) {
             if (st->P)
-                st->P[(size_t)i * d + i] += dg;
+                st->P[at(st, i, i)] += dg;
             else
                 st->Pf[(size_t)i * d + i] = (float)(st->Pf[(size_t)i * d + i] + dg);
         }

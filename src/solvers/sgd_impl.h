@@ -25,6 +25,7 @@ struct sgd_state {
     double *Ft;        /* the teacher's factor transposed (k x d) */
     float *Ftf;        /* the same in single precision (Ft is then NULL) */
     int single;        /* precision single */
+    int paired;        /* direct's P in kern.h's paired layout (double, AVX-512, T = 2) */
     float *xf, *xnf;   /* float copies of x and xn for the single-precision kernels */
     double *x, *xn;    /* T x d: this sample and the next */
     double *pa, *pb;   /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */

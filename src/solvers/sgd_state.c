@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "aimsweep/model/kern.h"
 #include "aimsweep/solvers/sgd.h"
 #include "sgd_impl.h"
 
@@ -14,7 +15,9 @@
  * just past the next sample). Saved and restored as they are, the following steps are the
  * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
  * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
- * learning rate of the schedule's phase is set again from the step count. */
+ * learning rate of the schedule's phase is set again from the step count. Direct's S is saved
+ * row-major also when it is stored paired (kern.h), so that a checkpoint reads back on a machine
+ * with or without the AVX-512 kernel. */
 #define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
 #define SGD_STATE_ARRAYS 11
 
@@ -54,6 +57,21 @@ static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS],
     return SGD_STATE_ARRAYS;
 }
 
+/* Direct's paired S to the bytes at out in row-major order, or from those at in (the other NULL). */
+static void copy_paired(struct sgd_state *st, unsigned char *out, const unsigned char *in)
+{
+    int d = st->d;
+    for (int i = 0; i < d; i++)
+        for (int j = 0; j < d; j++) {
+            double *e = st->P + kern_paired_index(d, d, i, j);
+            size_t b = sizeof(double) * ((size_t)i * d + j);
+            if (out)
+                memcpy(out + b, e, sizeof *e);
+            else
+                memcpy(e, in + b, sizeof *e);
+        }
+}
+
 size_t sgd_state_size(struct sgd_state *st)
 {
     void *a[SGD_STATE_ARRAYS];
@@ -88,7 +106,9 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (len[i])
+        if (i == 0 && st->paired)
+            copy_paired(st, buf + off, NULL);
+        else if (len[i])
             memcpy(buf + off, a[i], len[i]);
         off += len[i];
     }
@@ -116,7 +136,9 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (len[i])
+        if (i == 0 && st->paired)
+            copy_paired(st, NULL, buf + off);
+        else if (len[i])
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
     }

@@ -26,6 +26,23 @@ void kern_update_project(double *M, int n, int m, int T, const double *C, const 
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
                               const double *Y, double *O, const double *F, int nf, double *Z,
                               int ldz);
+/* The paired layout of an n x m matrix, for the AVX-512 kernel (direct's S in double): rows 2p
+ * and 2p + 1 share their 2m entries at 2p m, four columns of row 2p, the same four of row
+ * 2p + 1, and so on, then the last m % 4 columns of row 2p and those of row 2p + 1; an odd last
+ * row stays in place. One 8-lane vector then holds the same four columns of both rows, which is
+ * what lets the 8-lane kernel add every product in the four-lane kernel's order. The index of
+ * entry (i, j), and the whole matrix from and to row-major A (P and A apart). */
+size_t kern_paired_index(int n, int m, int i, int j);
+void kern_paired_pack(const double *A, double *P, int n, int m);
+void kern_paired_unpack(const double *P, double *A, int n, int m);
+/* 1 when this build runs kern_update_project_fused_paired for T tokens (AVX-512 and T = 2). */
+int kern_paired(int T);
+/* kern_update_project_fused on M in the paired layout, with results bit for bit those of
+ * kern_update_project_fused on the same matrix row-major. Returns what that returns, or -1 (M
+ * untouched) when kern_paired(T) is 0. */
+int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
+                                     const double *X, const double *Y, double *O, const double *F,
+                                     int nf, double *Z, int ldz);
 /* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
@@ -71,7 +88,8 @@ void kern_update_project_f32_portable(float *M, int n, int m, int T, const doubl
 void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
                                int ldo);
 
-/* 1 when this build has the vector kernels (AVX2 and FMA), else 0. */
+/* 2 when this build has the AVX-512 kernels (and the AVX2 ones), 1 when it has the AVX2 and FMA
+ * kernels only, else 0. */
 int kern_vector(void);
 
 #endif
