@@ -247,6 +247,61 @@ static inline void paired_pair_f(double *blk, const double *f, int m, double a0,
     out[5] = tail[5] + hsum(hi4(g));
 }
 
+/* paired_pair_f on two blocks at once, each with its own row of F: every sum keeps its order,
+ * and the two blocks' sums are independent chains, so that the multiply-adds of one block run
+ * while those of the other wait for their latency (one block's sums alone are bound by it). */
+static inline void paired_quad_f(double *blk0, double *blk1, const double *f0, const double *f1,
+                                 int m, const double c0[4], const double c1[4], const double *x0,
+                                 const double *x1, const double *y0, const double *y1,
+                                 double out0[6], double out1[6])
+{
+    const __m512d A0 = set2(c0[0], c0[2]), B0 = set2(c0[1], c0[3]);
+    const __m512d A1 = set2(c1[0], c1[2]), B1 = set2(c1[1], c1[3]);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, g = s0, t0 = s0, t1 = s0, h = s0;
+    int j = 0;
+    for (; j + 4 <= m; j += 4) {
+        const __m512d X0 = bcast4(x0 + j), X1 = bcast4(x1 + j), Y0 = bcast4(y0 + j),
+                      Y1 = bcast4(y1 + j), YY = pack2(y0 + j, y1 + j);
+        double *v_ = blk0 + 2 * j, *u_ = blk1 + 2 * j;
+        __m512d v = _mm512_fnmadd_pd(A0, X0, _mm512_loadu_pd(v_));
+        __m512d u = _mm512_fnmadd_pd(A1, X0, _mm512_loadu_pd(u_));
+        v = _mm512_fnmadd_pd(B0, X1, v);
+        u = _mm512_fnmadd_pd(B1, X1, u);
+        _mm512_storeu_pd(v_, v);
+        _mm512_storeu_pd(u_, u);
+        s0 = _mm512_fmadd_pd(v, Y0, s0);
+        s1 = _mm512_fmadd_pd(v, Y1, s1);
+        t0 = _mm512_fmadd_pd(u, Y0, t0);
+        t1 = _mm512_fmadd_pd(u, Y1, t1);
+        g = _mm512_fmadd_pd(bcast4(f0 + j), YY, g);
+        h = _mm512_fmadd_pd(bcast4(f1 + j), YY, h);
+    }
+    double tail0[6] = {0, 0, 0, 0, 0, 0}, tail1[6] = {0, 0, 0, 0, 0, 0};
+    if (j < m) { /* the last m % 4 columns, by the portable loops, as in paired_pair_f */
+        int t = m - j;
+        update_project_rows2(blk0 + 2 * j, blk0 + 2 * j + t, t, c0[0], c0[1], c0[2], c0[3],
+                             x0 + j, x1 + j, y0 + j, y1 + j, tail0);
+        tail0[4] = kern_dot(f0 + j, y0 + j, t);
+        tail0[5] = kern_dot(f0 + j, y1 + j, t);
+        update_project_rows2(blk1 + 2 * j, blk1 + 2 * j + t, t, c1[0], c1[1], c1[2], c1[3],
+                             x0 + j, x1 + j, y0 + j, y1 + j, tail1);
+        tail1[4] = kern_dot(f1 + j, y0 + j, t);
+        tail1[5] = kern_dot(f1 + j, y1 + j, t);
+    }
+    out0[0] = tail0[0] + hsum(lo4(s0));
+    out0[1] = tail0[1] + hsum(lo4(s1));
+    out0[2] = tail0[2] + hsum(hi4(s0));
+    out0[3] = tail0[3] + hsum(hi4(s1));
+    out0[4] = tail0[4] + hsum(lo4(g));
+    out0[5] = tail0[5] + hsum(hi4(g));
+    out1[0] = tail1[0] + hsum(lo4(t0));
+    out1[1] = tail1[1] + hsum(lo4(t1));
+    out1[2] = tail1[2] + hsum(hi4(t0));
+    out1[3] = tail1[3] + hsum(hi4(t1));
+    out1[4] = tail1[4] + hsum(lo4(h));
+    out1[5] = tail1[5] + hsum(hi4(h));
+}
+
 /* update_project_pair on one block: its two partial sums per product are the even and the odd
  * blocks of four columns (s and t there), and a last block of four goes to s, as there. */
 static inline void paired_pair(double *blk, int m, double a0, double b0, double a1, double b1,
@@ -341,8 +396,23 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
 #if KERN_AVX512
     if (T != 2)
         return -1;
-    int pairs = n / 2, done = nf < pairs ? nf : pairs;
-    for (int p = 0; p < pairs; p++) {
+    int pairs = n / 2, done = nf < pairs ? nf : pairs, p = 0;
+    for (; p + 2 <= done; p += 2) {
+        int i = 2 * p;
+        double out0[6], out1[6], *blk = M + (size_t)i * m;
+        /* the coefficients (a0, b0, a1, b1) of rows i, i + 1 and of rows i + 2, i + 3 */
+        const double c0[4] = {C[i], C[n + i], C[i + 1], C[n + i + 1]},
+                     c1[4] = {C[i + 2], C[n + i + 2], C[i + 3], C[n + i + 3]};
+        paired_quad_f(blk, blk + 2 * (size_t)m, F + (size_t)p * m, F + (size_t)(p + 1) * m, m, c0,
+                      c1, X, X + m, Y, Y + m, out0, out1);
+        put_pair(O, n, i, out0);
+        put_pair(O, n, i + 2, out1);
+        Z[p] = out0[4];
+        Z[ldz + p] = out0[5];
+        Z[p + 1] = out1[4];
+        Z[ldz + p + 1] = out1[5];
+    }
+    for (; p < pairs; p++) {
         int i = 2 * p;
         double out[6], *blk = M + (size_t)i * m;
         if (p < done) {
