@@ -238,9 +238,8 @@ int main(void)
     for (size_t a = 0; a < sizeof pn / sizeof pn[0]; a++)
         for (size_t b = 0; b < sizeof pm / sizeof pm[0]; b++)
             paired(&g, pn[a], pm[b]);
-    printf("vector kernels in this build: %s\n",
-           kern_vector() == 2   ? "yes (AVX-512, and AVX2, FMA)"
-           : kern_vector() == 1 ? "yes (AVX2, FMA)"
-                                : "no (portable loops)");
+    printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
+                                                 : kern_vector() == 1 ? "yes (AVX2, FMA)"
+                                                                      : "no (portable loops)");
     return check_done("test_kern");
 }

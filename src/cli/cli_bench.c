@@ -243,8 +243,11 @@ int cli_bench(int argc, char **argv)
             "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
     else
         printf("SGD kernels: %s\n%-7s %5s %-6s %12s %10s %12s %10s %11s %8s\n",
-               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp",
-               "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us", "ratio");
+               kern_vector() == 2 ? "AVX-512 (double, T = 2), AVX2/FMA"
+               : kern_vector()    ? "AVX2/FMA"
+                                  : "portable loops (built without AVX2/FMA)",
+               "decomp", "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us",
+               "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))

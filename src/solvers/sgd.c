@@ -44,6 +44,13 @@
  * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
  * The record at tau = 0 is the model's initial student, before any rounding, in both.
  *
+ * With the AVX-512 kernel (kern_paired: a build with AVX-512, T = 2, double) the stored matrices
+ * are kept in kern.h's paired layout, two rows interleaved four columns at a time, for the
+ * 8-lane pass whose sums are the 4-lane pass's bit for bit. Entries are then reached through
+ * `at`; the norms of the resync are taken on the arrays put back row-major for the moment (the
+ * same sums as without the layout), and checkpoints hold the row-major arrays, so that the
+ * output and the checkpoints are the same with and without AVX-512.
+ *
  * The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and
  * reads it back.
  */
@@ -173,16 +180,43 @@ static void uv_from_pq(double *p, double *q, size_t n)
     }
 }
 
-/* The index of entry (i, j) of direct's stored S (row-major, or paired: kern.h). */
+/* The index of entry (i, j) of a stored matrix in double (row-major, or paired: kern.h). */
 static size_t at(const struct sgd_state *st, int i, int j)
 {
-    return st->paired ? kern_paired_index(st->d, st->d, i, j) : (size_t)i * st->d + j;
+    return st->paired ? kern_paired_index(st->rows, st->d, i, j) : (size_t)i * st->d + j;
+}
+
+/* A stored matrix M from the paired layout to row-major in place (to_rows = 1), or back; each
+ * pair of rows keeps its span of 2d entries, so one pair at a time goes through st->ptmp. */
+static void reorder(struct sgd_state *st, double *M, int to_rows)
+{
+    int n = st->rows, m = st->d;
+    for (int i = 0; i + 1 < n; i += 2) {
+        double *blk = M + (size_t)i * m;
+        memcpy(st->ptmp, blk, sizeof(double) * 2 * (size_t)m);
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < m; j++) {
+                size_t e = kern_paired_index(n, m, i + h, j) - (size_t)i * m,
+                       r = (size_t)h * m + (size_t)j;
+                if (to_rows)
+                    blk[r] = st->ptmp[e];
+                else
+                    blk[e] = st->ptmp[r];
+            }
+    }
 }
 
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
     fold(st->P, st->Pf, n, &st->sp);
+    /* the norms are the same sums over the row-major arrays as without the paired layout */
+    int rows = st->paired && st->s.decomposition != DECOMP_DIRECT;
+    if (rows) {
+        reorder(st, st->P, 1);
+        if (st->Q)
+            reorder(st, st->Q, 1);
+    }
     switch (st->s.decomposition) {
         case DECOMP_DIRECT:
             st->trS = 0;
@@ -203,6 +237,11 @@ static void sgd_resync(struct sgd_state *st)
             break;
         }
     }
+    if (rows) {
+        reorder(st, st->P, 0);
+        if (st->Q)
+            reorder(st, st->Q, 0);
+    }
 }
 
 /* The stored matrices from the model's initial state, and the projections of the first sample. */
@@ -211,9 +250,7 @@ static void load_student(struct sgd_state *st)
     const struct student *s = &st->s;
     int d = st->d, r = st->r, T = st->T, n = st->rows;
     if (s->decomposition == DECOMP_DIRECT) {
-        if (st->paired)
-            kern_paired_pack(s->A, st->P, d, d);
-        else if (st->P)
+        if (st->P)
             memcpy(st->P, s->A, sizeof(double) * (size_t)d * d);
         else
             for (size_t i = 0; i < (size_t)d * d; i++)
@@ -238,14 +275,19 @@ static void load_student(struct sgd_state *st)
     st->sp = st->sq = 1;
     if (st->single)
         kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
-    else /* the same rows as P's: row-major for kern_project */
-        kern_project(st->paired ? s->A : st->P, n, d, T, st->x, st->pa, n);
+    else
+        kern_project(st->P, n, d, T, st->x, st->pa, n);
     if (s->decomposition == DECOMP_UNTIED) {
         if (st->single)
             kern_project_f32(st->Qf, n, d, T, st->xf, st->pb, n);
         else
             kern_project(st->Q, n, d, T, st->x, st->pb, n);
         uv_from_pq(st->pa, st->pb, (size_t)T * n);
+    }
+    if (st->paired) { /* projected row-major above, stored paired from here on */
+        reorder(st, st->P, 0);
+        if (st->Q)
+            reorder(st, st->Q, 0);
     }
     st->synced = 1;
     sgd_resync(st);
@@ -260,7 +302,7 @@ const struct student *sgd_student(struct sgd_state *st)
     double sp = st->sp, sq = st->sq;
     const double *P = st->P, *Q = st->Q;
     const float *Pf = st->Pf, *Qf = st->Qf;
-    if (st->paired) {
+    if (st->paired && s->decomposition == DECOMP_DIRECT) {
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
                 s->A[(size_t)i * d + j] = sp * P[at(st, i, j)];
@@ -270,7 +312,7 @@ const struct student *sgd_student(struct sgd_state *st)
     } else {
         for (int j = 0; j < r; j++)
             for (int i = 0; i < d; i++) {
-                size_t e = (size_t)j * d + i;
+                size_t e = P ? at(st, j, i) : (size_t)j * d + i;
                 double p = sp * (P ? P[e] : Pf[e]);
                 if (s->decomposition == DECOMP_TIED) {
                     s->A[(size_t)i * r + j] = p;
@@ -304,16 +346,17 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     st->sqd = sqrt((double)m->d);
     st->trP = m->t2 * m->d;
     st->single = p->precision == PRECISION_SINGLE;
-    st->paired = !st->single && p->decomposition == DECOMP_DIRECT && kern_paired(m->T);
+    st->paired = !st->single && kern_paired(m->T);
     if (student_init_copy(&st->s, m))
         goto fail;
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
     double **bufs[] = {&st->P,   &st->Q,   &st->Ft, &st->x,  &st->xn, &st->pa, &st->pb,
-                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb};
+                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb, &st->ptmp};
     size_t sizes[] = {
-        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
+        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,        Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
+        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -351,7 +394,7 @@ void sgd_state_destroy(struct sgd_state **pst)
     struct sgd_state *st = *pst;
     student_free(&st->s);
     double *bufs[] = {st->P,   st->Q,   st->Ft, st->x,  st->xn, st->pa, st->pb,
-                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb};
+                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb, st->ptmp};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};

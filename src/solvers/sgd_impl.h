@@ -25,7 +25,8 @@ struct sgd_state {
     double *Ft;        /* the teacher's factor transposed (k x d) */
     float *Ftf;        /* the same in single precision (Ft is then NULL) */
     int single;        /* precision single */
-    int paired;        /* direct's P in kern.h's paired layout (double, AVX-512, T = 2) */
+    int paired;        /* P and Q in kern.h's paired layout (double, AVX-512, T = 2) */
+    double *ptmp;      /* 2 d entries: one pair of rows when the layout is changed in place */
     float *xf, *xnf;   /* float copies of x and xn for the single-precision kernels */
     double *x, *xn;    /* T x d: this sample and the next */
     double *pa, *pb;   /* T x rows: projections of this sample (S x, W^T x, or U^T x and V^T x) */

@@ -9,7 +9,9 @@
  *
  * With AVX2 and FMA (-march=native on x86-64) T = 2 runs a hand-scheduled kernel; every other
  * case, and every machine without them, runs the portable loops, which the tests compare it
- * with. The two differ only in the order of the sums.
+ * with. The two differ only in the order of the sums. With AVX-512 the double-precision SGD
+ * step keeps its matrices in the paired layout below and runs an 8-lane kernel whose results
+ * are the AVX2 kernel's bit for bit (kern.c).
  */
 #ifndef AIMSWEEP_KERN_H
 #define AIMSWEEP_KERN_H
