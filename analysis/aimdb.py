@@ -43,6 +43,14 @@ def usage_error(msg):
     sys.exit(2)
 
 
+def open_or_exit(path):
+    """open_db for a script's command line: on NotAimsweep, the message and exit status 2."""
+    try:
+        return open_db(path)
+    except NotAimsweep as e:
+        usage_error(str(e))
+
+
 def open_db(path):
     """Read-only connection with sqlite3.Row rows; raises NotAimsweep with a plain message."""
     if not os.path.isfile(path):

@@ -31,10 +31,7 @@ def gap(a, b, field):
 def main():
     if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         aimdb.usage_error("usage: fig1_gaps.py DB")
-    try:
-        con = aimdb.open_db(sys.argv[1])
-    except aimdb.NotAimsweep as e:
-        aimdb.usage_error(str(e))
+    con = aimdb.open_or_exit(sys.argv[1])
     recs = {(r["point"], r["solver"]): r for r in aimdb.recovery(con)}
     curves = aimdb.curves(con)
     fams = {}

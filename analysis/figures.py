@@ -304,10 +304,7 @@ def main():
     ap.add_argument("--out", default="figs", help="directory for the images [figs]")
     ap.add_argument("--no-pdf", action="store_true", help="PNG only")
     a = ap.parse_args()
-    try:
-        con = aimdb.open_db(a.db)
-    except aimdb.NotAimsweep as e:
-        aimdb.usage_error(str(e))
+    con = aimdb.open_or_exit(a.db)
     os.makedirs(a.out, exist_ok=True)
     print(f"{a.db}: {aimdb.describe(con)}")
     made, notes = [], []

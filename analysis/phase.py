@@ -75,10 +75,7 @@ def main():
     ap.add_argument("--y", choices=AXES)
     ap.add_argument("--out", default="figs", help="directory for the images [figs]")
     a = ap.parse_args()
-    try:
-        con = aimdb.open_db(a.db)
-    except aimdb.NotAimsweep as e:
-        aimdb.usage_error(str(e))
+    con = aimdb.open_or_exit(a.db)
     print(f"{a.db}: {aimdb.describe(con)}")
     rows = aimdb.runs(con)
     if not rows:

@@ -1,5 +1,5 @@
 /*
- * sched.c: the rank-0 scheduler (see sched.h).
+ * sched.c: the rank-0 scheduler (see sched.h); the workers' side is in sched_worker.c.
  *
  * Protocol (rank 0 <-> worker w):
  *   w -> 0  HELLO   i64 pid, hostname
@@ -32,6 +32,7 @@
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/mpicheck.h"
 #include "aimsweep/model/obs.h"
+#include "sched_impl.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -42,20 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG_HELLO = 11, TAG_TASK, TAG_RESULT, TAG_DRAIN, TAG_STOP, TAG_DONE, TAG_BEAT, TAG_ABANDON };
-
-/* RESULT: u64 index, u32 kind, u32 unused, f64 seconds the task ran, then the bytes. */
-enum { RESULT_BYTES = 0, RESULT_LOST = 1, RESULT_UNSTARTED = 2 };
-#define RESULT_HEADER 24
-
 #define SCHED_TICK_S 0.2
 /* Tasks per worker: one running and, when tasks are shorter than SCHED_QUEUE_S, the next one
  * already sent, so that a worker never waits for rank 0. */
 #define SCHED_DEPTH 2
 #define SCHED_QUEUE_S 1.0
-/* After a message, rank 0 polls without sleeping this long. */
-#define SCHED_SPIN_S 0.002
-/* A running task counts in the ETA for at most this share of its estimate. */
 #define SCHED_ETA_PARTIAL 0.9
 /* How often rank 0 looks for stalled workers while nothing arrives. */
 #define SCHED_STALL_SCAN_S 0.05
@@ -104,30 +96,11 @@ void sched_signal_origin(int *pid, int *uid)
     *uid = got_uid;
 }
 
-/* Makes *buf hold at least need bytes. Returns 0, or -1 (buf unchanged) when out of memory. */
-static int grow(unsigned char **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    unsigned char *nb = realloc(*buf, need);
-    if (!nb)
-        return -1;
-    *buf = nb;
-    *cap = need;
-    return 0;
-}
-
 static double wall_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void nap(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
 }
 
 /* Rank 0's view of the sweep. */
@@ -577,7 +550,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         if (!flag) {
             /* spin briefly after traffic (results come in bursts), then sleep longer */
             if (t - idle_since > SCHED_SPIN_S)
-                nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
+                sched_nap(t - idle_since < 0.05 ? 20e-6 : 1e-3);
             continue;
         }
         idle_since = clock_now_s();
@@ -586,7 +559,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             rc = -1;
             break;
         }
-        if (grow(&buf, &cap, (size_t)count + 1)) {
+        if (sched_grow(&buf, &cap, (size_t)count + 1)) {
             fprintf(stderr, "aimsweep: out of memory for a message of %d bytes\n", count);
             rc = -1;
             break;
@@ -667,196 +640,6 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
     return rc;
 }
 
-/* Worker side. */
-struct sched_worker {
-    MPI_Comm comm;
-    int draining, stop, abandon;
-    int failed; /* an MPI call failed (reported): leave */
-    double task_t0, timeout_s;
-    double beat_s, last_beat; /* heartbeat interval (0: none), when the last went */
-    MPI_Request beat;         /* the last heartbeat, MPI_REQUEST_NULL once completed */
-};
-
-/* Sends a heartbeat when one is due and the last one has gone (never waits: a rank 0 that is
- * slow to take them in must not stop the task). Returns 0, or -1 on an MPI failure. The
- * checker takes the MPI_Test that completes the last request for none (see post). */
-// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
-static int beat(struct sched_worker *W)
-{
-    if (W->beat_s <= 0)
-        return 0;
-    double t = clock_now_s();
-    if (t - W->last_beat < W->beat_s)
-        return 0;
-    if (W->beat != MPI_REQUEST_NULL) {
-        int done;
-        if (MPICHECK_FAILED(MPI_Test(&W->beat, &done, MPI_STATUS_IGNORE)))
-            goto fail;
-        if (!done)
-            return 0;
-    }
-    if (MPICHECK_FAILED(MPI_Isend(NULL, 0, MPI_BYTE, 0, TAG_BEAT, W->comm, &W->beat)))
-        goto fail;
-    W->last_beat = t;
-    return 0;
-fail:
-    W->failed = 1;
-    return -1;
-}
-// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
-
-/* Takes in any DRAIN or STOP rank 0 has sent (a tag-specific probe finds them even behind
- * queued tasks). Returns 0, or -1 on an MPI failure (reported; W->failed set). */
-static int sched_worker_poll(struct sched_worker *W)
-{
-    int flag;
-    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_STOP, W->comm, &flag, MPI_STATUS_IGNORE)))
-        goto fail;
-    if (flag) {
-        if (MPICHECK_FAILED(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_STOP, W->comm, MPI_STATUS_IGNORE)))
-            goto fail;
-        W->stop = W->draining = 1;
-    }
-    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_ABANDON, W->comm, &flag, MPI_STATUS_IGNORE)))
-        goto fail;
-    if (flag) {
-        if (MPICHECK_FAILED(
-                MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_ABANDON, W->comm, MPI_STATUS_IGNORE)))
-            goto fail;
-        W->abandon = W->stop = W->draining = 1;
-    }
-    if (MPICHECK_FAILED(MPI_Iprobe(0, TAG_DRAIN, W->comm, &flag, MPI_STATUS_IGNORE)))
-        goto fail;
-    if (flag) {
-        if (MPICHECK_FAILED(MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_DRAIN, W->comm, MPI_STATUS_IGNORE)))
-            goto fail;
-        W->draining = 1;
-    }
-    return 0;
-fail:
-    W->failed = 1;
-    return -1;
-}
-
-/* The running task's stop callback: the heartbeat; stop when asked to, or when MPI failed (the
- * result could not be sent anyway). */
-static int sched_worker_stop(void *ctx)
-{
-    struct sched_worker *W = ctx;
-    if (beat(W) || sched_worker_poll(W) || W->stop)
-        return W->abandon ? OBS_STOP_ABANDON : OBS_STOP_INTERRUPT;
-    if (W->timeout_s > 0 && clock_now_s() - W->task_t0 > W->timeout_s)
-        return OBS_STOP_TIMEOUT;
-    return OBS_STOP_NONE;
-}
-
-static int send_result(struct sched_worker *W, uint64_t idx, uint32_t kind, double wall,
-                       const unsigned char *bytes, size_t len)
-{
-    unsigned char *msg = malloc(RESULT_HEADER + len);
-    if (!msg)
-        return -1;
-    memset(msg, 0, RESULT_HEADER);
-    memcpy(msg, &idx, 8);
-    memcpy(msg + 8, &kind, 4);
-    memcpy(msg + 16, &wall, 8);
-    if (len)
-        memcpy(msg + RESULT_HEADER, bytes, len);
-    int bad = MPICHECK_FAILED(
-        MPI_Send(msg, (int)(RESULT_HEADER + len), MPI_BYTE, 0, TAG_RESULT, W->comm));
-    free(msg);
-    return bad ? -1 : 0;
-}
-
-static int run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sched_opts *opts)
-{
-    struct sched_worker W = {comm,
-                             0,
-                             0,
-                             0,
-                             0,
-                             0,
-                             opts ? opts->task_timeout_s : 0,
-                             sched_beat_s(opts),
-                             clock_now_s(),
-                             MPI_REQUEST_NULL};
-    unsigned char hello[8 + 256] = {0};
-    int64_t pid = (int64_t)getpid();
-    memcpy(hello, &pid, 8);
-    gethostname((char *)hello + 8, 255);
-    MPICHECK(MPI_Send(hello, 8 + (int)strlen((char *)hello + 8) + 1, MPI_BYTE, 0, TAG_HELLO, comm),
-             -1);
-    unsigned char *buf = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    double quiet_since = clock_now_s();
-    for (;;) {
-        MPI_Status ms;
-        int count, flag;
-        /* wait for rank 0 without blocking in MPI, so that the heartbeat goes on */
-        if (MPICHECK_FAILED(MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, &ms)) || beat(&W)) {
-            rc = -1;
-            break;
-        }
-        if (!flag) {
-            double t = clock_now_s();
-            if (t - quiet_since > SCHED_SPIN_S)
-                nap(t - quiet_since < 0.05 ? 20e-6 : 1e-3);
-            continue;
-        }
-        if (MPICHECK_FAILED(MPI_Get_count(&ms, MPI_BYTE, &count)) ||
-            grow(&buf, &cap, (size_t)count + 1) ||
-            MPICHECK_FAILED(
-                MPI_Recv(buf, count, MPI_BYTE, 0, ms.MPI_TAG, comm, MPI_STATUS_IGNORE))) {
-            rc = -1;
-            break;
-        }
-        quiet_since = clock_now_s();
-        if (ms.MPI_TAG == TAG_DONE)
-            break;
-        if (ms.MPI_TAG == TAG_STOP || ms.MPI_TAG == TAG_ABANDON)
-            W.stop = W.draining = 1;
-        W.abandon |= ms.MPI_TAG == TAG_ABANDON;
-        if (ms.MPI_TAG == TAG_DRAIN)
-            W.draining = 1;
-        if (ms.MPI_TAG != TAG_TASK || count < 17)
-            continue;
-        buf[count] = 0;
-        uint64_t idx, id;
-        memcpy(&idx, buf, 8);
-        memcpy(&id, buf + 8, 8);
-        if (sched_worker_poll(&W)) {
-            rc = -1;
-            break;
-        }
-        if (W.draining) {
-            if (send_result(&W, idx, RESULT_UNSTARTED, 0, NULL, 0)) {
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        unsigned char *out = NULL;
-        size_t len = 0;
-        double t = W.task_t0 = clock_now_s();
-        int r = ops->run(ops->ctx, id, (const char *)buf + 16, sched_worker_stop, &W, &out, &len);
-        int e = send_result(&W, idx, r ? RESULT_LOST : RESULT_BYTES, clock_now_s() - t, out,
-                            r ? 0 : len);
-        free(out);
-        quiet_since = clock_now_s();
-        if (e || W.failed) {
-            rc = -1;
-            break;
-        }
-    }
-    // NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker): freed, not waited for (see post)
-    if (W.beat != MPI_REQUEST_NULL)
-        MPICHECK_FAILED(MPI_Request_free(&W.beat)); /* a 0-byte send: it completes on its own */
-    free(buf);
-    // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
-    return rc;
-}
-
 int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const struct sched_ops *ops,
               const struct sched_opts *opts, struct sched_stats *stats)
 {
@@ -866,7 +649,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     MPICHECK(MPI_Comm_rank(comm, &rank), -1);
     MPICHECK(MPI_Comm_size(comm, &size), -1);
     if (rank != 0)
-        return run_worker(comm, ops, opts);
+        return sched_run_worker(comm, ops, opts);
 
     struct root R;
     memset(&R, 0, sizeof R);
