@@ -202,6 +202,34 @@ static void paired(struct rng *g, int n, int m)
                       !memcmp(O0, O1, sizeof(double) * 2 * n) &&
                       !memcmp(Z0, Z1, sizeof(double) * 2 * ldz),
                   "paired n=%d m=%d nf=%d: not bit for bit the row-major kernel's", n, m, nf);
+            /* without F: the same rows; the teacher rows of 5 samples at once, the third being
+             * Y, those of the pass with F */
+            int K = 5;
+            double *P2 = malloc(sizeof(double) * nm), *O2 = malloc(sizeof(double) * 2 * n),
+                   *Ys = malloc(sizeof(double) * 2 * (size_t)m * K),
+                   *YYs = malloc(sizeof(double) * 2 * (size_t)m * K),
+                   *Zs = malloc(sizeof(double) * 2 * (size_t)ldz * K);
+            kern_paired_pack(A, P2, n, m);
+            int d2 = kern_update_project_fused_paired(P2, n, m, T, C, X, Y, O2, NULL, nf, NULL, 0);
+            rng_normals(g, Ys, 2 * (size_t)m * K);
+            memcpy(Ys + 4 * (size_t)m, Y, sizeof(double) * 2 * m);
+            for (int s = 0; s < K; s++)
+                kern_interleave2(Ys + 2 * (size_t)m * s, m, YYs + 2 * (size_t)m * s);
+            int rc = kern_project_fused_order(F, d1, m, K, Ys, 2 * (size_t)m, YYs, 2 * (size_t)m,
+                                              Zs, 2 * (size_t)ldz, ldz);
+            int same = 1;
+            for (int b = 0; b < 2; b++)
+                for (int p = 0; p < d1; p++)
+                    same &= Zs[4 * (size_t)ldz + (size_t)b * ldz + p] == Z1[(size_t)b * ldz + p];
+            CHECK(rc == 0 && d2 == d1 && !memcmp(P2, P, sizeof(double) * nm) &&
+                      !memcmp(O2, O1, sizeof(double) * 2 * n) && same,
+                  "paired n=%d m=%d nf=%d: without F, or the teacher rows apart, not the same", n,
+                  m, nf);
+            free(P2);
+            free(O2);
+            free(Ys);
+            free(YYs);
+            free(Zs);
             free(U);
         } else {
             kern_paired_pack(A, B, n, m);

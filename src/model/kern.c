@@ -230,7 +230,7 @@ static inline __m256d hi4(__m512d v) { return _mm512_extractf64x4_pd(v, 1); }
  * columns of both rows, [row 0 | row 1], so that lane q of a sum adds the products of the
  * columns 4c + q in the order of c, as each lane of the four-lane kernel does, and every result
  * is that kernel's bit for bit, from half the multiply-adds and no shuffles of the rows. */
-static inline void paired_pair_f(double *blk, const double *f, int m, double a0, double b0,
+static inline void paired_pair_f(int wf, double *blk, const double *f, int m, double a0, double b0,
                                  double a1, double b1, const double *x0, const double *x1,
                                  const double *y0, const double *y1, double out[6])
 {
@@ -244,15 +244,18 @@ static inline void paired_pair_f(double *blk, const double *f, int m, double a0,
         _mm512_storeu_pd(v_, v);
         s0 = _mm512_fmadd_pd(v, bcast4(y0 + j), s0);
         s1 = _mm512_fmadd_pd(v, bcast4(y1 + j), s1);
-        g = _mm512_fmadd_pd(bcast4(f + j), pack2(y0 + j, y1 + j), g);
+        if (wf)
+            g = _mm512_fmadd_pd(bcast4(f + j), pack2(y0 + j, y1 + j), g);
     }
     double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
     if (j < m) {
         int t = m - j;
         update_project_rows2(blk + 2 * j, blk + 2 * j + t, t, a0, b0, a1, b1, x0 + j, x1 + j,
                              y0 + j, y1 + j, tail);
-        tail[4] = kern_dot(f + j, y0 + j, t);
-        tail[5] = kern_dot(f + j, y1 + j, t);
+        if (wf) {
+            tail[4] = kern_dot(f + j, y0 + j, t);
+            tail[5] = kern_dot(f + j, y1 + j, t);
+        }
     }
     out[0] = tail[0] + hsum(lo4(s0));
     out[1] = tail[1] + hsum(lo4(s1));
@@ -265,10 +268,10 @@ static inline void paired_pair_f(double *blk, const double *f, int m, double a0,
 /* paired_pair_f on two blocks at once, each with its own row of F: every sum keeps its order,
  * and the two blocks' sums are independent chains, so that the multiply-adds of one block run
  * while those of the other wait for their latency (one block's sums alone are bound by it). */
-static inline void paired_quad_f(double *blk0, double *blk1, const double *f0, const double *f1,
-                                 int m, const double c0[4], const double c1[4], const double *x0,
-                                 const double *x1, const double *y0, const double *y1,
-                                 double out0[6], double out1[6])
+static inline void paired_quad_f(int wf, double *blk0, double *blk1, const double *f0,
+                                 const double *f1, int m, const double c0[4], const double c1[4],
+                                 const double *x0, const double *x1, const double *y0,
+                                 const double *y1, double out0[6], double out1[6])
 {
     const __m512d A0 = set2(c0[0], c0[2]), B0 = set2(c0[1], c0[3]);
     const __m512d A1 = set2(c1[0], c1[2]), B1 = set2(c1[1], c1[3]);
@@ -288,20 +291,26 @@ static inline void paired_quad_f(double *blk0, double *blk1, const double *f0, c
         s1 = _mm512_fmadd_pd(v, Y1, s1);
         t0 = _mm512_fmadd_pd(u, Y0, t0);
         t1 = _mm512_fmadd_pd(u, Y1, t1);
-        g = _mm512_fmadd_pd(bcast4(f0 + j), YY, g);
-        h = _mm512_fmadd_pd(bcast4(f1 + j), YY, h);
+        if (wf) {
+            g = _mm512_fmadd_pd(bcast4(f0 + j), YY, g);
+            h = _mm512_fmadd_pd(bcast4(f1 + j), YY, h);
+        }
     }
     double tail0[6] = {0, 0, 0, 0, 0, 0}, tail1[6] = {0, 0, 0, 0, 0, 0};
     if (j < m) { /* the last m % 4 columns, by the portable loops, as in paired_pair_f */
         int t = m - j;
         update_project_rows2(blk0 + 2 * j, blk0 + 2 * j + t, t, c0[0], c0[1], c0[2], c0[3], x0 + j,
                              x1 + j, y0 + j, y1 + j, tail0);
-        tail0[4] = kern_dot(f0 + j, y0 + j, t);
-        tail0[5] = kern_dot(f0 + j, y1 + j, t);
+        if (wf) {
+            tail0[4] = kern_dot(f0 + j, y0 + j, t);
+            tail0[5] = kern_dot(f0 + j, y1 + j, t);
+        }
         update_project_rows2(blk1 + 2 * j, blk1 + 2 * j + t, t, c1[0], c1[1], c1[2], c1[3], x0 + j,
                              x1 + j, y0 + j, y1 + j, tail1);
-        tail1[4] = kern_dot(f1 + j, y0 + j, t);
-        tail1[5] = kern_dot(f1 + j, y1 + j, t);
+        if (wf) {
+            tail1[4] = kern_dot(f1 + j, y0 + j, t);
+            tail1[5] = kern_dot(f1 + j, y1 + j, t);
+        }
     }
     out0[0] = tail0[0] + hsum(lo4(s0));
     out0[1] = tail0[1] + hsum(lo4(s1));
@@ -404,13 +413,11 @@ void kern_paired_unpack(const double *P, double *A, int n, int m)
 
 int kern_paired(int T) { return KERN_AVX512 && T == 2; }
 
-int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
-                                     const double *X, const double *Y, double *O, const double *F,
-                                     int nf, double *Z, int ldz)
+/* The paired pass; without F (wf = 0) the first nf pairs keep the sums of the pass with F. */
+static int fused_paired(int wf, double *M, int n, int m, const double *C, const double *X,
+                        const double *Y, double *O, const double *F, int nf, double *Z, int ldz)
 {
 #if KERN_AVX512
-    if (T != 2)
-        return -1;
     int pairs = n / 2, done = nf < pairs ? nf : pairs, p = 0;
     for (; p + 2 <= done; p += 2) {
         int i = 2 * p;
@@ -418,35 +425,105 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
         /* the coefficients (a0, b0, a1, b1) of rows i, i + 1 and of rows i + 2, i + 3 */
         const double c0[4] = {C[i], C[n + i], C[i + 1], C[n + i + 1]},
                      c1[4] = {C[i + 2], C[n + i + 2], C[i + 3], C[n + i + 3]};
-        paired_quad_f(blk, blk + 2 * (size_t)m, F + (size_t)p * m, F + (size_t)(p + 1) * m, m, c0,
-                      c1, X, X + m, Y, Y + m, out0, out1);
+        if (wf)
+            paired_quad_f(1, blk, blk + 2 * (size_t)m, F + (size_t)p * m, F + (size_t)(p + 1) * m,
+                          m, c0, c1, X, X + m, Y, Y + m, out0, out1);
+        else
+            paired_quad_f(0, blk, blk + 2 * (size_t)m, NULL, NULL, m, c0, c1, X, X + m, Y, Y + m,
+                          out0, out1);
         put_pair(O, n, i, out0);
         put_pair(O, n, i + 2, out1);
-        Z[p] = out0[4];
-        Z[ldz + p] = out0[5];
-        Z[p + 1] = out1[4];
-        Z[ldz + p + 1] = out1[5];
+        if (wf) {
+            Z[p] = out0[4];
+            Z[ldz + p] = out0[5];
+            Z[p + 1] = out1[4];
+            Z[ldz + p + 1] = out1[5];
+        }
     }
     for (; p < pairs; p++) {
         int i = 2 * p;
         double out[6], *blk = M + (size_t)i * m;
-        if (p < done) {
-            paired_pair_f(blk, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X,
+        if (p < done && wf) {
+            paired_pair_f(1, blk, F + (size_t)p * m, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X,
                           X + m, Y, Y + m, out);
             Z[p] = out[4];
             Z[ldz + p] = out[5];
+        } else if (p < done) {
+            paired_pair_f(0, blk, NULL, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y,
+                          Y + m, out);
         } else {
             paired_pair(blk, m, C[i], C[n + i], C[i + 1], C[n + i + 1], X, X + m, Y, Y + m, out);
         }
         put_pair(O, n, i, out);
     }
     if (2 * pairs < n)
-        update_project_portable_ld(M + (size_t)2 * pairs * m, n - 2 * pairs, m, T, C + 2 * pairs, X,
+        update_project_portable_ld(M + (size_t)2 * pairs * m, n - 2 * pairs, m, 2, C + 2 * pairs, X,
                                    Y, O + 2 * pairs, n);
     return done;
 #else
-    (void)M, (void)n, (void)m, (void)T, (void)C, (void)X, (void)Y, (void)O, (void)F, (void)nf,
+    (void)wf, (void)M, (void)n, (void)m, (void)C, (void)X, (void)Y, (void)O, (void)F, (void)nf,
         (void)Z, (void)ldz;
+    return -1;
+#endif
+}
+
+int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
+                                     const double *X, const double *Y, double *O, const double *F,
+                                     int nf, double *Z, int ldz)
+{
+    if (!kern_paired(T))
+        return -1;
+    return F ? fused_paired(1, M, n, m, C, X, Y, O, F, nf, Z, ldz)
+             : fused_paired(0, M, n, m, C, X, Y, O, NULL, nf, NULL, 0);
+}
+
+void kern_interleave2(const double *Y, int m, double *YY)
+{
+    int q = m & ~3;
+    for (int j = 0; j < q; j++) {
+        YY[2 * (j & ~3) + (j & 3)] = Y[j];
+        YY[2 * (j & ~3) + 4 + (j & 3)] = Y[m + j];
+    }
+}
+
+int kern_project_fused_order(const double *F, int nf, int m, int K, const double *Y, size_t ldy,
+                             const double *YY, size_t ldyy, double *Z, size_t ldzs, int ldz)
+{
+#if KERN_AVX512
+    int q = m & ~3;
+    for (int p = 0; p < nf; p++) {
+        const double *f = F + (size_t)p * m;
+        for (int s0 = 0; s0 < K; s0 += 4) {
+            int ns = K - s0 < 4 ? K - s0 : 4;
+            __m512d g[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(),
+                            _mm512_setzero_pd()};
+            const double *yy[4];
+            for (int u = 0; u < 4; u++)
+                yy[u] = YY + (size_t)(s0 + (u < ns ? u : 0)) * ldyy;
+            for (int j = 0; j < q; j += 4) { /* as g in paired_pair_f, four samples at once */
+                const __m512d fv = bcast4(f + j);
+                g[0] = _mm512_fmadd_pd(fv, _mm512_loadu_pd(yy[0] + 2 * j), g[0]);
+                g[1] = _mm512_fmadd_pd(fv, _mm512_loadu_pd(yy[1] + 2 * j), g[1]);
+                g[2] = _mm512_fmadd_pd(fv, _mm512_loadu_pd(yy[2] + 2 * j), g[2]);
+                g[3] = _mm512_fmadd_pd(fv, _mm512_loadu_pd(yy[3] + 2 * j), g[3]);
+            }
+            for (int u = 0; u < ns; u++) {
+                const double *y0 = Y + (size_t)(s0 + u) * ldy, *y1 = y0 + m;
+                double t4 = 0, t5 = 0;
+                if (q < m) {
+                    t4 = kern_dot(f + q, y0 + q, m - q);
+                    t5 = kern_dot(f + q, y1 + q, m - q);
+                }
+                double *z = Z + (size_t)(s0 + u) * ldzs;
+                z[p] = t4 + hsum(lo4(g[u]));
+                z[ldz + p] = t5 + hsum(hi4(g[u]));
+            }
+        }
+    }
+    return 0;
+#else
+    (void)F, (void)nf, (void)m, (void)K, (void)Y, (void)ldy, (void)YY, (void)ldyy, (void)Z,
+        (void)ldzs, (void)ldz;
     return -1;
 #endif
 }

@@ -76,6 +76,8 @@
 #define SGD_SCALE_MIN 0x1p-32
 /* The stop callback is polled after about this many parameter entries of steps (a few ms). */
 #define SGD_POLL_ENTRIES 4.0e6
+/* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
+#define SGD_AHEAD 8
 
 /* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
  * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
@@ -125,6 +127,57 @@ static void draw_next(struct sgd_state *st)
     if (st->single)
         for (size_t i = 0; i < n; i++)
             st->xnf[i] = (float)st->xn[i];
+}
+
+/* With the paired layout the samples are drawn SGD_AHEAD at a time, and the teacher's rows that
+ * the pass would project (st->nfz of them) are projected for all of them in one read of F
+ * (kern_project_fused_order, the same sums bit for bit), so that the pass streams only the
+ * parameters. The generator after each sample is kept with it: a checkpoint saves the one just
+ * past the next sample, as without the look-ahead, and a restored run draws again from there. */
+static void ahead_fill(struct sgd_state *st)
+{
+    int d = st->d, T = st->T, k = st->k;
+    size_t Td = (size_t)T * d;
+    for (int s = 0; s < SGD_AHEAD; s++) {
+        double *x = st->ax + (size_t)s * Td;
+        rng_normals(&st->g, x, Td);
+        if (st->m->corr)
+            model_correlate(d, T, st->m->L, x);
+        st->ag[s] = st->g;
+        kern_interleave2(x, d, st->ayy + (size_t)s * Td);
+    }
+    kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
+                             (size_t)T * k, k);
+    st->apos = 0;
+    st->acount = SGD_AHEAD;
+}
+
+/* The teacher rows of the next sample xn that the pass would project, when xn was not drawn
+ * ahead (the first sample, a restored state). */
+static void ahead_rows(struct sgd_state *st)
+{
+    kern_interleave2(st->xn, st->d, st->ptmp);
+    kern_project_fused_order(st->Ft, st->nfz, st->d, 1, st->xn, 0, st->ptmp, 0, st->zn, 0, st->k);
+    st->zn_ready = 1;
+}
+
+/* The next sample into xn: drawn now, or taken from those drawn ahead with its teacher rows. */
+static void next_sample(struct sgd_state *st)
+{
+    if (!st->ahead) {
+        draw_next(st);
+        return;
+    }
+    if (st->apos >= st->acount)
+        ahead_fill(st);
+    int s = st->apos++, T = st->T, k = st->k;
+    size_t Td = (size_t)T * st->d;
+    memcpy(st->xn, st->ax + (size_t)s * Td, sizeof(double) * Td);
+    for (int b = 0; b < T; b++)
+        memcpy(st->zn + (size_t)b * k, st->az + (size_t)s * T * k + (size_t)b * k,
+               sizeof(double) * (size_t)st->nfz);
+    st->gnext = st->ag[s];
+    st->zn_ready = 1;
 }
 
 /* The teacher projections z_t = F^T y_t of the tokens y (T x d; yf their float copy in single
@@ -360,6 +413,18 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
+    if (st->paired) { /* the look-ahead: the teacher rows that the passes would project */
+        st->ahead = 1;
+        int passes = p->decomposition == DECOMP_UNTIED ? 2 : 1;
+        for (int q = 0; q < passes; q++)
+            st->nfz += k - st->nfz < st->rows / 2 ? k - st->nfz : st->rows / 2;
+        st->ax = alloc_doubles(SGD_AHEAD * Td);
+        st->ayy = alloc_doubles(SGD_AHEAD * Td);
+        st->az = alloc_doubles(SGD_AHEAD * Tk);
+        st->ag = malloc(sizeof *st->ag * SGD_AHEAD);
+        if (!st->ax || !st->ayy || !st->az || !st->ag)
+            goto fail;
+    }
     float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf};
     size_t fsizes[] = {nP, nQ, (size_t)k * d, Td, Td};
     for (size_t i = 0; sg && i < sizeof fsizes / sizeof fsizes[0]; i++)
@@ -381,6 +446,7 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     teacher_rest(st, st->x, st->xf, st->z, 0);
     load_student(st);
     draw_next(st);
+    st->gnext = st->g;
     return st;
 fail:
     sgd_state_destroy(&st);
@@ -400,6 +466,10 @@ void sgd_state_destroy(struct sgd_state **pst)
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
     for (size_t i = 0; i < sizeof fbufs / sizeof fbufs[0]; i++)
         free(fbufs[i]);
+    free(st->ax);
+    free(st->ayy);
+    free(st->az);
+    free(st->ag);
     free(st);
     *pst = NULL;
 }
@@ -472,7 +542,10 @@ static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    if (st->paired)
+    if (st->ahead) /* the teacher's rows were projected ahead (next_sample) */
+        *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O, NULL,
+                                               st->k - *f, NULL, 0);
+    else if (st->paired)
         *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O,
                                                st->Ft + skip, st->k - *f, st->zn + *f, st->k);
     else if (Mf)
@@ -613,6 +686,8 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         for (int i = 0; i < TT; i++)
             trD += ci[i] * D[i];
         st->synced = 0;
+        if (st->ahead && !st->zn_ready)
+            ahead_rows(st);
         switch (st->s.decomposition) {
             case DECOMP_TIED: step_tied(st, D, trD); break;
             case DECOMP_UNTIED: step_untied(st, D, trD); break;
@@ -623,7 +698,7 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         swap(&st->z, &st->zn);
         swap(&st->pa, &st->pan);
         swap(&st->pb, &st->pbn);
-        draw_next(st);
+        next_sample(st);
         st->n++;
         if (st->n % SGD_RESYNC == 0)
             sgd_resync(st);

@@ -101,7 +101,7 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     h.trS = st->trS;
     h.nU = st->nU;
     h.nV = st->nV;
-    h.g = st->g;
+    h.g = st->ahead ? st->gnext : st->g;
     memcpy(buf, &h, sizeof h);
     size_t off = sizeof h;
     void *a[SGD_STATE_ARRAYS];
@@ -133,6 +133,9 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     st->nU = h.nU;
     st->nV = h.nV;
     st->g = h.g;
+    st->gnext = h.g;
+    st->apos = st->acount = 0; /* draw ahead again from just past xn */
+    st->zn_ready = 0;
     size_t off = sizeof h;
     void *a[SGD_STATE_ARRAYS];
     size_t len[SGD_STATE_ARRAYS];

@@ -41,10 +41,20 @@ void kern_paired_unpack(const double *P, double *A, int n, int m);
 int kern_paired(int T);
 /* kern_update_project_fused on M in the paired layout, with results bit for bit those of
  * kern_update_project_fused on the same matrix row-major. Returns what that returns, or -1 (M
- * untouched) when kern_paired(T) is 0. */
+ * untouched) when kern_paired(T) is 0. With F NULL the rows of M are the same and no row of F
+ * is projected (Z untouched): the teacher rows then come from kern_project_fused_order. */
 int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
                                      const double *X, const double *Y, double *O, const double *F,
                                      int nf, double *Z, int ldz);
+/* The first m & ~3 columns of the two tokens Y (2 x m) interleaved four at a time, as the rows
+ * of a pair in the paired layout: YY (2 (m & ~3) entries) for kern_project_fused_order. */
+void kern_interleave2(const double *Y, int m, double *YY);
+/* The teacher rows of kern_update_project_fused_paired for K samples at once, bit for bit:
+ * Z_s[b ldz + p] = F_p . Y_s,b (p < nf, b < 2) with Y_s = Y + s ldy (2 x m), YY_s = YY + s ldyy
+ * (kern_interleave2 of Y_s), Z_s = Z + s ldzs. Reading F once for K samples instead of once per
+ * sample. Returns 0, or -1 (nothing written) when kern_paired(2) is 0. */
+int kern_project_fused_order(const double *F, int nf, int m, int K, const double *Y, size_t ldy,
+                             const double *YY, size_t ldyy, double *Z, size_t ldzs, int ldz);
 /* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
