@@ -670,6 +670,8 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     teacher_rest(st, st->xn, st->xnf, st->zn, f);
 }
 
+int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ? SGD_AHEAD : 1; }
+
 int sgd_steps(struct sgd_state *st, long nsteps)
 {
     double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
