@@ -10,7 +10,12 @@ The conventions are the views' (src/harness/store.c):
 - a seed counts when its solver finished: summary.status in (done, diverged, ode_diverged);
 - n_wr and tau_wr quartiles are over the recovered seeds (samples_wr not NULL), with linear
   interpolation between order statistics (numpy's default);
-- spreads over seeds are sample standard deviations (n - 1), None for one seed.
+- spreads over seeds are sample standard deviations (n - 1), None for one seed;
+- weak recovery reads the signed overlap m for activations whose sign is identifiable and |m|
+  for even ones (docs/model.md §8, schema version 6). A database of an older version stores
+  tau_wr and samples_wr on |m| for every activation: runs() recomputes them from the trajectory
+  for the activations whose sign counts (what the migration to version 6 does), and counts the
+  runs whose m reached -threshold without +threshold as anti-recovered.
 
 The database is opened read-only (it may be written by a run at the same time).
 """
@@ -115,16 +120,56 @@ TASK_COLS = ("decomposition", "activation", "info_exponent", "d", "lr", "init_sc
              "log_grid", "recovery_threshold", "ode_noise", "solvers")
 
 
+def sign_symmetric(activation):
+    """True when the activation is even, so the loss cannot tell S from -S (docs/model.md §8):
+    h2, h4, h6 and Hermite series without odd terms; False for h1, h3, h5, series with an odd
+    term, relu, tanh, erf, softmax."""
+    a = activation.strip()
+    if len(a) == 2 and a[0] == "h" and a[1].isdigit():
+        return int(a[1]) % 2 == 0
+    if a.startswith("hermite(") and a.endswith(")"):
+        c = [float(x) for x in a[len("hermite("):-1].split(",")]
+        return all(c[k] == 0 for k in range(1, len(c), 2))
+    return False
+
+
+def crossing(tau, samples, m, th):
+    """(tau_wr, samples_wr) of one run's records with the recovery overlap m (signed or |m|):
+    linear between the last record below th and the first at or above it; (None, None) when m
+    never reaches th (obs.c's obs_recovery)."""
+    for k, (t, n, r) in enumerate(zip(tau, samples, m)):
+        if r is None or not r >= th:
+            continue
+        if k == 0 or m[k - 1] is None:
+            return t, round(n)
+        f = (th - m[k - 1]) / (r - m[k - 1])
+        return tau[k - 1] + f * (t - tau[k - 1]), round(samples[k - 1] + f * (n - samples[k - 1]))
+    return None, None
+
+
 def runs(con, where="1"):
-    """Finished (task, solver) rows: the task's columns, params, point, and the solver summary."""
+    """Finished (task, solver) rows: the task's columns, params, point, and the solver summary
+    (tau_wr, samples_wr with the sign where it counts, whatever the file's version), with
+    `anti` True for a run whose signed m reached -recovery_threshold and never +threshold."""
     cols = ", ".join("t." + c for c in TASK_COLS)
     sql = (f"SELECT t.task_id, t.params, t.seed, {cols}, s.solver, s.status, s.tau_wr,"
            f" s.samples_wr, s.final_overlap, s.wall_s FROM tasks t JOIN summary s USING (task_id)"
            f" WHERE s.status IN ('done', 'diverged', 'ode_diverged') AND ({where})")
+    version = con.execute("PRAGMA user_version").fetchone()[0]
     out = []
     for r in con.execute(sql):
         d = dict(r)
         d["point"] = point_key(d["params"])
+        d["anti"] = False
+        if not sign_symmetric(d["activation"]):
+            recs = con.execute("SELECT tau, samples, overlap FROM trajectory WHERE task_id = ? AND"
+                               " solver = ? ORDER BY k", (d["task_id"], d["solver"])).fetchall()
+            th = d["recovery_threshold"]
+            m = [x[2] for x in recs]
+            if version < 6:
+                d["tau_wr"], d["samples_wr"] = crossing([x[0] for x in recs], [x[1] for x in recs],
+                                                        m, th)
+            d["anti"] = d["samples_wr"] is None and any(x is not None and x <= -th for x in m)
         out.append(d)
     return out
 
@@ -195,6 +240,7 @@ def recovery_of(rows):
         row["n_wr_per_d2lnd"] = (row["n_wr_median"] / (d * d * math.log(d))
                                  if row["n_wr_median"] is not None else None)
         row["frac_diverged"] = sum(r["status"] in ("diverged", "ode_diverged") for r in rs) / len(rs)
+        row["anti_recovered"] = sum(bool(r.get("anti")) for r in rs)
         row["samples"] = n
         row["taus"] = t
         row["params"] = first["params"]

@@ -13,7 +13,8 @@ over seeds with its min-max range shaded):
   |m| and the population loss against tau, SGD (band) and flow next to the ODE at each M.
 - nwr-*.png (the seed's Figure 3): the weak-recovery sample count n_wr (median over recovered
   seeds, quartiles as bars, SGD) against the information exponent k, one line per d; and the
-  fraction of seeds that recovered.
+  fraction of seeds that recovered (m reached θ, |m| for even activations: docs/model.md §8),
+  diverged, or went anti-aligned (an activation whose sign counts, m reached −θ and never +θ).
 
 SGD runs in single and in double precision are drawn as one setting in orders-* and nwr-*
 (analysis/precision/results.md: the same to 5e-4 of the seed spread through weak recovery).
@@ -275,6 +276,9 @@ def fig_nwr(con, out, pdf, made, notes):
             if any(r["frac_diverged"] for r in pts):
                 ax2.plot([r["info_exponent"] for r in pts], [r["frac_diverged"] for r in pts], "x--",
                          color=color, label=f"d={d}: diverged")
+            if any(r.get("anti_recovered") for r in pts):
+                ax2.plot([r["info_exponent"] for r in pts], [r["anti_recovered"] / r["seeds"] for r in pts],
+                         "v:", color=color, label=f"d={d}: m ≤ −θ (anti-aligned)")
         if drew:
             ax.set_yscale("log")
         else:

@@ -33,6 +33,7 @@ if [ "${2:-}" != "--figures-only" ]; then
     run fig2-small-untied fig2
     run fig3-small fig3
     run fig3-d80 fig3
+    run fig3-d120 fig3
     run k3-collapse k3
     run k3-collapse-d160 k3
     run quick quick

@@ -138,7 +138,7 @@ static void odeerr(void)
                     gaps(forms[f], fl, d, &a, &b, &c, &e);
                     printf("%s h2 %d %llu %s %.3g %.3g %.3g %.3g %.4g %.4g%s\n", decs[k], d,
                            (unsigned long long)seed, f ? "slaved" : "stiff", a, b, c, e,
-                           obs_tau_wr(forms[f], 0.5), obs_tau_wr(fl, 0.5),
+                           obs_tau_wr(forms[f], 1, 0.5), obs_tau_wr(fl, 1, 0.5), /* h2: even */
                            forms[f]->status == RUN_OK ? "" : " (not done)");
                 }
                 fflush(stdout);

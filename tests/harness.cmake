@@ -5,7 +5,7 @@ add_executable(test_harness test_harness.c)
 target_link_libraries(test_harness PRIVATE aimsweep_harness)
 aimsweep_warnings(test_harness)
 add_test(NAME test_harness COMMAND test_harness ${CMAKE_CURRENT_BINARY_DIR})
-set_tests_properties(test_harness PROPERTIES LABELS unit TIMEOUT 60)
+set_tests_properties(test_harness PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 
 set(HARNESS_ENV "AIMSWEEP=$<TARGET_FILE:aimsweep>" "MPIEXEC=${MPIEXEC_EXECUTABLE}"
     "SRCDIR=${CMAKE_SOURCE_DIR}" "OPENBLAS_NUM_THREADS=1"
@@ -63,7 +63,7 @@ set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60
 add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
 set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 
-# Databases of schema versions 1, 2 and 3 (tests/data/schema_v*.sql) opened by the current store: migrated to 4.
+# Databases of schema versions 1 to 5 (tests/data/schema_v*.sql) opened by the current store: migrated to 6.
 add_executable(test_store_migrate test_store_migrate.c)
 target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
 aimsweep_warnings(test_store_migrate)
@@ -102,3 +102,8 @@ set_tests_properties(test_sched_stall PROPERTIES LABELS "mpi;fault" PROCESSORS 3
                      ENVIRONMENT "${HARNESS_ENV}")
 add_test(NAME sweep_stall COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_stall.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_stall)
 set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIMEOUT 400 ENVIRONMENT "${HARNESS_ENV}")
+
+# Weak recovery with the sign (docs/model.md §8): the C summary, the views and the 5 -> 6
+# migration against numpy on real and stored trajectories (python3 with numpy).
+add_test(NAME recovery_sign COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recovery_sign.py ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/recovery_sign)
+set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

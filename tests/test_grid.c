@@ -232,29 +232,67 @@ static void test_recovery(void)
 {
     const double m[] = {0.01, 0.05, 0.2, 0.45, 0.3, 0.8, 0.9};
     struct traj t;
-    make_traj(&t, m, 7);
+    make_traj(&t, m, 7); /* signs alternate: 0.01, -0.05, 0.2, -0.45, 0.3, -0.8, 0.9 */
     double tau, ns;
-    /* 0.4 is first reached between records 2 (0.2) and 3 (0.45) */
-    CHECK(obs_recovery(&t, 0.4, &tau, &ns) == 0, "0.4 not reached");
+    /* |m| (an even activation): 0.4 is first reached between records 2 (0.2) and 3 (0.45) */
+    CHECK(obs_recovery(&t, 1, 0.4, &tau, &ns) == 0, "0.4 not reached");
     CHECK(tau > 0.2 && tau < 0.3, "tau_wr %g outside [0.2, 0.3]", tau);
     CHECK_CLOSE(tau, 0.2 + 0.1 * (0.4 - 0.2) / (0.45 - 0.2), 1e-15, 0, "tau_wr(0.4)");
     CHECK(ns == round(1000 * tau), "n_wr %g", ns);
     /* 0.5: record 3 falls back below, the crossing is between 4 (0.3) and 5 (0.8) */
-    CHECK(obs_recovery(&t, 0.5, &tau, &ns) == 0 && tau > 0.4 && tau < 0.5, "tau_wr(0.5) = %g", tau);
-    CHECK(obs_recovery(&t, 0.005, &tau, &ns) == 0 && tau == 0 && ns == 0, "reached at record 0");
-    CHECK(obs_recovery(&t, 0.95, &tau, &ns) != 0, "0.95 reached");
+    CHECK(obs_recovery(&t, 1, 0.5, &tau, &ns) == 0 && tau > 0.4 && tau < 0.5, "tau_wr(0.5) = %g",
+          tau);
+    CHECK(obs_recovery(&t, 1, 0.005, &tau, &ns) == 0 && tau == 0 && ns == 0, "reached at record 0");
+    CHECK(obs_recovery(&t, 1, 0.95, &tau, &ns) != 0, "0.95 reached");
+    /* the signed m (an activation with an odd part): records 3 (-0.45) and 5 (-0.8) do not
+     * count; 0.4 and 0.5 are first reached at record 6 (0.9), linear from record 5's -0.8.
+     * A rule that still reads |m| gives tau in [0.2, 0.3] and [0.4, 0.5] (both checks fail). */
+    CHECK(obs_recovery(&t, 0, 0.4, &tau, &ns) == 0, "signed 0.4 not reached");
+    CHECK_CLOSE(tau, 0.5 + 0.1 * (0.4 + 0.8) / (0.9 + 0.8), 1e-15, 0, "signed tau_wr(0.4)");
+    CHECK(ns == round(500 + 100 * (0.4 + 0.8) / (0.9 + 0.8)), "signed n_wr %g", ns);
+    CHECK(obs_recovery(&t, 0, 0.5, &tau, &ns) == 0 && tau > 0.5 && tau < 0.6,
+          "signed tau_wr(0.5) = %g", tau);
+    CHECK(obs_recovery(&t, 0, 0.95, &tau, &ns) != 0, "signed 0.95 reached");
+    /* a run that only ever goes to -S* never recovers */
+    for (int k = 0; k < t.n; k++)
+        t.rows[k].overlap = -fabs(t.rows[k].overlap);
+    CHECK(obs_recovery(&t, 0, 0.05, &tau, &ns) != 0, "an anti-aligned run counted as recovered");
+    CHECK(obs_recovery(&t, 1, 0.5, &tau, &ns) == 0, "even: |m| of the anti-aligned run");
     traj_free(&t);
+    /* the parity of each activation family (docs/model.md §8) */
+    static const struct {
+        const char *act;
+        int even;
+    } acts[] = {{"h1", 0},
+                {"h2", 1},
+                {"h3", 0},
+                {"h4", 1},
+                {"h6", 1},
+                {"hermite(0.5,0,1,0,0.2)", 1},
+                {"hermite(0,0,1,1)", 0},
+                {"hermite(0,0.1,1)", 0},
+                {"relu", 0},
+                {"tanh", 0},
+                {"erf", 0},
+                {"softmax(1)", 0}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+        struct act a;
+        char err[256];
+        CHECK(params_parse_act(acts[i].act, &a, err, sizeof err) == 0, "%s", err);
+        CHECK(params_act_sign_symmetric(&a) == acts[i].even, "%s: sign_symmetric %d", acts[i].act,
+              params_act_sign_symmetric(&a));
+    }
 }
 
 static double direct_tau_wr(sqlite3 *db, const char *task, const char *solver, double th,
                             int *found)
 {
-    /* the first record with |m| >= th, and the one before it, read row by row */
+    /* the first record with m >= th (h1 of test_view: the sign counts), and the one before it,
+     * read row by row */
     sqlite3_stmt *q;
     sqlite3_prepare_v2(
-        db,
-        "SELECT tau, abs(overlap) FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k",
-        -1, &q, NULL);
+        db, "SELECT tau, overlap FROM trajectory WHERE task_id = ?1 AND solver = ?2 ORDER BY k", -1,
+        &q, NULL);
     sqlite3_bind_text(q, 1, task, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
     double tp = 0, mp = -1, r = -1;

@@ -1,13 +1,24 @@
 /*
- * test_store_migrate.c: databases of schema versions 1 to 4 (tests/data/schema_v1.sql,
+ * test_store_migrate.c: databases of schema versions 1 to 5 (tests/data/schema_v1.sql,
  * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
- * precision and the views recovery and curves, and schema_v4.sql, before the operations'
- * columns) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * precision and the views recovery and curves, schema_v4.sql, before the operations'
+ * columns, and schema_v5.sql, before the signed weak recovery) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
  * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
  * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
  * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
  * task ids still the ids of the same points (the canonical text leaves the new keys out at their
  * defaults), and writable by a run.
+ * The 5 -> 6 step (signed weak recovery, docs/model.md §8): every task gets sign_symmetric from
+ * its activation; the tau_wr and samples_wr of the version-5 file's runs of odd activations (h1,
+ * h3) are compared with obs_recovery (obs.c, the C side) run on the trajectory as the fixture
+ * stores it, and those of the even h2 must be the stored ones, unchanged (h2 seed 3 recovers
+ * -S*: |m| counts); the h3 SGD runs that version 5 counted (m ends at -0.68 and -0.70) become
+ * NULL and the recovery view counts them as anti_recovered; a run whose trajectory was deleted
+ * by hand before the migration (h1 seed 3, ode) gets NULL (it cannot be recomputed); a read-only
+ * open of the version-5 file sees the same values through its temporary views.
+ * Planted errors: a migration that keeps |m| leaves the h3 values (4 checks fail); one that
+ * recomputes the even rows with the signed rule changes h2 seed 3 (fails); temporary views that
+ * read |m| fail the read-only comparison.
  * A planted error shows: a migration that forgets a column fails the column checks; a 4 -> 5
  * step skipped for one starting version fails its sweeps and timeout checks; a canonical text
  * that names the new keys changes the ids (the id checks fail); a migration that is not
@@ -21,8 +32,10 @@
 
 #include <sqlite3.h>
 
+#include "aimsweep/base/params.h"
 #include "aimsweep/harness/store.h"
 #include "aimsweep/harness/task.h"
+#include "aimsweep/model/obs.h"
 #include "check.h"
 
 static double value(sqlite3 *db, const char *sql)
@@ -54,6 +67,104 @@ static char *slurp(const char *path)
     return s;
 }
 
+#define EXPECT_MAX 64
+struct expect {
+    char task[17], solver[8], act[32];
+    double tau, samples;   /* -1: never (NULL) */
+    double tau5, samples5; /* as version 5 stored them (-1: NULL) */
+    int has_traj;
+};
+
+static double col_or(sqlite3_stmt *q, int i)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? -1 : sqlite3_column_double(q, i);
+}
+
+/* What version 6 must hold for each run of a version-5 file: obs_recovery with the activation's
+ * parity on the stored trajectory; NULL for a run without one. */
+static int expected_wr(sqlite3 *db, struct expect *ex)
+{
+    sqlite3_stmt *q = NULL, *r = NULL;
+    int n = 0;
+    sqlite3_prepare_v2(db,
+                       "SELECT s.task_id, s.solver, t.activation, t.recovery_threshold, s.tau_wr,"
+                       " s.samples_wr FROM summary s JOIN tasks t USING (task_id)",
+                       -1, &q, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT tau, samples, overlap FROM trajectory WHERE task_id = ?1 AND"
+                       " solver = ?2 ORDER BY k",
+                       -1, &r, NULL);
+    while (sqlite3_step(q) == SQLITE_ROW && n < EXPECT_MAX) {
+        struct expect *e = &ex[n++];
+        snprintf(e->task, sizeof e->task, "%s", (const char *)sqlite3_column_text(q, 0));
+        snprintf(e->solver, sizeof e->solver, "%s", (const char *)sqlite3_column_text(q, 1));
+        snprintf(e->act, sizeof e->act, "%s", (const char *)sqlite3_column_text(q, 2));
+        double th = sqlite3_column_double(q, 3);
+        e->tau5 = col_or(q, 4);
+        e->samples5 = col_or(q, 5);
+        struct act a;
+        char err[256];
+        CHECK(params_parse_act(e->act, &a, err, sizeof err) == 0, "%s", err);
+        struct traj t;
+        traj_init(&t, SOLVER_SGD, 16);
+        sqlite3_bind_text(r, 1, e->task, -1, SQLITE_STATIC);
+        sqlite3_bind_text(r, 2, e->solver, -1, SQLITE_STATIC);
+        while (sqlite3_step(r) == SQLITE_ROW) {
+            struct obs_row row = {0};
+            row.tau = sqlite3_column_double(r, 0);
+            row.samples = sqlite3_column_double(r, 1);
+            row.overlap = sqlite3_column_double(r, 2);
+            traj_push(&t, &row);
+        }
+        sqlite3_reset(r);
+        e->has_traj = t.n > 0;
+        if (obs_recovery(&t, params_act_sign_symmetric(&a), th, &e->tau, &e->samples))
+            e->tau = e->samples = -1;
+        traj_free(&t);
+    }
+    sqlite3_finalize(q);
+    sqlite3_finalize(r);
+    return n;
+}
+
+static void check_wr(sqlite3 *db, const struct expect *ex, int n, const char *what)
+{
+    sqlite3_stmt *q = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT tau_wr, samples_wr FROM summary WHERE task_id = ?1 AND solver = ?2",
+                       -1, &q, NULL);
+    int changed = 0;
+    for (int i = 0; i < n; i++) {
+        const struct expect *e = &ex[i];
+        sqlite3_bind_text(q, 1, e->task, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, e->solver, -1, SQLITE_STATIC);
+        CHECK(sqlite3_step(q) == SQLITE_ROW, "%s: no summary row", what);
+        double tau = col_or(q, 0), ns = col_or(q, 1);
+        sqlite3_reset(q);
+        if (!strcmp(e->act, "h2")) { /* even: kept as version 5 stored them */
+            CHECK(tau == e->tau5 && ns == e->samples5, "%s: h2 %s changed: %.17g -> %.17g", what,
+                  e->solver, e->tau5, tau);
+            CHECK(fabs(tau - e->tau) <= 1e-12, "%s: h2 %s: %.17g, obs_recovery %.17g", what,
+                  e->solver, tau, e->tau);
+            continue;
+        }
+        if (!e->has_traj) {
+            CHECK(tau == -1 && ns == -1 && e->tau5 > 0, "%s: a run without its trajectory: %g",
+                  what, tau);
+            continue;
+        }
+        CHECK(fabs(tau - e->tau) <= 1e-12, "%s: %s %s tau_wr %.17g, obs_recovery %.17g", what,
+              e->act, e->solver, tau, e->tau);
+        CHECK(ns == e->samples, "%s: %s %s samples_wr %g, obs_recovery %g", what, e->act, e->solver,
+              ns, e->samples);
+        if (!strcmp(e->act, "h3") && !strcmp(e->solver, "sgd"))
+            CHECK(e->tau5 > 0 && tau == -1, "%s: h3 sgd: version 5 %g, now %g", what, e->tau5, tau);
+        changed += tau != e->tau5;
+    }
+    CHECK(changed >= 2, "%s: only %d runs changed", what, changed);
+    sqlite3_finalize(q);
+}
+
 static void migrate(const char *srcdir, const char *builddir, int from)
 {
     char fixture[1024], path[1024], err[1024];
@@ -70,6 +181,22 @@ static void migrate(const char *srcdir, const char *builddir, int from)
           "loading the fixture: %s", sqlite3_errmsg(raw));
     free(sql);
     double ntraj = value(raw, "SELECT count(*) FROM trajectory");
+    double ntasks = value(raw, "SELECT count(*) FROM tasks"), ntraj_rerun = ntraj;
+    double nsum = value(raw, "SELECT count(*) FROM summary");
+    /* version 5: the run that cannot be recomputed, and what the C side gives for the others */
+    struct expect ex[EXPECT_MAX];
+    int nex = 0;
+    if (from == 5) {
+        CHECK(sqlite3_exec(raw,
+                           "DELETE FROM trajectory WHERE solver = 'ode' AND task_id = (SELECT"
+                           " task_id FROM tasks WHERE activation = 'h1' AND seed = 3)",
+                           NULL, NULL, NULL) == SQLITE_OK &&
+                  sqlite3_changes(raw) > 0,
+              "deleting a trajectory: %s", sqlite3_errmsg(raw));
+        ntraj = value(raw, "SELECT count(*) FROM trajectory");
+        nex = expected_wr(raw, ex);
+        CHECK(nex == 12, "version-5 fixture: %d runs", nex);
+    }
     CHECK(value(raw, "PRAGMA user_version") == from && ntraj > 0,
           "fixture is not a version-%d database", from);
     sqlite3_close(raw);
@@ -78,7 +205,9 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     struct store *ro = store_open_readonly(path, err, sizeof err);
     CHECK(ro != NULL, "read-only open of a version-%d database: %s", from, err);
     if (ro)
-        CHECK(value(store_db(ro), "SELECT count(*) FROM results") == 4, "v1 results view");
+        CHECK(value(store_db(ro), "SELECT count(*) FROM results") == nsum, "v1 results view");
+    if (ro && from == 5)
+        check_wr(store_db(ro), ex, nex, "read-only");
     store_close(&ro);
 
     for (int pass = 0; pass < 2;
@@ -96,9 +225,9 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                 db,
                 "SELECT count(*) FROM tasks WHERE token_corr = 0 AND index_kind = 'centred' AND outputs = "
                 "'offdiag' AND lr_schedule = 'constant' AND init = 'gaussian' AND init_trace = 0 AND "
-                "ode_mean = 'stiff'") == 2,
+                "ode_mean = 'stiff'") == ntasks,
             "old tasks without their defaults");
-        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == 2,
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == ntasks,
               "old tasks not in double");
         CHECK(
             value(
@@ -114,13 +243,13 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                 from < 3
                     ? "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NULL"
                     : "SELECT count(*) FROM results WHERE token_corr = 0 AND mu_star IS NOT NULL") ==
-                4,
+                nsum,
             "results view without the new columns");
         CHECK(
             value(
                 db,
                 "SELECT count(*) FROM sweeps WHERE command IS NULL AND part IS NULL AND stop_signal IS "
-                "NULL AND stop_sender IS NULL AND stopped_at IS NULL") == 1,
+                "NULL AND stop_sender IS NULL AND stopped_at IS NULL") == (from < 5),
             "v%d: sweeps without the version-5 columns", from);
         /* the CHECK list takes timeout (inside a transaction that is rolled back) */
         CHECK(sqlite3_exec(
@@ -131,6 +260,17 @@ static void migrate(const char *srcdir, const char *builddir, int from)
                            NULL, NULL) != SQLITE_OK,
               "v%d: the status CHECK was lost", from);
         sqlite3_exec(db, "ROLLBACK TO t; RELEASE t;", NULL, NULL, NULL);
+        /* every task has its parity: h2 is even, h1 and h3 are not */
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE sign_symmetric IS NULL OR sign_symmetric"
+                        " != (activation = 'h2')") == 0,
+              "v%d: tasks.sign_symmetric", from);
+        if (from == 5) {
+            check_wr(db, ex, nex, "migrated");
+            CHECK(value(db, "SELECT sum(recovered) FROM recovery WHERE activation = 'h3'") == 0 &&
+                      value(db, "SELECT anti_recovered FROM recovery WHERE activation = 'h3' AND"
+                                " solver = 'sgd'") == 2,
+                  "v5: h3 runs counted as recovered, or not as anti_recovered");
+        }
         store_close(&st);
     }
 
@@ -165,11 +305,11 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         }
     }
     sqlite3_finalize(q);
-    CHECK(seen == 2, "old tasks seen: %d", seen);
+    CHECK(seen == ntasks, "old tasks seen: %d", seen);
     if (st) {
-        CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == 4,
+        CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == nsum,
               "mu_star written");
-        CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj, "rerun rows");
+        CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj_rerun, "rerun rows");
     }
     store_close(&st);
 }
@@ -184,5 +324,6 @@ int main(int argc, char **argv)
     migrate(argv[1], argv[2], 2);
     migrate(argv[1], argv[2], 3);
     migrate(argv[1], argv[2], 4);
+    migrate(argv[1], argv[2], 5);
     return check_done("test_store_migrate");
 }

@@ -517,3 +517,13 @@ int params_info_exponent(const struct act *a)
             return k;
     return 0;
 }
+
+int params_act_sign_symmetric(const struct act *a)
+{
+    if (a->kind != ACT_HERMITE)
+        return 0;
+    for (int k = 1; k <= a->degree; k += 2)
+        if (a->c[k] != 0)
+            return 0;
+    return 1;
+}

@@ -105,8 +105,9 @@ static void note_pooled(sqlite3 *db, const struct rec_opts *o)
         return;
     while (sqlite3_step(cols) == SQLITE_ROW) {
         const char *c = (const char *)sqlite3_column_text(cols, 0);
-        int skip =
-            !c || !key_column_ok(NULL, c) || !strcmp(c, "activation") || !strcmp(c, "solvers");
+        int skip = !c || !key_column_ok(NULL, c) || !strcmp(c, "activation") ||
+                   !strcmp(c, "solvers") ||
+                   !strcmp(c, "sign_symmetric"); /* the activation's parity (docs/model.md §8) */
         for (int i = 0; !skip && i < o->nby; i++)
             skip = !strcmp(c, o->by[i]);
         if (skip)

@@ -269,9 +269,9 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: not an aimsweep results database (empty)", path);
         goto fail;
     }
-    if (store_schema_temp_views(s->db, version, path, err, errlen))
-        goto fail;
     if (store_register_functions(s->db))
+        goto fail;
+    if (store_schema_temp_views(s->db, version, path, err, errlen))
         goto fail;
     if (store_exec(s->db, "PRAGMA query_only=ON;", err, errlen, path))
         goto fail;

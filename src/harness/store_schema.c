@@ -2,8 +2,9 @@
  * store_schema.c: the shape of the results database (the tables and statuses are documented in
  * store.h): the schema a new file gets, its views, what every column means (store_column_doc),
  * the SQL function crossing(), and the migrations that bring an older file to the current
- * version, one transaction per step (migrate_1_2, then migrate_2_3_sql, migrate_3_4_sql and
- * migrate_4_5), so that a failed migration leaves the file at the last version it reached:
+ * version, one transaction per step (migrate_1_2, then migrate_2_3_sql, migrate_3_4_sql,
+ * migrate_4_5 and migrate_5_6), so that a failed migration leaves the file at the last version
+ * it reached:
  *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
@@ -12,9 +13,10 @@
  *   3 -> 4  tasks gains precision (how SGD stores the student; old rows: double, which is what
  *           they ran with), and the views recovery and curves are added.
  *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
+ *   5 -> 6  weak recovery with the sign for activations that are not even (migrate_5_6).
  *
- * A read-only open of a file older than version 4 gets the views recovery and curves as
- * temporary views (store_schema_temp_views).
+ * A read-only open of a file older than version 6 gets the views of version 6 as temporary
+ * views, summary among them (store_schema_temp_views).
  *
  * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
  * (POINT_KEY_SQL), so every parameter, present or added later, separates points. Quartiles
@@ -50,44 +52,58 @@
 
 #define QUANTILE_SQL(v, rank, q) "sum(" v " * max(0.0, 1.0 - abs(" rank " - " q " * (n_rec - 1))))"
 
-/* recovery: one row per point (without the seed) and solver. */
-#define RECOVERY_VIEW_BODY                                                                                                                           \
-    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"                                                                        \
-    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher,"                                                 \
-    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"                                                              \
-    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr"                                                      \
-    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                                                                          \
-    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                                                                      \
-    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                                                                      \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"                                                    \
-    " AS rank_n,"                                                                                                                                    \
-    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t"                                                  \
-    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                                                                          \
-    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                                                                  \
-    " count(samples_wr) AS recovered,"                                                                                                               \
-    " " QUANTILE_SQL(                                                                                                                                \
-        "samples_wr", "rank_n",                                                                                                                      \
-        "0.25") " AS n_wr_q1,"                                                                                                                       \
-                " " QUANTILE_SQL(                                                                                                                    \
-                    "samples_wr", "rank_n",                                                                                                          \
-                    "0.5") " AS n_wr_median,"                                                                                                        \
-                           " " QUANTILE_SQL(                                                                                                         \
-                               "samples_wr", "rank_n",                                                                                               \
-                               "0.75") " AS n_wr_q3,"                                                                                                \
-                                       " " QUANTILE_SQL(                                                                                             \
-                                           "tau_wr", "rank_t",                                                                                       \
-                                           "0.25") " AS tau_wr_q1,"                                                                                  \
-                                                   " " QUANTILE_SQL(                                                                                 \
-                                                       "tau_wr", "rank_t",                                                                           \
-                                                       "0.5") " AS tau_wr_median,"                                                                   \
-                                                              " " QUANTILE_SQL(                                                                      \
-                                                                  "tau_wr", "rank_t",                                                                \
-                                                                  "0.75") " AS tau_wr_q3,"                                                           \
-                                                                          " " QUANTILE_SQL(                                                          \
-                                                                              "samples_wr",                                                          \
-                                                                              "rank_n",                                                              \
-                                                                              "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"                         \
-                                                                                     " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged" \
+/* The overlap weak recovery reads from trajectory row r of task t (docs/model.md §8): m itself
+ * when the task's activation makes the sign identifiable (SIGN = 0), |m| when the loss cannot
+ * tell S from -S (SIGN = 1) or the parity is not known (NULL: the rule before version 6). SIGN
+ * is an SQL expression for the task's parity: t.sign_symmetric (version 6), NULL (the views as
+ * the migrations to versions 2 and 4 made them), act_sign_symmetric(t.activation) (temporary
+ * views of an older file opened read-only). */
+#define WR_OVERLAP_SQL(sign, r)                                                                    \
+    "CASE WHEN " sign " = 0 THEN " r ".overlap ELSE abs(" r ".overlap) END"
+
+/* recovery: one row per point (without the seed) and solver. anti_recovered counts the seeds of a
+ * sign-identifiable activation whose m reached -recovery_threshold and never +recovery_threshold
+ * (the student learned -S*). */
+#define RECOVERY_VIEW_BODY(sign)                                                                                                                      \
+    "recovery AS WITH runs AS (SELECT " POINT_KEY_SQL " AS point, t.task_id,"                                                                         \
+    " t.decomposition, t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher,"                                                  \
+    " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.records, t.log_grid,"                                                               \
+    " t.recovery_threshold, t.ode_noise, t.solvers, s.solver, s.status, s.tau_wr, s.samples_wr,"                                                      \
+    " (" sign " = 0 AND s.samples_wr IS NULL AND (SELECT min(r.overlap) FROM trajectory r"                                                            \
+    " WHERE r.task_id = s.task_id AND r.solver = s.solver) <= -t.recovery_threshold) AS anti"                                                         \
+    " FROM tasks t JOIN summary s ON s.task_id = t.task_id"                                                                                           \
+    " WHERE s.status IN ('done', 'diverged', 'ode_diverged')),"                                                                                       \
+    " ranked AS (SELECT *, count(samples_wr) OVER pt AS n_rec,"                                                                                       \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY samples_wr IS NULL, samples_wr) - 1"                                                     \
+    " AS rank_n,"                                                                                                                                     \
+    " row_number() OVER (PARTITION BY point, solver ORDER BY tau_wr IS NULL, tau_wr) - 1 AS rank_t"                                                   \
+    " FROM runs WINDOW pt AS (PARTITION BY point, solver))"                                                                                           \
+    " SELECT point, " POINT_COLS_SQL ", solver, count(*) AS seeds,"                                                                                   \
+    " count(samples_wr) AS recovered,"                                                                                                                \
+    " " QUANTILE_SQL(                                                                                                                                 \
+        "samples_wr", "rank_n",                                                                                                                       \
+        "0.25") " AS n_wr_q1,"                                                                                                                        \
+                " " QUANTILE_SQL(                                                                                                                     \
+                    "samples_wr", "rank_n",                                                                                                           \
+                    "0.5") " AS n_wr_median,"                                                                                                         \
+                           " " QUANTILE_SQL(                                                                                                          \
+                               "samples_wr", "rank_n",                                                                                                \
+                               "0.75") " AS n_wr_q3,"                                                                                                 \
+                                       " " QUANTILE_SQL(                                                                                              \
+                                           "tau_wr", "rank_t",                                                                                        \
+                                           "0.25") " AS tau_wr_q1,"                                                                                   \
+                                                   " " QUANTILE_SQL(                                                                                  \
+                                                       "tau_wr", "rank_t",                                                                            \
+                                                       "0.5") " AS tau_wr_median,"                                                                    \
+                                                              " " QUANTILE_SQL(                                                                       \
+                                                                  "tau_wr", "rank_t",                                                                 \
+                                                                  "0.75") " AS tau_wr_q3,"                                                            \
+                                                                          " " QUANTILE_SQL(                                                           \
+                                                                              "samples_wr",                                                           \
+                                                                              "rank_n",                                                               \
+                                                                              "0.5") " / (d * d * ln(d)) AS n_wr_per_d2lnd,"                          \
+                                                                                     " avg(status IN ('diverged', 'ode_diverged')) AS frac_diverged," \
+                                                                                     " coalesce(sum(anti), 0) AS anti_recovered"                      \
                                                                                      " FROM ranked GROUP BY point, solver;"
 
 #define SD_SQL(x)                                                                                  \
@@ -111,20 +127,24 @@
                                         " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"             \
                                         " GROUP BY point, r.solver, r.k;"
 
-/* Weak recovery for any threshold, from the stored trajectory (schema version 2). One row per
- * record k of each solver with the record before it (tau_prev, m_prev = |m_{k-1}|,
- * samples_prev; NULL at k = 0) and m_max_before, the largest |m| of the records before k (-1 at
- * k = 0). For a threshold th exactly one row of a run has m >= th AND m_max_before < th: the
- * first record at or above th. Its tau_wr is linear in tau on |m| between the two records,
- * tau_prev + (th - m_prev) / (m - m_prev) (tau - tau_prev), or tau at k = 0 -- what obs.c
- * stores in summary for the point's own recovery_threshold. */
-#define STORE_RECOVERY_SEGMENTS_BODY                                                               \
+/* Weak recovery for any threshold, from the stored trajectory (schema version 2; the signed
+ * overlap since version 6). One row per record k of each solver with the record before it
+ * (tau_prev, m_prev, samples_prev; NULL at k = 0) and m_max_before, the largest m of the records
+ * before k (-1 at k = 0), where m is the overlap weak recovery reads (WR_OVERLAP_SQL: signed, or
+ * |m| for a sign-symmetric activation). For a threshold th exactly one row of a run has m >= th
+ * AND m_max_before < th: the first record at or above th. Its tau_wr is linear in tau on m
+ * between the two records, tau_prev + (th - m_prev) / (m - m_prev) (tau - tau_prev), or tau at
+ * k = 0 -- what obs.c stores in summary for the point's own recovery_threshold. */
+#define STORE_RECOVERY_SEGMENTS_BODY(sign)                                                         \
     "recovery_segments AS SELECT task_id, solver, k,"                                              \
-    " lag(tau) OVER w AS tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"    \
+    " lag(tau) OVER w AS tau_prev, tau, lag(m) OVER w AS m_prev, m,"                               \
     " lag(samples) OVER w AS samples_prev, samples,"                                               \
-    " coalesce(max(abs(overlap)) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1)"   \
+    " coalesce(max(m) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1)"              \
     " AS m_max_before"                                                                             \
-    " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
+    " FROM (SELECT r.task_id, r.solver, r.k, r.tau, r.samples, " WR_OVERLAP_SQL(                   \
+        sign, "r") " AS m"                                                                         \
+                   " FROM trajectory r JOIN tasks t ON t.task_id = r.task_id)"                     \
+                   " WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
 
 /* The results view (created with the schema, and again by the 2 -> 3 migration). */
 #define RESULTS_VIEW_SQL                                                                               \
@@ -135,6 +155,9 @@
     " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr, s.final_overlap,"           \
     " s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples, s.wall_s, s.mu_star"                      \
     " FROM tasks t JOIN summary s ON s.task_id = t.task_id;"
+
+/* The parity of a task's activation in the views of version 6: its column. */
+#define WR_SIGN_V6 "t.sign_symmetric"
 
 /* A format: its two %s are the status of a new task and the list of the statuses the database
  * may hold (task_status.h). */
@@ -159,7 +182,8 @@ static const char *const schema_fmt =
     " token_corr REAL NOT NULL DEFAULT 0, index_kind TEXT NOT NULL DEFAULT 'centred',"
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
-    " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double');"
+    " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double',"
+    " sign_symmetric INTEGER);"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -176,8 +200,8 @@ static const char *const schema_fmt =
     "CREATE INDEX tasks_sweep ON tasks(sweep_id);"
     "CREATE INDEX tasks_point ON tasks(decomposition, activation, d, lr, init_scale);"
     "CREATE INDEX sweep_tasks_task ON sweep_tasks(task_id);" RESULTS_VIEW_SQL
-    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY "CREATE VIEW " RECOVERY_VIEW_BODY
-    "CREATE VIEW " CURVES_VIEW_BODY;
+    "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(WR_SIGN_V6) "CREATE VIEW " RECOVERY_VIEW_BODY(
+        WR_SIGN_V6) "CREATE VIEW " CURVES_VIEW_BODY;
 
 /* 2 -> 3 (see the top of the file). */
 static const char *const migrate_2_3_sql =
@@ -198,8 +222,8 @@ static const char *const migrate_2_3_sql =
 static const char *const migrate_3_4_sql =
     "BEGIN IMMEDIATE;"
     "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
-    "CREATE VIEW " RECOVERY_VIEW_BODY "CREATE VIEW " CURVES_VIEW_BODY
-    "PRAGMA user_version = 4; COMMIT;";
+    "CREATE VIEW " RECOVERY_VIEW_BODY("NULL") "CREATE VIEW " CURVES_VIEW_BODY
+                                              "PRAGMA user_version = 4; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
@@ -316,7 +340,9 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "index_kind", "",
      "the parameter index: centred (x_a^T S x_b - C_ab Tr S)/sqrt(d) or uncentred"},
     {NULL, "tau_wr", "tau",
-     "weak recovery: tau at which |m| first reaches recovery_threshold, interpolated between records; NULL: never"},
+     "weak recovery: tau at which m (|m| where sign_symmetric) first reaches recovery_threshold, interpolated between records; NULL: never"},
+    {NULL, "sign_symmetric", "",
+     "1: even activation, the loss cannot tell S from -S, weak recovery on |m|; 0: the sign is identifiable, weak recovery on m; NULL: unknown (|m|)"},
     {NULL, "samples_wr", "samples", "samples at tau_wr (interpolated, rounded); NULL: never"},
     {NULL, "final_overlap", "", "m at the last record"},
     {NULL, "final_loss", "", "Phi at the last record"},
@@ -331,10 +357,10 @@ static const struct store_column_doc column_docs[] = {
      "samples at which the solver stopped on exploding values; NULL: it did not"},
     {NULL, "error", "", "the solver's error message"},
     {NULL, "tau_prev", "tau", "tau of record k - 1 (NULL at k = 0)"},
-    {NULL, "m", "", "|m| at record k"},
-    {NULL, "m_prev", "", "|m| at record k - 1 (NULL at k = 0)"},
+    {NULL, "m", "", "the overlap weak recovery reads at record k: m, or |m| where sign_symmetric"},
+    {NULL, "m_prev", "", "that overlap at record k - 1 (NULL at k = 0)"},
     {NULL, "samples_prev", "samples", "samples at record k - 1 (NULL at k = 0)"},
-    {NULL, "m_max_before", "", "largest |m| of the records before k (-1 at k = 0)"},
+    {NULL, "m_max_before", "", "largest such overlap of the records before k (-1 at k = 0)"},
     {NULL, "point", "", "the point without its seed: canonical parameter text with seed=N cut out"},
     {NULL, "seeds", "", "seeds of the point whose solver finished (done, diverged, ode_diverged)"},
     {"recovery", "recovered", "", "seeds that reached weak recovery"},
@@ -346,6 +372,8 @@ static const struct store_column_doc column_docs[] = {
     {"recovery", "tau_wr_q3", "tau", "third quartile of tau_wr over the recovered seeds"},
     {"recovery", "n_wr_per_d2lnd", "", "n_wr_median / (d^2 ln d)"},
     {"recovery", "frac_diverged", "", "fraction of the seeds whose solver diverged"},
+    {"recovery", "anti_recovered", "",
+     "seeds of a sign-identifiable activation whose m reached -recovery_threshold and never +recovery_threshold"},
     {"curves", "tau", "tau", "mean over the seeds of tau at record k"},
     {"curves", "samples", "samples", "mean over the seeds of the samples at record k"},
     {"curves", "abs_m_mean", "", "mean of |m| over the seeds at record k"},
@@ -379,9 +407,11 @@ const struct store_column_doc *store_column_doc(const char *table, const char *c
     return NULL;
 }
 
-/* crossing(th, x_prev, x, m_prev, m): x where |m| reaches th, linear between (m_prev, x_prev)
- * and (m, x); x when there is no record before (m_prev NULL) or no change of m. With a row of
- * recovery_segments it gives tau_wr (x = tau) and n_wr (x = samples) for any threshold. */
+/* crossing(th, x_prev, x, m_prev, m): x where the overlap reaches th, linear between (m_prev,
+ * x_prev) and (m, x); x when there is no record before (m_prev NULL) or no change of m. It takes
+ * the overlap as given: with a row of recovery_segments, whose m is signed or |m| by the task's
+ * parity (WR_OVERLAP_SQL, version 6), it gives tau_wr (x = tau) and n_wr (x = samples) for any
+ * threshold, by the rule of docs/model.md §8. */
 static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
 {
     (void)argc;
@@ -400,10 +430,28 @@ static void sql_crossing(sqlite3_context *ctx, int argc, sqlite3_value **v)
     sqlite3_result_double(ctx, m == m0 ? x : x0 + (th - m0) / (m - m0) * (x - x0));
 }
 
+/* act_sign_symmetric(activation): params_act_sign_symmetric of the activation text (1: even, the
+ * loss cannot tell S from -S; 0: the sign is identifiable), NULL for a text that does not parse.
+ * What tasks.sign_symmetric holds since version 6, for the temporary views of older files. */
+static void sql_act_sign_symmetric(sqlite3_context *ctx, int argc, sqlite3_value **v)
+{
+    (void)argc;
+    struct act a;
+    char perr[256];
+    const char *text = (const char *)sqlite3_value_text(v[0]);
+    if (!text || params_parse_act(text, &a, perr, sizeof perr))
+        sqlite3_result_null(ctx);
+    else
+        sqlite3_result_int(ctx, params_act_sign_symmetric(&a));
+}
+
 int store_register_functions(sqlite3 *db)
 {
-    return sqlite3_create_function(db, "crossing", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                   sql_crossing, NULL, NULL) == SQLITE_OK
+    int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+    return sqlite3_create_function(db, "crossing", 5, flags, NULL, sql_crossing, NULL, NULL) ==
+                       SQLITE_OK &&
+                   sqlite3_create_function(db, "act_sign_symmetric", 1, flags, NULL,
+                                           sql_act_sign_symmetric, NULL, NULL) == SQLITE_OK
                ? 0
                : -1;
 }
@@ -527,14 +575,14 @@ static int migrate_1_2(sqlite3 *db, const char *path, char *err, size_t errlen)
     /* tau_wr and samples_wr as version 2 computes them: interpolated between records */
     if (store_exec(
             db,
-            "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY
-            "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
-            " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
-            " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
-            " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
-            " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
-            " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
-            " PRAGMA user_version = 2; COMMIT;",
+            "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(
+                "NULL") "UPDATE summary SET (tau_wr, samples_wr) = (SELECT"
+                        " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m),"
+                        " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m)) AS INTEGER)"
+                        " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id"
+                        " WHERE r.task_id = summary.task_id AND r.solver = summary.solver"
+                        " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold);"
+                        " PRAGMA user_version = 2; COMMIT;",
             err, errlen, path))
         goto out;
     rc = 0;
@@ -588,6 +636,79 @@ static int migrate_4_5(sqlite3 *db, char *err, size_t errlen, const char *path)
     return 0;
 }
 
+/* The signed weak recovery of version 6 (docs/model.md §8) from the stored trajectories, per run
+ * of a sign-identifiable task (tasks.sign_symmetric = 0), into the temporary table wr6(task_id,
+ * solver, tau_wr, samples_wr): what obs_recovery gives for the same records, except that samples
+ * interpolate between the stored (rounded) counts, so samples_wr can differ by one for the flow
+ * and the ODE, whose counts tau d^2 / eta are not integers in memory. */
+#define WR6_TABLE_SQL                                                                              \
+    "CREATE TEMP TABLE wr6 AS SELECT r.task_id, r.solver,"                                         \
+    " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m) AS tau_wr,"                 \
+    " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev, r.m))"        \
+    " AS INTEGER) AS samples_wr"                                                                   \
+    " FROM recovery_segments r JOIN tasks t ON t.task_id = r.task_id WHERE t.sign_symmetric = 0"   \
+    " AND r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold;"                  \
+    "CREATE UNIQUE INDEX temp.wr6_row ON wr6(task_id, solver);"
+
+/* Schema 5 -> 6, in one transaction (a failure leaves version 5): weak recovery reads the signed
+ * overlap for activations whose sign is identifiable (docs/model.md §8).
+ *   - tasks gains sign_symmetric, set from each distinct activation text as the current parser
+ *     reads it (params_act_sign_symmetric); a text that does not parse (only a hand-edited file
+ *     has one) keeps NULL, and its rows keep the |m| rule and their values;
+ *   - the views recovery_segments and recovery are made again (signed m; anti_recovered);
+ *   - summary.tau_wr and samples_wr of every sign-identifiable run are recomputed from its stored
+ *     trajectory (every record a solver produced is stored with its summary, in one
+ *     transaction, so the trajectory holds what obs_recovery saw). A run whose signed m never
+ *     reaches the threshold gets NULL. A run with no trajectory rows gets NULL as well: with
+ *     |m| never reaching the threshold it was NULL already, and a value without the records
+ *     behind it cannot say whether m or -m crossed, so it is not kept as a recovery. Even
+ *     activations keep their rows as they are (the rule did not change for them). */
+static int migrate_5_6(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL, *up = NULL;
+    int rc = -1;
+    if (store_exec(db,
+                   "BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN sign_symmetric INTEGER;"
+                   " DROP VIEW IF EXISTS recovery_segments; DROP VIEW IF EXISTS recovery;",
+                   err, errlen, path))
+        goto out;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT activation FROM tasks", -1, &q, NULL) ||
+        sqlite3_prepare_v2(db, "UPDATE tasks SET sign_symmetric = ?1 WHERE activation = ?2", -1,
+                           &up, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        struct act a;
+        char perr[256];
+        const char *text = (const char *)sqlite3_column_text(q, 0);
+        if (!text || params_parse_act(text, &a, perr, sizeof perr))
+            continue;
+        if (sqlite3_bind_int(up, 1, params_act_sign_symmetric(&a)) != SQLITE_OK ||
+            sqlite3_bind_text(up, 2, text, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_reset(up))
+            goto dberr;
+    }
+    if (store_exec(db,
+                   "CREATE VIEW " STORE_RECOVERY_SEGMENTS_BODY(
+                       WR_SIGN_V6) "CREATE VIEW " RECOVERY_VIEW_BODY(WR_SIGN_V6) WR6_TABLE_SQL
+                   "UPDATE summary SET (tau_wr, samples_wr) = (SELECT w.tau_wr, w.samples_wr FROM"
+                   " wr6 w WHERE w.task_id = summary.task_id AND w.solver = summary.solver)"
+                   " WHERE task_id IN (SELECT task_id FROM tasks WHERE sign_symmetric = 0);"
+                   " DROP TABLE temp.wr6; PRAGMA user_version = 6; COMMIT;",
+                   err, errlen, path))
+        goto out;
+    rc = 0;
+    goto out;
+dberr:
+    snprintf(err, errlen, "%s: migration to schema 6: %s", path, sqlite3_errmsg(db));
+out:
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    if (rc) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(db, "DROP TABLE IF EXISTS temp.wr6", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
 int store_schema_update(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
 {
     if (version == 1 && migrate_1_2(db, path, err, errlen))
@@ -601,6 +722,8 @@ int store_schema_update(sqlite3 *db, int version, const char *path, char *err, s
         return -1;
     }
     if (version >= 1 && version <= 4 && migrate_4_5(db, err, errlen, path))
+        return -1;
+    if (version >= 1 && version <= 5 && migrate_5_6(db, path, err, errlen))
         return -1;
     if (version == 0) {
         char states[256], schema[16384], sql[16384 + 64];
@@ -622,12 +745,55 @@ int store_schema_update(sqlite3 *db, int version, const char *path, char *err, s
 
 int store_schema_temp_views(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
 {
-    if (version < 2 &&
-        store_exec(db, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY, err, errlen, path))
+    /* An older file read as it is: the views with the signed rule of version 6, through the SQL
+     * function act_sign_symmetric() (store_register_functions) in place of the column; summary
+     * is shadowed by a temporary view of the same name whose tau_wr and samples_wr are
+     * recomputed the way migrate_5_6 recomputes them (queries that name summary, results or
+     * recovery see the values of version 6; main.summary holds the stored ones). */
+    if (version >= STORE_SCHEMA_VERSION)
+        return 0;
+#define WR_SIGN_OLD "act_sign_symmetric(t.activation)"
+    if (store_exec(db, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY(WR_SIGN_OLD), err, errlen,
+                   path))
         return -1;
-    if (version < 4 &&
-        store_exec(db, "CREATE TEMP VIEW " RECOVERY_VIEW_BODY "CREATE TEMP VIEW " CURVES_VIEW_BODY,
+    char sql[4096];
+    snprintf(sql, sizeof sql,
+             "CREATE TEMP VIEW summary AS SELECT s.task_id, s.solver,"
+             " CASE WHEN " WR_SIGN_OLD " = 0 THEN w.tau_wr ELSE s.tau_wr END AS tau_wr,"
+             " CASE WHEN " WR_SIGN_OLD " = 0 THEN w.samples_wr ELSE s.samples_wr END AS samples_wr,"
+             " s.final_overlap, s.final_loss, s.max_gap_to_sgd, s.status, s.wall_s,"
+             " s.diverged_at_samples, s.error%s"
+             " FROM main.summary s JOIN main.tasks t ON t.task_id = s.task_id"
+             " LEFT JOIN (SELECT r.task_id, r.solver,"
+             " crossing(t.recovery_threshold, r.tau_prev, r.tau, r.m_prev, r.m) AS tau_wr,"
+             " CAST(round(crossing(t.recovery_threshold, r.samples_prev, r.samples, r.m_prev,"
+             " r.m)) AS INTEGER) AS samples_wr FROM temp.recovery_segments r"
+             " JOIN main.tasks t ON t.task_id = r.task_id"
+             " WHERE r.m >= t.recovery_threshold AND r.m_max_before < t.recovery_threshold) w"
+             " ON w.task_id = s.task_id AND w.solver = s.solver;",
+             version >= 3 ? ", s.mu_star" : "");
+    if (store_exec(db, sql, err, errlen, path))
+        return -1;
+    static const char results[] = RESULTS_VIEW_SQL; /* "CREATE VIEW results AS ..." */
+    if (version >= 3 && (snprintf(sql, sizeof sql, "CREATE TEMP VIEW%s",
+                                  results + strlen("CREATE VIEW")) >= (int)sizeof sql ||
+                         store_exec(db, sql, err, errlen, path)))
+        return -1;
+    if (version < 3 && /* the results view of versions 1 and 2, on the temporary summary */
+        store_exec(db,
+                   "CREATE TEMP VIEW results AS SELECT t.task_id, t.sweep_id, t.decomposition,"
+                   " t.activation, t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher,"
+                   " t.width, t.weight_decay, t.order_m, t.closure, t.tau_end, t.seed,"
+                   " t.status AS task_status, s.solver, s.status, s.tau_wr, s.samples_wr,"
+                   " s.final_overlap, s.final_loss, s.max_gap_to_sgd, s.diverged_at_samples,"
+                   " s.wall_s FROM main.tasks t JOIN summary s ON s.task_id = t.task_id;",
                    err, errlen, path))
         return -1;
+    if (store_exec(db,
+                   "CREATE TEMP VIEW " RECOVERY_VIEW_BODY(
+                       WR_SIGN_OLD) "CREATE TEMP VIEW " CURVES_VIEW_BODY,
+                   err, errlen, path))
+        return -1;
+#undef WR_SIGN_OLD
     return 0;
 }

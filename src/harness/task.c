@@ -7,7 +7,29 @@
  *   flow: d x d matrix products, a few per step, TASK_FLOW_STEPS_PER_TAU steps per unit tau, and
  *         with weight decay lambda at least lambda tau_end steps (the explicit step is ~1/lambda):
  *         cost ~ 8 d^3 steps.
- *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3.
+ *   ode:  small systems; a fixed TASK_ODE_FLOPS per unit tau times order_m^3, plus the set-up of
+ *         the system from the run's own d x d matrices (ode.c's dispatch), which grows as d^3
+ *         and dominates at large d (the integration does not grow with d: tied, d = 640 and
+ *         1280, tau_end 0.001 and 0.3 take the same time within 5 %):
+ *           direct: nothing (0.02 s at d = 1280);
+ *           tied, spectral (auto without noise) and spectral_mp: GSL's symmetric eigenvalues of
+ *                 S* (d x d) and, for spectral, of the n x n Gram matrix W0^T W0/kappa
+ *                 (n = min(r, d)), TASK_EIG_FLOPS (d^3 + n^3); and that Gram matrix, n^2 d/2
+ *                 multiply-adds in a loop whose inner index strides r doubles through W0:
+ *                 TASK_GRAM_FLOPS_HOT each while the 2d pages one (i, j) pair touches fit in
+ *                 the TLB, TASK_GRAM_FLOPS_COLD beyond (stride 8r >= TASK_PAGE_BYTES and
+ *                 2d > TASK_TLB_PAGES). Measured alone (CPU s of gsl_eigen_symm and of that
+ *                 loop, one core): eigenvalues 0.38 ns d^3 at d = 320, 640, 0.75 ns at 1280;
+ *                 the loop 1.2, 1.8 and 11.4 ns per multiply-add at d = 320, 640, 1280;
+ *           word hierarchy (tied with other closures, untied): the exact initial traces,
+ *                 2 d^3 flops per d x d product (words_init_products of the resolved order),
+ *                 at BLAS speed, TASK_BLAS_SPEEDUP times TASK_FLOPS_PER_S (OpenBLAS's dgemm
+ *                 ran at 41-53 Gflop/s here), while 2 P d^3 <= WORDS_EXACT_FLOPS; beyond, the
+ *                 free values from the lengths <= 2, TASK_WORDS_FREE_PRODUCTS products.
+ *   the model (every task, once, whatever its solvers; task_cost_model): the teacher, the
+ *         student's start and LAPACK's eigendecomposition of S* (model.c): TASK_MODEL_FLOPS
+ *         d^3. Measured: direct ODE tasks (the model alone) 0.03, 0.27, 1.99 CPU s at d = 320,
+ *         640, 1280, i.e. 0.95-1.0 ns d^3.
  *   Phi:  every solver also evaluates the population loss (docs/model.md §5) and its gradient, at
  *         a cost that d does not change and that dominates for softmax with T >= 3 tokens (a
  *         2T-dimensional integral) and for tanh (a 2-D trapezoidal rule):
@@ -34,6 +56,7 @@
  * machine's own measurements.
  */
 #include "aimsweep/harness/task.h"
+#include "aimsweep/theory/words.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -55,6 +78,18 @@
 #define TASK_PHI_FLOPS_POINT 140.0
 #define TASK_PHI_FLOPS_SAMPLE 300.0
 #define TASK_TEXT_MAX 8192
+/* The set-ups of the model and of the moment ODE (see above), in flops at TASK_FLOPS_PER_S. */
+#define TASK_MODEL_FLOPS 6.0
+#define TASK_EIG_FLOPS 3.0
+#define TASK_GRAM_FLOPS_HOT 9.0
+#define TASK_GRAM_FLOPS_COLD 68.0
+#define TASK_PAGE_BYTES 4096.0
+#define TASK_TLB_PAGES 1536.0
+#define TASK_BLAS_SPEEDUP 8.0
+#define TASK_WORDS_FREE_PRODUCTS 4.0
+/* Word systems whose product counts task_ode_setup_flops has looked up: (decomposition, order,
+ * closure) -> products (the basis is the same for every d). */
+#define TASK_WORDS_CACHE 64
 
 int task_make(const struct params *p, struct task *t)
 {
@@ -124,6 +159,55 @@ double task_phi_flops(const struct params *p)
     return (pow(n, 2 * T) + pow(n - 1, 2 * T)) * TASK_PHI_FLOPS_POINT * T;
 }
 
+/* words_init_products(p), remembered per (decomposition, order_m, closure, ode_noise): plans
+ * cost thousands of points of a few systems. -1 when it fails. */
+static long words_products_cached(const struct params *p)
+{
+    static struct words_products {
+        int dec, M, closure, noise;
+        long np;
+    } cache[TASK_WORDS_CACHE];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (cache[i].dec == (int)p->decomposition && cache[i].M == p->order_m &&
+            cache[i].closure == (int)p->closure && cache[i].noise == p->ode_noise)
+            return cache[i].np;
+    long np = words_init_products(p);
+    if (n < TASK_WORDS_CACHE)
+        cache[n++] = (struct words_products){(int)p->decomposition, p->order_m, (int)p->closure,
+                                             p->ode_noise, np};
+    return np;
+}
+
+double task_ode_setup_flops(const struct params *p)
+{
+    double d = p->d, r = params_rank(p), n = r < d ? r : d;
+    if (p->decomposition == DECOMP_DIRECT)
+        return 0;
+    int spectral = p->decomposition == DECOMP_TIED &&
+                   ((p->closure == CLOSURE_AUTO && !p->ode_noise) ||
+                    p->closure == CLOSURE_SPECTRAL || p->closure == CLOSURE_SPECTRAL_MP);
+    if (spectral) {
+        if (p->closure == CLOSURE_SPECTRAL_MP)
+            return TASK_EIG_FLOPS * d * d * d;
+        int cold = 8.0 * r >= TASK_PAGE_BYTES && 2.0 * d > TASK_TLB_PAGES;
+        return TASK_EIG_FLOPS * (d * d * d + n * n * n) +
+               n * n * d / 2 * (cold ? TASK_GRAM_FLOPS_COLD : TASK_GRAM_FLOPS_HOT);
+    }
+    double np = (double)words_products_cached(p), flops = 2.0 * np * d * d * d;
+    if (np < 0)
+        return 0;
+    if (flops > WORDS_EXACT_FLOPS && p->init != INIT_ORTHOGONAL)
+        flops = 2.0 * TASK_WORDS_FREE_PRODUCTS * d * d * d;
+    return flops / TASK_BLAS_SPEEDUP;
+}
+
+double task_cost_model(const struct params *p)
+{
+    double d = p->d;
+    return TASK_MODEL_FLOPS * d * d * d / TASK_FLOPS_PER_S;
+}
+
 double task_cost_solver(const struct params *p, int solver)
 {
     double d = p->d, r = p->decomposition == DECOMP_DIRECT ? d : params_rank(p);
@@ -139,6 +223,7 @@ double task_cost_solver(const struct params *p, int solver)
             (recs + TASK_PHI_STEPS_0 + (TASK_PHI_STEPS_PER_TAU + p->weight_decay) * p->tau_end);
     } else if (solver == SOLVER_ODE) {
         flops = TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
+        flops += task_ode_setup_flops(p);
         flops += TASK_RK_STAGES * phi *
                  (recs + TASK_PHI_STEPS_0 + TASK_ODE_PHI_STEPS_PER_TAU * p->tau_end);
     }
@@ -147,7 +232,7 @@ double task_cost_solver(const struct params *p, int solver)
 
 double task_cost(const struct params *p)
 {
-    double c = 0;
+    double c = task_cost_model(p);
     for (int sv = SOLVER_SGD; sv <= SOLVER_ODE; sv <<= 1)
         if (p->solvers & (unsigned)sv)
             c += task_cost_solver(p, sv);
@@ -236,7 +321,7 @@ double task_cost_factor(const struct cost_model *cm, const struct params *p, int
 
 double task_cost_learned(const struct cost_model *cm, const struct params *p)
 {
-    double c = 0;
+    double c = task_cost_model(p);
     for (int sv = SOLVER_SGD; sv <= SOLVER_ODE; sv <<= 1)
         if (p->solvers & (unsigned)sv)
             c += task_cost_solver(p, sv) * task_cost_factor(cm, p, sv);

@@ -1,5 +1,17 @@
 /*
  * obs.c: the tau grid, trajectories, the centred overlap and weak recovery.
+ *
+ * Weak recovery reads the overlap with its sign unless the loss cannot tell S from -S
+ * (params_act_sign_symmetric, docs/model.md §8). Why: the index is linear in S, so
+ * l(-S) = 1/2 sum (Y(-h(S)) - y)^2, which is l(S) for every sample exactly when Y(-h) = Y(h).
+ * For an even sigma, S and -S have the same loss and the same dynamics (direct: g(-S) = -g(S)),
+ * and -S* is as good a fit as S*: |m| is the measure. For any other output map the population
+ * loss has odd powers of Omega12 (Mehler: E sigma(u) sigma(w) = sum_k a_k b_k k! rho^k with
+ * rho = Omega12/sqrt(Omega11), a_k and b_k the He_k coefficients of sigma(sqrt(Omega11) z) and
+ * sigma(z); a_K b_K != 0 for the top odd degree K of a polynomial, a_1 b_1 != 0 for relu, tanh,
+ * erf), m < 0 raises the loss (h3: -12 Omega12^3 per entry), and a run with m <= -threshold has
+ * learned the opposite of the teacher: it is not recovery. softmax(beta): the same, its linear
+ * response in h being odd.
  */
 #include "aimsweep/model/obs.h"
 
@@ -92,21 +104,25 @@ double obs_overlap(double omega11, double omega12, double t1, double t2)
     return num / sqrt(den);
 }
 
-int obs_recovery(const struct traj *t, double threshold, double *tau, double *samples)
+double obs_recovery_overlap(double m, int sign_symmetric) { return sign_symmetric ? fabs(m) : m; }
+
+int obs_recovery(const struct traj *t, int sign_symmetric, double threshold, double *tau,
+                 double *samples)
 {
     for (int i = 0; i < t->n; i++) {
         const struct obs_row *r = &t->rows[i];
-        double m = fabs(r->overlap);
+        double m = obs_recovery_overlap(r->overlap, sign_symmetric);
         if (!(m >= threshold))
             continue;
-        if (i == 0) {
+        double m0 = i > 0 ? obs_recovery_overlap(t->rows[i - 1].overlap, sign_symmetric) : NAN;
+        if (!isfinite(m0)) { /* record 0, or no finite record before: the record itself */
             *tau = r->tau;
             *samples = round(r->samples);
             return 0;
         }
-        /* |m| crosses the threshold between records i - 1 (below) and i (at or above) */
+        /* the overlap crosses the threshold between records i - 1 (below) and i (at or above) */
         const struct obs_row *q = &t->rows[i - 1];
-        double m0 = fabs(q->overlap), f = (threshold - m0) / (m - m0);
+        double f = (threshold - m0) / (m - m0);
         *tau = q->tau + f * (r->tau - q->tau);
         *samples = round(q->samples + f * (r->samples - q->samples));
         return 0;
@@ -114,8 +130,8 @@ int obs_recovery(const struct traj *t, double threshold, double *tau, double *sa
     return -1;
 }
 
-double obs_tau_wr(const struct traj *t, double threshold)
+double obs_tau_wr(const struct traj *t, int sign_symmetric, double threshold)
 {
     double tau, n;
-    return obs_recovery(t, threshold, &tau, &n) ? -1 : tau;
+    return obs_recovery(t, sign_symmetric, threshold, &tau, &n) ? -1 : tau;
 }

@@ -27,7 +27,8 @@ static void summarise(const struct params *p, double mu_t2, const struct traj *t
 {
     s->solver = t->solver;
     s->status = t->status;
-    if (obs_recovery(t, p->recovery_threshold, &s->tau_wr, &s->samples_wr))
+    if (obs_recovery(t, params_act_sign_symmetric(&p->activation), p->recovery_threshold,
+                     &s->tau_wr, &s->samples_wr))
         s->tau_wr = s->samples_wr = -1;
     s->final_overlap = t->n ? t->rows[t->n - 1].overlap : NAN;
     s->final_loss = t->n ? t->rows[t->n - 1].loss : NAN;

@@ -548,6 +548,20 @@ int words_check(const struct params *p, char *err, size_t errlen)
     return 0;
 }
 
+long words_init_products(const struct params *p)
+{
+    enum closure closure;
+    int M;
+    char err[256];
+    if (words_check(p, err, sizeof err))
+        return -1;
+    resolve(p, &closure, &M);
+    struct words_basis *b = words_basis_create(p->decomposition, M + 1);
+    long np = b ? words_traces_products(b) : -1;
+    words_basis_destroy(&b);
+    return np;
+}
+
 int words_system_create(const struct model *m, struct mom_sys *sys, char *err, size_t errlen)
 {
     const struct params *p = &m->p;

@@ -18,11 +18,6 @@
 
 #include "words_impl.h"
 
-/* Exact initial traces up to this many flops (about a minute on one core), else free
- * probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455 products) and
- * untied M = 6 (725 products). */
-#define WORDS_EXACT_FLOPS 1e12
-
 struct trace_walk {
     const struct words_basis *b;
     int d;

@@ -83,11 +83,14 @@ def compare(path, label):
 
 
 def plant(path):
-    """Adds seeds 101.. to one SGD point with known n_wr; returns (point, planted n, planted tau)."""
+    """Adds seeds 101.. to one SGD point with known n_wr; returns (point, planted n, planted tau).
+    The point is an h2 one: its planted runs have no trajectory, and the migration to version 6
+    recomputes weak recovery from the trajectory for activations whose sign counts (h1, h3)."""
     con = sqlite3.connect(path)
     tid, params, d, lr = con.execute(
         "SELECT t.task_id, t.params, t.d, t.lr FROM tasks t JOIN summary s USING (task_id)"
-        " WHERE s.solver = 'sgd' AND s.status = 'done' AND t.seed = 1 ORDER BY t.task_id LIMIT 1").fetchone()
+        " WHERE s.solver = 'sgd' AND s.status = 'done' AND t.seed = 1 AND t.activation = 'h2'"
+        " ORDER BY t.task_id LIMIT 1").fetchone()
     rng = random.Random(7)
     ns, taus = [], []
     key = aimdb.point_key(params)
@@ -158,8 +161,14 @@ def main():
     shutil.copy(db, old)
     con = sqlite3.connect(old)
     # version 3 had neither the two views nor tasks.precision (both came with version 4), nor
-    # the sweeps' operations columns (version 5)
+    # the sweeps' operations columns (version 5), nor tasks.sign_symmetric (version 6)
     con.executescript("DROP VIEW recovery; DROP VIEW curves; ALTER TABLE tasks DROP COLUMN precision;"
+                      " DROP VIEW recovery_segments; ALTER TABLE tasks DROP COLUMN sign_symmetric;"
+                      " CREATE VIEW recovery_segments AS SELECT task_id, solver, k, lag(tau) OVER w AS"
+                      " tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"
+                      " lag(samples) OVER w AS samples_prev, samples, coalesce(max(abs(overlap)) OVER"
+                      " (w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), -1) AS m_max_before"
+                      " FROM trajectory WINDOW w AS (PARTITION BY task_id, solver ORDER BY k);"
                       + "".join(f" ALTER TABLE sweeps DROP COLUMN {c};"
                                 for c in ("command", "part", "stop_signal", "stop_sender", "stopped_at"))
                       + " PRAGMA user_version = 3;")
@@ -167,7 +176,7 @@ def main():
     r = subprocess.run([exe, "run", sweep, "--db", old], capture_output=True, text=True)
     check(r.returncode == 0, f"aimsweep run on a version-3 database: {r.stderr.strip()}")
     con = sqlite3.connect(old)
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 5, "version-3 database not migrated to 5")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 6, "version-3 database not migrated to 6")
     con.close()
     mig = {(r["point"], r["solver"]): r for r in view_rows(old, "recovery")}
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")

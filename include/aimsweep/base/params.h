@@ -214,6 +214,13 @@ int params_parse_teacher(const char *s, struct teacher_spec *t, char *err, size_
 /* Information exponent of an elementwise Hermite activation (lowest k >= 1 with c_k != 0),
  * 0 when it has none or is not Hermite. */
 int params_info_exponent(const struct act *a);
+/* 1 when the loss cannot tell S from -S, so that weak recovery counts |m| (docs/model.md §8):
+ * every index is linear in S (h(-S) = -h(S), centred or not, any token_corr and outputs), so the
+ * loss is invariant under S -> -S exactly when Y(-h) = Y(h), i.e. an even sigma: a Hermite
+ * series with every odd coefficient zero (He_k(-x) = (-1)^k He_k(x)). 0 (the sign is
+ * identifiable, m < 0 is the opposite of recovery) for any series with an odd term, relu, tanh,
+ * erf, and softmax (softmax_b(-beta h) is not softmax_b(beta h) for beta > 0 and T >= 2). */
+int params_act_sign_symmetric(const struct act *a);
 
 /* r = round(width * d), at least 1. */
 int params_rank(const struct params *p);

@@ -9,7 +9,8 @@
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
  *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
- *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision)
+ *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,
+ *         sign_symmetric)                                              (the last: version 6)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
  *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
@@ -22,6 +23,11 @@
  *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
  *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
  *        omega12_mean/sd, loss_mean/sd over the seeds
+ * Version 6: weak recovery on the signed overlap for activations whose sign is identifiable
+ * (tasks.sign_symmetric = 0; docs/model.md §8): recovery_segments' m is signed for them, the
+ * recovery view counts anti_recovered, and the migration recomputes their tau_wr, samples_wr
+ * (store_schema.c, migrate_5_6); a read-only open of an older file shows the same values through
+ * temporary views (summary, results, recovery, recovery_segments, curves).
  * Version 4: the views recovery and curves (store.c; read-only opens of older files get them
  * as temporary views).
  * Version 2: sample counts (trajectory.samples, summary.samples_wr, diverged_at_samples) are
@@ -53,7 +59,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* store_open waits this long (default) for the lock of a run that is ending (a killed job's
  * orphaned ranks hold it for a few seconds) before it refuses. */
 #define STORE_LOCK_WAIT_S 30.0

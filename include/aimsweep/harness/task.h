@@ -34,6 +34,12 @@ int task_parse(const char *text, struct params *p, char *err, size_t errlen);
  * one solver (SOLVER_SGD, SOLVER_FLOW, SOLVER_ODE). */
 double task_cost(const struct params *p);
 double task_cost_solver(const struct params *p, int solver);
+/* The set-up of a task's model (teacher, start, S*'s eigendecomposition), once per task and
+ * in no solver's time (summary.wall_s), in seconds: part of task_cost and task_cost_learned. */
+double task_cost_model(const struct params *p);
+/* The moment ODE's set-up from the d x d matrices (eigenvalues, Gram matrix, exact traces), in
+ * flops at TASK_FLOPS_PER_S: part of task_cost_solver(p, SOLVER_ODE) (task.c has the model). */
+double task_ode_setup_flops(const struct params *p);
 /* The flops of one evaluation of the population loss and its gradient at p's activation and
  * tokens (0 for closed forms; see task.c). */
 double task_phi_flops(const struct params *p);

@@ -96,18 +96,24 @@ void traj_free(struct traj *t);
  * Tr(S~*^2)/d = 1 - t2^2. */
 double obs_overlap(double omega11, double omega12, double t1, double t2);
 
-/* Weak recovery: the tau at which |m| first reaches threshold, linear in tau on |m| between
- * the last record below it (k - 1) and the first at or above it (k):
- *     tau_wr = tau_{k-1} + (threshold - |m_{k-1}|) / (|m_k| - |m_{k-1}|) (tau_k - tau_{k-1}),
+/* The overlap that weak recovery reads (docs/model.md §8): |m| when the loss cannot tell S from
+ * -S (sign_symmetric, from params_act_sign_symmetric: an even activation), m itself otherwise. */
+double obs_recovery_overlap(double m, int sign_symmetric);
+
+/* Weak recovery: the tau at which the recovery overlap r = obs_recovery_overlap(m, sign_symmetric)
+ * first reaches threshold, linear in tau on r between the last record below it (k - 1) and the
+ * first at or above it (k):
+ *     tau_wr = tau_{k-1} + (threshold - r_{k-1}) / (r_k - r_{k-1}) (tau_k - tau_{k-1}),
  * and the sample count the same way between n_{k-1} and n_k, rounded to an integer (n is
  * counted, not computed from tau, so this holds for any learning-rate schedule). When record 0
- * is already at or above threshold, tau_wr = 0. A non-finite overlap never counts. The
- * database's view recovery_segments recomputes this for any threshold (store.h).
- * Returns 0 with *tau and *samples, or -1 when |m| never reaches threshold. */
-int obs_recovery(const struct traj *t, double threshold, double *tau, double *samples);
+ * is already at or above threshold (or record k - 1 is not finite), tau_wr = tau_k. A non-finite
+ * overlap never counts. The database's view recovery_segments recomputes this for any threshold
+ * (store.h). Returns 0 with *tau and *samples, or -1 when r never reaches threshold. */
+int obs_recovery(const struct traj *t, int sign_symmetric, double threshold, double *tau,
+                 double *samples);
 
 /* The tau of obs_recovery, or -1 when never reached. */
-double obs_tau_wr(const struct traj *t, double threshold);
+double obs_tau_wr(const struct traj *t, int sign_symmetric, double threshold);
 
 /* name of a solver bit */
 const char *obs_solver_name(int solver);

@@ -54,6 +54,16 @@ int words_traces(const struct words_basis *b, int d, const double *const *letter
 /* Number of d x d products words_traces needs for the basis, or -1 on allocation failure. */
 long words_traces_products(const struct words_basis *b);
 
+/* Exact initial traces up to this many flops (2 d^3 per product; about a minute on one core),
+ * else free probability beyond length 2. At d = 800 that is exact up to tied M = 11 (455
+ * products) and untied M = 6 (725 products). */
+#define WORDS_EXACT_FLOPS 1e12
+
+/* words_traces_products of the basis that words_system_create builds for p (its order and
+ * closure resolved the same way), whatever d: what the exact initial values cost, for the cost
+ * model of task.c. -1 on allocation failure or a p the word system refuses. */
+long words_init_products(const struct params *p);
+
 /* Initial values of every class for the model's own initial matrices: exact traces
  * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words_traces.c), otherwise, or when
  * force_free, exact for words of length <= 2 and free-probability values (words_free_init,
