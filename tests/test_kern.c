@@ -152,6 +152,105 @@ static void one(struct rng *g, int n, int m, int T)
     free(O2);
 }
 
+/* The paired layout and its kernel (kern.h): the layout a permutation of the entries (every
+ * index in range, hit once, pack then unpack the identity), and the paired kernel's rows,
+ * projections and teacher rows bit for bit those of kern_update_project_fused on the same
+ * matrix row-major, for nf from 0 (no teacher row: the two-partial-sum pairs) to past n/2 (one
+ * teacher row per pair), odd n (the last row stays row-major) and every m % 8. A lane of one row
+ * landing in the other's half, or a sum taken in another order, fails these (with random
+ * entries two orders agree to the last bit in a few percent of sums only). Without the AVX-512
+ * kernel kern_update_project_fused_paired must refuse (-1) and leave M alone. */
+static void paired(struct rng *g, int n, int m)
+{
+    size_t nm = (size_t)n * m;
+    int T = 2;
+    double *A = malloc(sizeof(double) * nm), *P = malloc(sizeof(double) * nm),
+           *B = malloc(sizeof(double) * nm), *C = malloc(sizeof(double) * 2 * n),
+           *X = malloc(sizeof(double) * 2 * m), *Y = malloc(sizeof(double) * 2 * m),
+           *O0 = malloc(sizeof(double) * 2 * n), *O1 = malloc(sizeof(double) * 2 * n);
+    unsigned char *hit = calloc(nm, 1);
+    rng_normals(g, A, nm);
+    rng_normals(g, C, 2 * (size_t)n);
+    rng_normals(g, X, 2 * (size_t)m);
+    rng_normals(g, Y, 2 * (size_t)m);
+    int perm = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) {
+            size_t e = kern_paired_index(n, m, i, j);
+            perm &= e < nm && !hit[e];
+            if (e < nm)
+                hit[e] = 1;
+        }
+    kern_paired_pack(A, P, n, m);
+    kern_paired_unpack(P, B, n, m);
+    CHECK(perm && !memcmp(A, B, sizeof(double) * nm),
+          "paired n=%d m=%d: the layout is not a permutation, or pack/unpack not inverse", n, m);
+    for (int nf = 0; nf <= n; nf += n / 4 + 1) {
+        int ldz = nf + 1;
+        double *F = malloc(sizeof(double) * ((size_t)nf * m + 1)),
+               *Z0 = calloc(2 * (size_t)ldz, sizeof(double)),
+               *Z1 = calloc(2 * (size_t)ldz, sizeof(double));
+        rng_normals(g, F, (size_t)nf * m);
+        memcpy(B, A, sizeof(double) * nm);
+        kern_paired_pack(A, P, n, m);
+        int d0 = kern_update_project_fused(B, n, m, T, C, X, Y, O0, F, nf, Z0, ldz);
+        int d1 = kern_update_project_fused_paired(P, n, m, T, C, X, Y, O1, F, nf, Z1, ldz);
+        if (kern_paired(T)) {
+            double *U = malloc(sizeof(double) * nm);
+            kern_paired_unpack(P, U, n, m);
+            CHECK(d0 == d1 && !memcmp(U, B, sizeof(double) * nm) &&
+                      !memcmp(O0, O1, sizeof(double) * 2 * n) &&
+                      !memcmp(Z0, Z1, sizeof(double) * 2 * ldz),
+                  "paired n=%d m=%d nf=%d: not bit for bit the row-major kernel's", n, m, nf);
+            /* without F: the same rows; the teacher rows of 5 samples at once, the third being
+             * Y, those of the pass with F */
+            int K = 5;
+            double *P2 = malloc(sizeof(double) * nm), *O2 = malloc(sizeof(double) * 2 * n),
+                   *Ys = malloc(sizeof(double) * 2 * (size_t)m * K),
+                   *YYs = malloc(sizeof(double) * 2 * (size_t)m * K),
+                   *Zs = malloc(sizeof(double) * 2 * (size_t)ldz * K);
+            kern_paired_pack(A, P2, n, m);
+            int d2 = kern_update_project_fused_paired(P2, n, m, T, C, X, Y, O2, NULL, nf, NULL, 0);
+            rng_normals(g, Ys, 2 * (size_t)m * K);
+            memcpy(Ys + 4 * (size_t)m, Y, sizeof(double) * 2 * m);
+            for (int s = 0; s < K; s++)
+                kern_interleave2(Ys + 2 * (size_t)m * s, m, YYs + 2 * (size_t)m * s);
+            int rc = kern_project_fused_order(F, d1, m, K, Ys, 2 * (size_t)m, YYs, 2 * (size_t)m,
+                                              Zs, 2 * (size_t)ldz, ldz);
+            int same = 1;
+            for (int b = 0; b < 2; b++)
+                for (int p = 0; p < d1; p++)
+                    same &= Zs[4 * (size_t)ldz + (size_t)b * ldz + p] == Z1[(size_t)b * ldz + p];
+            CHECK(rc == 0 && d2 == d1 && !memcmp(P2, P, sizeof(double) * nm) &&
+                      !memcmp(O2, O1, sizeof(double) * 2 * n) && same,
+                  "paired n=%d m=%d nf=%d: without F, or the teacher rows apart, not the same", n,
+                  m, nf);
+            free(P2);
+            free(O2);
+            free(Ys);
+            free(YYs);
+            free(Zs);
+            free(U);
+        } else {
+            kern_paired_pack(A, B, n, m);
+            CHECK(d1 == -1 && !memcmp(P, B, sizeof(double) * nm),
+                  "paired n=%d m=%d: ran without the AVX-512 kernel", n, m);
+        }
+        free(F);
+        free(Z0);
+        free(Z1);
+    }
+    free(A);
+    free(P);
+    free(B);
+    free(C);
+    free(X);
+    free(Y);
+    free(O0);
+    free(O1);
+    free(hit);
+}
+
 int main(void)
 {
     struct rng g;
@@ -162,7 +261,13 @@ int main(void)
         for (size_t b = 0; b < sizeof ms / sizeof ms[0]; b++)
             for (int T = 1; T <= 3; T++)
                 one(&g, ns[a], ms[b], T);
-    printf("vector kernels in this build: %s\n",
-           kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
+    int pn[] = {1, 2, 3, 4, 5, 6, 7, 9, 12, 33};
+    int pm[] = {1, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 40, 401};
+    for (size_t a = 0; a < sizeof pn / sizeof pn[0]; a++)
+        for (size_t b = 0; b < sizeof pm / sizeof pm[0]; b++)
+            paired(&g, pn[a], pm[b]);
+    printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
+                                                 : kern_vector() == 1 ? "yes (AVX2, FMA)"
+                                                                      : "no (portable loops)");
     return check_done("test_kern");
 }

@@ -6,7 +6,8 @@
  * the teacher's factor once (the teacher's index of the next sample), so it moves
  *   direct: 16 d^2 + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
  * (k = rank of the teacher factor) in double precision, and half that in single (4-byte
- * entries). The bandwidth is measured by a kernel that moves exactly these bytes (one
+ * entries); where the step draws its samples ahead and projects the factor for several at once
+ * (sgd_samples_per_factor_read), the factor's term is divided by their number. The bandwidth is measured by a kernel that moves exactly these bytes (one
  * read-modify-write stream over a buffer the size of the parameters, one read stream over a
  * buffer the size of the factor, in the step's element type); the roofline time of a step is its
  * bytes over that bandwidth. Steps and bandwidth alternate, each the best over many chunks of
@@ -243,8 +244,11 @@ int cli_bench(int argc, char **argv)
             "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
     else
         printf("SGD kernels: %s\n%-7s %5s %-6s %12s %10s %12s %10s %11s %8s\n",
-               kern_vector() ? "AVX2/FMA" : "portable loops (built without AVX2/FMA)", "decomp",
-               "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us", "ratio");
+               kern_vector() == 2 ? "AVX-512 (double, T = 2), AVX2/FMA"
+               : kern_vector()    ? "AVX2/FMA"
+                                  : "portable loops (built without AVX2/FMA)",
+               "decomp", "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us",
+               "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))
@@ -274,7 +278,8 @@ int cli_bench(int argc, char **argv)
                 }
                 size_t par =
                     di == 0 ? (size_t)m->d * m->d : (size_t)m->d * m->r * (di == 2 ? 2 : 1);
-                size_t fac = (size_t)m->d * m->tk;
+                /* the factor's entries a step reads: all of it, or once for several samples */
+                size_t fac = (size_t)m->d * m->tk / (size_t)sgd_samples_per_factor_read(st);
                 /* Steps and bandwidth are measured in alternation, best of BENCH_ROUNDS each, so
              * that both see the same machine (it may be shared and noisy). */
                 struct bw_buf w;

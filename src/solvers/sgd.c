@@ -44,6 +44,15 @@
  * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
  * The record at tau = 0 is the model's initial student, before any rounding, in both.
  *
+ * With the AVX-512 kernel (kern_paired: a build with AVX-512, T = 2, double) the stored matrices
+ * are kept in kern.h's paired layout, two rows interleaved four columns at a time, for the
+ * 8-lane pass whose sums are the 4-lane pass's bit for bit. Entries are then reached through
+ * `at`; the norms of the resync are taken on the arrays put back row-major for the moment (the
+ * same sums as without the layout), and checkpoints hold the row-major arrays, so that the
+ * output and the checkpoints are the same with and without AVX-512. With that layout the samples
+ * are also drawn SGD_AHEAD at a time and their teacher projections made in one read of F for
+ * all of them (next_sample), in the pass's order, so that the pass reads only the parameters.
+ *
  * The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and
  * reads it back.
  */
@@ -69,6 +78,8 @@
 #define SGD_SCALE_MIN 0x1p-32
 /* The stop callback is polled after about this many parameter entries of steps (a few ms). */
 #define SGD_POLL_ENTRIES 4.0e6
+/* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
+#define SGD_AHEAD 8
 
 /* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
  * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
@@ -118,6 +129,57 @@ static void draw_next(struct sgd_state *st)
     if (st->single)
         for (size_t i = 0; i < n; i++)
             st->xnf[i] = (float)st->xn[i];
+}
+
+/* With the paired layout the samples are drawn SGD_AHEAD at a time, and the teacher's rows that
+ * the pass would project (st->nfz of them) are projected for all of them in one read of F
+ * (kern_project_fused_order, the same sums bit for bit), so that the pass streams only the
+ * parameters. The generator after each sample is kept with it: a checkpoint saves the one just
+ * past the next sample, as without the look-ahead, and a restored run draws again from there. */
+static void ahead_fill(struct sgd_state *st)
+{
+    int d = st->d, T = st->T, k = st->k;
+    size_t Td = (size_t)T * d;
+    for (int s = 0; s < SGD_AHEAD; s++) {
+        double *x = st->ax + (size_t)s * Td;
+        rng_normals(&st->g, x, Td);
+        if (st->m->corr)
+            model_correlate(d, T, st->m->L, x);
+        st->ag[s] = st->g;
+        kern_interleave2(x, d, st->ayy + (size_t)s * Td);
+    }
+    kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
+                             (size_t)T * k, k);
+    st->apos = 0;
+    st->acount = SGD_AHEAD;
+}
+
+/* The teacher rows of the next sample xn that the pass would project, when xn was not drawn
+ * ahead (the first sample, a restored state). */
+static void ahead_rows(struct sgd_state *st)
+{
+    kern_interleave2(st->xn, st->d, st->ptmp);
+    kern_project_fused_order(st->Ft, st->nfz, st->d, 1, st->xn, 0, st->ptmp, 0, st->zn, 0, st->k);
+    st->zn_ready = 1;
+}
+
+/* The next sample into xn: drawn now, or taken from those drawn ahead with its teacher rows. */
+static void next_sample(struct sgd_state *st)
+{
+    if (!st->ahead) {
+        draw_next(st);
+        return;
+    }
+    if (st->apos >= st->acount)
+        ahead_fill(st);
+    int s = st->apos++, T = st->T, k = st->k;
+    size_t Td = (size_t)T * st->d;
+    memcpy(st->xn, st->ax + (size_t)s * Td, sizeof(double) * Td);
+    for (int b = 0; b < T; b++)
+        memcpy(st->zn + (size_t)b * k, st->az + (size_t)s * T * k + (size_t)b * k,
+               sizeof(double) * (size_t)st->nfz);
+    st->gnext = st->ag[s];
+    st->zn_ready = 1;
 }
 
 /* The teacher projections z_t = F^T y_t of the tokens y (T x d; yf their float copy in single
@@ -173,15 +235,48 @@ static void uv_from_pq(double *p, double *q, size_t n)
     }
 }
 
+/* The index of entry (i, j) of a stored matrix in double (row-major, or paired: kern.h). */
+static size_t at(const struct sgd_state *st, int i, int j)
+{
+    return st->paired ? kern_paired_index(st->rows, st->d, i, j) : (size_t)i * st->d + j;
+}
+
+/* A stored matrix M from the paired layout to row-major in place (to_rows = 1), or back; each
+ * pair of rows keeps its span of 2d entries, so one pair at a time goes through st->ptmp. */
+static void reorder(struct sgd_state *st, double *M, int to_rows)
+{
+    int n = st->rows, m = st->d;
+    for (int i = 0; i + 1 < n; i += 2) {
+        double *blk = M + (size_t)i * m;
+        memcpy(st->ptmp, blk, sizeof(double) * 2 * (size_t)m);
+        for (int h = 0; h < 2; h++)
+            for (int j = 0; j < m; j++) {
+                size_t e = kern_paired_index(n, m, i + h, j) - (size_t)i * m,
+                       r = (size_t)h * m + (size_t)j;
+                if (to_rows)
+                    blk[r] = st->ptmp[e];
+                else
+                    blk[e] = st->ptmp[r];
+            }
+    }
+}
+
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
     fold(st->P, st->Pf, n, &st->sp);
+    /* the norms are the same sums over the row-major arrays as without the paired layout */
+    int rows = st->paired && st->s.decomposition != DECOMP_DIRECT;
+    if (rows) {
+        reorder(st, st->P, 1);
+        if (st->Q)
+            reorder(st, st->Q, 1);
+    }
     switch (st->s.decomposition) {
         case DECOMP_DIRECT:
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
-                st->trS += st->P ? st->P[(size_t)i * st->d + i] : st->Pf[(size_t)i * st->d + i];
+                st->trS += st->P ? st->P[at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
             break;
         case DECOMP_TIED:
             st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa;
@@ -196,6 +291,11 @@ static void sgd_resync(struct sgd_state *st)
             st->trS = (pp - qq) / 4 / st->s.kappa;
             break;
         }
+    }
+    if (rows) {
+        reorder(st, st->P, 0);
+        if (st->Q)
+            reorder(st, st->Q, 0);
     }
 }
 
@@ -239,6 +339,11 @@ static void load_student(struct sgd_state *st)
             kern_project(st->Q, n, d, T, st->x, st->pb, n);
         uv_from_pq(st->pa, st->pb, (size_t)T * n);
     }
+    if (st->paired) { /* projected row-major above, stored paired from here on */
+        reorder(st, st->P, 0);
+        if (st->Q)
+            reorder(st, st->Q, 0);
+    }
     st->synced = 1;
     sgd_resync(st);
 }
@@ -252,13 +357,17 @@ const struct student *sgd_student(struct sgd_state *st)
     double sp = st->sp, sq = st->sq;
     const double *P = st->P, *Q = st->Q;
     const float *Pf = st->Pf, *Qf = st->Qf;
-    if (s->decomposition == DECOMP_DIRECT) {
+    if (st->paired && s->decomposition == DECOMP_DIRECT) {
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < d; j++)
+                s->A[(size_t)i * d + j] = sp * P[at(st, i, j)];
+    } else if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)
             s->A[i] = sp * (P ? P[i] : Pf[i]);
     } else {
         for (int j = 0; j < r; j++)
             for (int i = 0; i < d; i++) {
-                size_t e = (size_t)j * d + i;
+                size_t e = P ? at(st, j, i) : (size_t)j * d + i;
                 double p = sp * (P ? P[e] : Pf[e]);
                 if (s->decomposition == DECOMP_TIED) {
                     s->A[(size_t)i * r + j] = p;
@@ -292,18 +401,32 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     st->sqd = sqrt((double)m->d);
     st->trP = m->t2 * m->d;
     st->single = p->precision == PRECISION_SINGLE;
+    st->paired = !st->single && kern_paired(m->T);
     if (student_init_copy(&st->s, m))
         goto fail;
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
     double **bufs[] = {&st->P,   &st->Q,   &st->Ft, &st->x,  &st->xn, &st->pa, &st->pb,
-                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb};
+                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb, &st->ptmp};
     size_t sizes[] = {
-        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d, Td, Td, Tn, Tn, Tn, Tn, Tk, Tk, Tn, Tn};
+        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,        Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
+        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
+    if (st->paired) { /* the look-ahead: the teacher rows that the passes would project */
+        st->ahead = 1;
+        int passes = p->decomposition == DECOMP_UNTIED ? 2 : 1;
+        for (int q = 0; q < passes; q++)
+            st->nfz += k - st->nfz < st->rows / 2 ? k - st->nfz : st->rows / 2;
+        st->ax = alloc_doubles(SGD_AHEAD * Td);
+        st->ayy = alloc_doubles(SGD_AHEAD * Td);
+        st->az = alloc_doubles(SGD_AHEAD * Tk);
+        st->ag = malloc(sizeof *st->ag * SGD_AHEAD);
+        if (!st->ax || !st->ayy || !st->az || !st->ag)
+            goto fail;
+    }
     float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf};
     size_t fsizes[] = {nP, nQ, (size_t)k * d, Td, Td};
     for (size_t i = 0; sg && i < sizeof fsizes / sizeof fsizes[0]; i++)
@@ -325,6 +448,7 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     teacher_rest(st, st->x, st->xf, st->z, 0);
     load_student(st);
     draw_next(st);
+    st->gnext = st->g;
     return st;
 fail:
     sgd_state_destroy(&st);
@@ -338,12 +462,16 @@ void sgd_state_destroy(struct sgd_state **pst)
     struct sgd_state *st = *pst;
     student_free(&st->s);
     double *bufs[] = {st->P,   st->Q,   st->Ft, st->x,  st->xn, st->pa, st->pb,
-                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb};
+                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb, st->ptmp};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
     for (size_t i = 0; i < sizeof fbufs / sizeof fbufs[0]; i++)
         free(fbufs[i]);
+    free(st->ax);
+    free(st->ayy);
+    free(st->az);
+    free(st->ag);
     free(st);
     *pst = NULL;
 }
@@ -416,7 +544,13 @@ static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    if (Mf)
+    if (st->ahead) /* the teacher's rows were projected ahead (next_sample) */
+        *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O, NULL,
+                                               st->k - *f, NULL, 0);
+    else if (st->paired)
+        *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O,
+                                               st->Ft + skip, st->k - *f, st->zn + *f, st->k);
+    else if (Mf)
         *f += kern_update_project_fused_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
                                             st->Ftf + skip, st->k - *f, st->zn + *f, st->k);
     else
@@ -529,7 +663,7 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     if (dg != 0)
         for (int i = 0; i < d; i++) {
             if (st->P)
-                st->P[(size_t)i * d + i] += dg;
+                st->P[at(st, i, i)] += dg;
             else
                 st->Pf[(size_t)i * d + i] = (float)(st->Pf[(size_t)i * d + i] + dg);
         }
@@ -537,6 +671,8 @@ static void step_direct(struct sgd_state *st, const double *D, double trD)
     pass(st, st->P, st->Pf, st->sp, e, st->pan, &f);
     teacher_rest(st, st->xn, st->xnf, st->zn, f);
 }
+
+int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ? SGD_AHEAD : 1; }
 
 int sgd_steps(struct sgd_state *st, long nsteps)
 {
@@ -554,6 +690,8 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         for (int i = 0; i < TT; i++)
             trD += ci[i] * D[i];
         st->synced = 0;
+        if (st->ahead && !st->zn_ready)
+            ahead_rows(st);
         switch (st->s.decomposition) {
             case DECOMP_TIED: step_tied(st, D, trD); break;
             case DECOMP_UNTIED: step_untied(st, D, trD); break;
@@ -564,7 +702,7 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         swap(&st->z, &st->zn);
         swap(&st->pa, &st->pan);
         swap(&st->pb, &st->pbn);
-        draw_next(st);
+        next_sample(st);
         st->n++;
         if (st->n % SGD_RESYNC == 0)
             sgd_resync(st);

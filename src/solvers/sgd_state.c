@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "aimsweep/model/kern.h"
 #include "aimsweep/solvers/sgd.h"
 #include "sgd_impl.h"
 
@@ -14,7 +15,9 @@
  * just past the next sample). Saved and restored as they are, the following steps are the
  * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
  * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
- * learning rate of the schedule's phase is set again from the step count. */
+ * learning rate of the schedule's phase is set again from the step count. The stored matrices
+ * are saved row-major also when they are kept paired (kern.h), so that a checkpoint reads back
+ * on a machine with or without the AVX-512 kernel. */
 #define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
 #define SGD_STATE_ARRAYS 11
 
@@ -54,6 +57,23 @@ static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS],
     return SGD_STATE_ARRAYS;
 }
 
+/* A paired stored matrix M to the bytes at out in row-major order, or from those at in (the
+ * other NULL). */
+static void copy_paired(const struct sgd_state *st, double *M, unsigned char *out,
+                        const unsigned char *in)
+{
+    int n = st->rows, d = st->d;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < d; j++) {
+            double *e = M + kern_paired_index(n, d, i, j);
+            size_t b = sizeof(double) * ((size_t)i * d + j);
+            if (out)
+                memcpy(out + b, e, sizeof *e);
+            else
+                memcpy(e, in + b, sizeof *e);
+        }
+}
+
 size_t sgd_state_size(struct sgd_state *st)
 {
     void *a[SGD_STATE_ARRAYS];
@@ -81,14 +101,16 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     h.trS = st->trS;
     h.nU = st->nU;
     h.nV = st->nV;
-    h.g = st->g;
+    h.g = st->ahead ? st->gnext : st->g;
     memcpy(buf, &h, sizeof h);
     size_t off = sizeof h;
     void *a[SGD_STATE_ARRAYS];
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (len[i])
+        if (i < 2 && st->paired && len[i])
+            copy_paired(st, a[i], buf + off, NULL);
+        else if (len[i])
             memcpy(buf + off, a[i], len[i]);
         off += len[i];
     }
@@ -111,12 +133,17 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     st->nU = h.nU;
     st->nV = h.nV;
     st->g = h.g;
+    st->gnext = h.g;
+    st->apos = st->acount = 0; /* draw ahead again from just past xn */
+    st->zn_ready = 0;
     size_t off = sizeof h;
     void *a[SGD_STATE_ARRAYS];
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (len[i])
+        if (i < 2 && st->paired && len[i])
+            copy_paired(st, a[i], NULL, buf + off);
+        else if (len[i])
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
     }

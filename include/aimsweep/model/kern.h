@@ -9,7 +9,9 @@
  *
  * With AVX2 and FMA (-march=native on x86-64) T = 2 runs a hand-scheduled kernel; every other
  * case, and every machine without them, runs the portable loops, which the tests compare it
- * with. The two differ only in the order of the sums.
+ * with. The two differ only in the order of the sums. With AVX-512 the double-precision SGD
+ * step keeps its matrices in the paired layout below and runs an 8-lane kernel whose results
+ * are the AVX2 kernel's bit for bit (kern.c).
  */
 #ifndef AIMSWEEP_KERN_H
 #define AIMSWEEP_KERN_H
@@ -26,6 +28,33 @@ void kern_update_project(double *M, int n, int m, int T, const double *C, const 
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
                               const double *Y, double *O, const double *F, int nf, double *Z,
                               int ldz);
+/* The paired layout of an n x m matrix, for the AVX-512 kernel (direct's S in double): rows 2p
+ * and 2p + 1 share their 2m entries at 2p m, four columns of row 2p, the same four of row
+ * 2p + 1, and so on, then the last m % 4 columns of row 2p and those of row 2p + 1; an odd last
+ * row stays in place. One 8-lane vector then holds the same four columns of both rows, which is
+ * what lets the 8-lane kernel add every product in the four-lane kernel's order. The index of
+ * entry (i, j), and the whole matrix from and to row-major A (P and A apart). */
+size_t kern_paired_index(int n, int m, int i, int j);
+void kern_paired_pack(const double *A, double *P, int n, int m);
+void kern_paired_unpack(const double *P, double *A, int n, int m);
+/* 1 when this build runs kern_update_project_fused_paired for T tokens (AVX-512 and T = 2). */
+int kern_paired(int T);
+/* kern_update_project_fused on M in the paired layout, with results bit for bit those of
+ * kern_update_project_fused on the same matrix row-major. Returns what that returns, or -1 (M
+ * untouched) when kern_paired(T) is 0. With F NULL the rows of M are the same and no row of F
+ * is projected (Z untouched): the teacher rows then come from kern_project_fused_order. */
+int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
+                                     const double *X, const double *Y, double *O, const double *F,
+                                     int nf, double *Z, int ldz);
+/* The first m & ~3 columns of the two tokens Y (2 x m) interleaved four at a time, as the rows
+ * of a pair in the paired layout: YY (2 (m & ~3) entries) for kern_project_fused_order. */
+void kern_interleave2(const double *Y, int m, double *YY);
+/* The teacher rows of kern_update_project_fused_paired for K samples at once, bit for bit:
+ * Z_s[b ldz + p] = F_p . Y_s,b (p < nf, b < 2) with Y_s = Y + s ldy (2 x m), YY_s = YY + s ldyy
+ * (kern_interleave2 of Y_s), Z_s = Z + s ldzs. Reading F once for K samples instead of once per
+ * sample. Returns 0, or -1 (nothing written) when kern_paired(2) is 0. */
+int kern_project_fused_order(const double *F, int nf, int m, int K, const double *Y, size_t ldy,
+                             const double *YY, size_t ldyy, double *Z, size_t ldzs, int ldz);
 /* O[b ldo + i] = M_i . Y_b for each row i of the n x m matrix M (b < T, ldo >= n). */
 void kern_project(const double *M, int n, int m, int T, const double *Y, double *O, int ldo);
 
@@ -71,7 +100,8 @@ void kern_update_project_f32_portable(float *M, int n, int m, int T, const doubl
 void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
                                int ldo);
 
-/* 1 when this build has the vector kernels (AVX2 and FMA), else 0. */
+/* 2 when this build has the AVX-512 kernels (and the AVX2 ones), 1 when it has the AVX2 and FMA
+ * kernels only, else 0. */
 int kern_vector(void);
 
 #endif

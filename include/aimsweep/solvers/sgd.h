@@ -29,6 +29,9 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first);
 void sgd_state_destroy(struct sgd_state **st);
 /* Takes nsteps steps; returns 0, or 1 when the run diverged (values non-finite/exploding). */
 int sgd_steps(struct sgd_state *st, long nsteps);
+/* How many samples share one read of the teacher's factor: those drawn ahead with the paired
+ * layout (double precision with AVX-512, T = 2), else 1. For the bytes a step moves (bench). */
+int sgd_samples_per_factor_read(const struct sgd_state *st);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
