@@ -226,6 +226,31 @@ static inline __m512d set2(double a, double b)
 static inline __m256d lo4(__m512d v) { return _mm512_castpd512_pd256(v); }
 static inline __m256d hi4(__m512d v) { return _mm512_extractf64x4_pd(v, 1); }
 
+/* The end of a paired block's pass from column j: the last m % 4 columns by the portable loops,
+ * then the lanes' sums [s00 | s10], [s01 | s11], [g0 | g1] added to theirs, in that order. */
+static inline void paired_finish(int wf, double *blk, const double *f, int m, int j, double a0,
+                                 double b0, double a1, double b1, const double *x0,
+                                 const double *x1, const double *y0, const double *y1, __m512d s0,
+                                 __m512d s1, __m512d g, double out[6])
+{
+    double tail[6] = {0, 0, 0, 0, 0, 0};
+    if (j < m) {
+        int t = m - j;
+        update_project_rows2(blk + 2 * j, blk + 2 * j + t, t, a0, b0, a1, b1, x0 + j, x1 + j,
+                             y0 + j, y1 + j, tail);
+        if (wf) {
+            tail[4] = kern_dot(f + j, y0 + j, t);
+            tail[5] = kern_dot(f + j, y1 + j, t);
+        }
+    }
+    out[0] = tail[0] + hsum(lo4(s0));
+    out[1] = tail[1] + hsum(lo4(s1));
+    out[2] = tail[2] + hsum(hi4(s0));
+    out[3] = tail[3] + hsum(hi4(s1));
+    out[4] = tail[4] + hsum(lo4(g));
+    out[5] = tail[5] + hsum(hi4(g));
+}
+
 /* update_project_pair_f on one block of the paired layout (kern.h): each vector holds four
  * columns of both rows, [row 0 | row 1], so that lane q of a sum adds the products of the
  * columns 4c + q in the order of c, as each lane of the four-lane kernel does, and every result
@@ -247,22 +272,7 @@ static inline void paired_pair_f(int wf, double *blk, const double *f, int m, do
         if (wf)
             g = _mm512_fmadd_pd(bcast4(f + j), pack2(y0 + j, y1 + j), g);
     }
-    double tail[6] = {0, 0, 0, 0, 0, 0}; /* the last m % 4 columns, by the portable loops */
-    if (j < m) {
-        int t = m - j;
-        update_project_rows2(blk + 2 * j, blk + 2 * j + t, t, a0, b0, a1, b1, x0 + j, x1 + j,
-                             y0 + j, y1 + j, tail);
-        if (wf) {
-            tail[4] = kern_dot(f + j, y0 + j, t);
-            tail[5] = kern_dot(f + j, y1 + j, t);
-        }
-    }
-    out[0] = tail[0] + hsum(lo4(s0));
-    out[1] = tail[1] + hsum(lo4(s1));
-    out[2] = tail[2] + hsum(hi4(s0));
-    out[3] = tail[3] + hsum(hi4(s1));
-    out[4] = tail[4] + hsum(lo4(g));
-    out[5] = tail[5] + hsum(hi4(g));
+    paired_finish(wf, blk, f, m, j, a0, b0, a1, b1, x0, x1, y0, y1, s0, s1, g, out);
 }
 
 /* paired_pair_f on two blocks at once, each with its own row of F: every sum keeps its order,
@@ -296,34 +306,8 @@ static inline void paired_quad_f(int wf, double *blk0, double *blk1, const doubl
             h = _mm512_fmadd_pd(bcast4(f1 + j), YY, h);
         }
     }
-    double tail0[6] = {0, 0, 0, 0, 0, 0}, tail1[6] = {0, 0, 0, 0, 0, 0};
-    if (j < m) { /* the last m % 4 columns, by the portable loops, as in paired_pair_f */
-        int t = m - j;
-        update_project_rows2(blk0 + 2 * j, blk0 + 2 * j + t, t, c0[0], c0[1], c0[2], c0[3], x0 + j,
-                             x1 + j, y0 + j, y1 + j, tail0);
-        if (wf) {
-            tail0[4] = kern_dot(f0 + j, y0 + j, t);
-            tail0[5] = kern_dot(f0 + j, y1 + j, t);
-        }
-        update_project_rows2(blk1 + 2 * j, blk1 + 2 * j + t, t, c1[0], c1[1], c1[2], c1[3], x0 + j,
-                             x1 + j, y0 + j, y1 + j, tail1);
-        if (wf) {
-            tail1[4] = kern_dot(f1 + j, y0 + j, t);
-            tail1[5] = kern_dot(f1 + j, y1 + j, t);
-        }
-    }
-    out0[0] = tail0[0] + hsum(lo4(s0));
-    out0[1] = tail0[1] + hsum(lo4(s1));
-    out0[2] = tail0[2] + hsum(hi4(s0));
-    out0[3] = tail0[3] + hsum(hi4(s1));
-    out0[4] = tail0[4] + hsum(lo4(g));
-    out0[5] = tail0[5] + hsum(hi4(g));
-    out1[0] = tail1[0] + hsum(lo4(t0));
-    out1[1] = tail1[1] + hsum(lo4(t1));
-    out1[2] = tail1[2] + hsum(hi4(t0));
-    out1[3] = tail1[3] + hsum(hi4(t1));
-    out1[4] = tail1[4] + hsum(lo4(h));
-    out1[5] = tail1[5] + hsum(hi4(h));
+    paired_finish(wf, blk0, f0, m, j, c0[0], c0[1], c0[2], c0[3], x0, x1, y0, y1, s0, s1, g, out0);
+    paired_finish(wf, blk1, f1, m, j, c1[0], c1[1], c1[2], c1[3], x0, x1, y0, y1, t0, t1, h, out1);
 }
 
 /* update_project_pair on one block: its two partial sums per product are the even and the odd
