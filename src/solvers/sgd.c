@@ -49,7 +49,9 @@
  * 8-lane pass whose sums are the 4-lane pass's bit for bit. Entries are then reached through
  * `at`; the norms of the resync are taken on the arrays put back row-major for the moment (the
  * same sums as without the layout), and checkpoints hold the row-major arrays, so that the
- * output and the checkpoints are the same with and without AVX-512. With that layout the samples
+ * kernel's sums are the same with and without AVX-512 and a checkpoint loads in either build
+ * (untied can still differ at 1e-15 between -march levels, outside the kernel). With that layout
+ * the samples
  * are also drawn SGD_AHEAD at a time and their teacher projections made in one read of F for
  * all of them (next_sample), in the pass's order, so that the pass reads only the parameters.
  *

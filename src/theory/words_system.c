@@ -518,19 +518,24 @@ static int words_observe(void *ctx, const double *y, struct obs_row *row)
 static void words_why(void *ctx, char *buf, size_t n)
 {
     const struct words_ctx *cx = ctx;
+    size_t k = 0;
     buf[0] = 0;
+    /* out_seen stays set once any state tried was outside, even one the integrator recovered
+     * from, so the message says so and does not call it the cause */
     if (cx->out_seen) {
         double o = cx->out_om, ps = cx->out_ps, c = cx->out_o12;
-        snprintf(buf, n,
-                 "order-%d moments outside the realisable set by over %g: omega11 - psi11 = "
-                 "%.2g, (omega11 + psi11)/2 - omega12^2 = %.2g",
-                 cx->M, cx->real_tol, o - ps, 0.5 * (o + ps) - c * c);
-    } else if (cx->cl.kind == CLOSURE_FLAT && cx->cl.f_lmin < WORDS_FLAT_INDEF)
+        int w = snprintf(buf, n,
+                         "states tried left the order-%d realisable set by over %g (the last: "
+                         "omega11 - psi11 = %.2g, (omega11 + psi11)/2 - omega12^2 = %.2g)",
+                         cx->M, cx->real_tol, o - ps, 0.5 * (o + ps) - c * c);
+        k = w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
+    }
+    if (cx->cl.kind == CLOSURE_FLAT && cx->cl.f_lmin < WORDS_FLAT_INDEF)
         snprintf(
-            buf, n,
-            "the order-%d moments left the positive cone (flat's Gram matrix has least/largest "
+            buf + k, n - k,
+            "%sthe order-%d moments left the positive cone (flat's Gram matrix has least/largest "
             "eigenvalue %.2g), so no positive functional closes them; order_m 3 runs through",
-            cx->M, cx->cl.f_lmin);
+            k ? "; " : "", cx->M, cx->cl.f_lmin);
 }
 
 static void words_ctx_destroy(void *ctx)
