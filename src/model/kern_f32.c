@@ -279,3 +279,142 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
 #define KERN_DOT(a, b, m) kern_dot_f32(a, b, (size_t)(m))
 #define KERN_HAVE_VECTOR KERN_F32_VECTOR
 #include "kern_generic.h"
+
+/* The look-ahead of precision single (sgd.c's next_sample): the pass of
+ * kern_update_project_fused_f32 without its teacher rows, and those rows for several samples in
+ * one read of F, each sum made exactly as update_project_pair_f_f32 makes it. */
+#if KERN_F32_VECTOR
+
+/* update_project_pair_f_f32 without the row f: the same rows and the same four sums (one
+ * accumulator each, folded every 8 KERN_F32_TERMS columns), operation for operation. */
+static inline void update_project_pair_nf_f32(float *r0, float *r1, int m, float a0, float b0,
+                                              float a1, float b1, const float *x0, const float *x1,
+                                              const float *y0, const float *y1, double out[4])
+{
+    const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
+    const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
+    __m256d o[4];
+    for (int q = 0; q < 4; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        for (; j < end; j += 8) {
+            __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+            __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+            __m256 v = _mm256_fnmadd_ps(A0, X0, _mm256_loadu_ps(r0 + j));
+            __m256 u = _mm256_fnmadd_ps(A1, X0, _mm256_loadu_ps(r1 + j));
+            v = _mm256_fnmadd_ps(B0, X1, v);
+            u = _mm256_fnmadd_ps(B1, X1, u);
+            _mm256_storeu_ps(r0 + j, v);
+            _mm256_storeu_ps(r1 + j, u);
+            s00 = _mm256_fmadd_ps(v, Y0, s00);
+            s01 = _mm256_fmadd_ps(v, Y1, s01);
+            s10 = _mm256_fmadd_ps(u, Y0, s10);
+            s11 = _mm256_fmadd_ps(u, Y1, s11);
+        }
+        o[0] = fold_ps(o[0], s00);
+        o[1] = fold_ps(o[1], s01);
+        o[2] = fold_ps(o[2], s10);
+        o[3] = fold_ps(o[3], s11);
+    }
+    if (j < m) { /* the last m % 8 columns, masked, as in update_project_pair_f_f32 */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v =
+            _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u =
+            _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        o[0] = fold_ps(o[0], _mm256_mul_ps(v, Y0));
+        o[1] = fold_ps(o[1], _mm256_mul_ps(v, Y1));
+        o[2] = fold_ps(o[2], _mm256_mul_ps(u, Y0));
+        o[3] = fold_ps(o[3], _mm256_mul_ps(u, Y1));
+    }
+    for (int q = 0; q < 4; q++)
+        out[q] = hsum_pd(o[q]);
+}
+
+/* The sums g0, g1 of update_project_pair_f_f32 for row f and up to four samples at once (ns of
+ * them, y[2u] and y[2u + 1] the tokens of sample u; unused entries repeat sample 0): out[2u],
+ * out[2u + 1] = f . y[2u], f . y[2u + 1]. One load of f serves the eight products. */
+static void project_row_order_f32(const float *f, int m, const float *const y[8], double out[8])
+{
+    __m256d o[8];
+    for (int q = 0; q < 8; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m256 g[8];
+        for (int q = 0; q < 8; q++)
+            g[q] = _mm256_setzero_ps();
+        for (; j < end; j += 8) {
+            __m256 F = _mm256_loadu_ps(f + j);
+            for (int q = 0; q < 8; q++)
+                g[q] = _mm256_fmadd_ps(F, _mm256_loadu_ps(y[q] + j), g[q]);
+        }
+        for (int q = 0; q < 8; q++)
+            o[q] = fold_ps(o[q], g[q]);
+    }
+    if (j < m) {
+        __m256i k = lanes_ps(m - j);
+        __m256 F = _mm256_maskload_ps(f + j, k);
+        for (int q = 0; q < 8; q++)
+            o[q] = fold_ps(o[q], _mm256_mul_ps(F, _mm256_maskload_ps(y[q] + j, k)));
+    }
+    for (int q = 0; q < 8; q++)
+        out[q] = hsum_pd(o[q]);
+}
+
+#endif
+
+int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                  const float *Y, double *O, int nf)
+{
+    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
+#if KERN_F32_VECTOR
+    for (int p = 0; p < done; p++) {
+        int i = 2 * p;
+        double out[4];
+        float *r0 = M + (size_t)i * m;
+        update_project_pair_nf_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
+                                   (float)C[n + i + 1], X, X + m, Y, Y + m, out);
+        put_pair_f32(O, n, i, out);
+    }
+    update_project_from_f32(M, n, m, T, C, X, Y, O, 2 * done);
+#else
+    kern_update_project_f32_portable(M, n, m, T, C, X, Y, O);
+#endif
+    return done;
+}
+
+int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
+                                 double *Z, size_t ldzs, int ldz)
+{
+#if KERN_F32_VECTOR
+    for (int p = 0; p < nf; p++)
+        for (int s0 = 0; s0 < K; s0 += 4) {
+            int ns = K - s0 < 4 ? K - s0 : 4;
+            const float *y[8];
+            double out[8];
+            for (int u = 0; u < 4; u++) {
+                y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
+                y[2 * u + 1] = y[2 * u] + m;
+            }
+            project_row_order_f32(F + (size_t)p * m, m, y, out);
+            for (int u = 0; u < ns; u++) {
+                double *z = Z + (size_t)(s0 + u) * ldzs;
+                z[p] = out[2 * u];
+                z[ldz + p] = out[2 * u + 1];
+            }
+        }
+    return 0;
+#else
+    (void)F, (void)nf, (void)m, (void)K, (void)Y, (void)ldy, (void)Z, (void)ldzs, (void)ldz;
+    return -1;
+#endif
+}

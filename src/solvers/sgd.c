@@ -148,10 +148,18 @@ static void ahead_fill(struct sgd_state *st)
         if (st->m->corr)
             model_correlate(d, T, st->m->L, x);
         st->ag[s] = st->g;
-        kern_interleave2(x, d, st->ayy + (size_t)s * Td);
+        if (st->single)
+            for (size_t i = 0; i < Td; i++)
+                st->axf[(size_t)s * Td + i] = (float)x[i];
+        else
+            kern_interleave2(x, d, st->ayy + (size_t)s * Td);
     }
-    kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
-                             (size_t)T * k, k);
+    if (st->single)
+        kern_project_fused_order_f32(st->Ftf, st->nfz, d, SGD_AHEAD, st->axf, Td, st->az,
+                                     (size_t)T * k, k);
+    else
+        kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
+                                 (size_t)T * k, k);
     st->apos = 0;
     st->acount = SGD_AHEAD;
 }
@@ -160,6 +168,11 @@ static void ahead_fill(struct sgd_state *st)
  * ahead (the first sample, a restored state). */
 static void ahead_rows(struct sgd_state *st)
 {
+    if (st->single) {
+        kern_project_fused_order_f32(st->Ftf, st->nfz, st->d, 1, st->xnf, 0, st->zn, 0, st->k);
+        st->zn_ready = 1;
+        return;
+    }
     kern_interleave2(st->xn, st->d, st->ptmp);
     kern_project_fused_order(st->Ft, st->nfz, st->d, 1, st->xn, 0, st->ptmp, 0, st->zn, 0, st->k);
     st->zn_ready = 1;
@@ -177,6 +190,8 @@ static void next_sample(struct sgd_state *st)
     int s = st->apos++, T = st->T, k = st->k;
     size_t Td = (size_t)T * st->d;
     memcpy(st->xn, st->ax + (size_t)s * Td, sizeof(double) * Td);
+    if (st->single)
+        memcpy(st->xnf, st->axf + (size_t)s * Td, sizeof(float) * Td);
     for (int b = 0; b < T; b++)
         memcpy(st->zn + (size_t)b * k, st->az + (size_t)s * T * k + (size_t)b * k,
                sizeof(double) * (size_t)st->nfz);
@@ -404,6 +419,8 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     st->trP = m->t2 * m->d;
     st->single = p->precision == PRECISION_SINGLE;
     st->paired = !st->single && kern_paired(m->T);
+    /* the look-ahead: double with the paired layout, single with the float vector kernels */
+    int ahead = st->paired || (st->single && m->T == 2 && kern_vector() > 0);
     if (student_init_copy(&st->s, m))
         goto fail;
     int d = st->d, k = st->k, sg = st->single;
@@ -417,16 +434,19 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
-    if (st->paired) { /* the look-ahead: the teacher rows that the passes would project */
+    if (ahead) { /* the look-ahead: the teacher rows that the passes would project */
         st->ahead = 1;
         int passes = p->decomposition == DECOMP_UNTIED ? 2 : 1;
         for (int q = 0; q < passes; q++)
             st->nfz += k - st->nfz < st->rows / 2 ? k - st->nfz : st->rows / 2;
         st->ax = alloc_doubles(SGD_AHEAD * Td);
-        st->ayy = alloc_doubles(SGD_AHEAD * Td);
+        if (sg)
+            st->axf = alloc_floats(SGD_AHEAD * Td);
+        else
+            st->ayy = alloc_doubles(SGD_AHEAD * Td);
         st->az = alloc_doubles(SGD_AHEAD * Tk);
         st->ag = malloc(sizeof *st->ag * SGD_AHEAD);
-        if (!st->ax || !st->ayy || !st->az || !st->ag)
+        if (!st->ax || !(st->ayy || st->axf) || !st->az || !st->ag)
             goto fail;
     }
     float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf};
@@ -472,6 +492,7 @@ void sgd_state_destroy(struct sgd_state **pst)
         free(fbufs[i]);
     free(st->ax);
     free(st->ayy);
+    free(st->axf);
     free(st->az);
     free(st->ag);
     free(st);
@@ -546,7 +567,10 @@ static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    if (st->ahead) /* the teacher's rows were projected ahead (next_sample) */
+    if (Mf && st->ahead) /* the teacher's rows were projected ahead (next_sample) */
+        *f += kern_update_project_ahead_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
+                                            st->k - *f);
+    else if (st->ahead)
         *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O, NULL,
                                                st->k - *f, NULL, 0);
     else if (st->paired)

@@ -27,9 +27,10 @@ struct sgd_state {
     int single;     /* precision single */
     int paired;     /* P and Q in kern.h's paired layout (double, AVX-512, T = 2) */
     double *ptmp;   /* 2 d entries: one pair of rows when the layout is changed in place */
-    /* the samples drawn ahead with the paired layout (sgd.c's next_sample): */
+    /* the samples drawn ahead (sgd.c's next_sample): */
     int ahead, nfz;    /* on; the teacher rows projected ahead (those the passes would do) */
-    double *ax, *ayy;  /* SGD_AHEAD samples (T x d) and their tokens interleaved */
+    double *ax, *ayy;  /* SGD_AHEAD samples (T x d) and their tokens interleaved (double) */
+    float *axf;        /* in single precision: those samples as float (for the kernels) */
     double *az;        /* their teacher rows (T x k each, the first nfz of each row) */
     struct rng *ag;    /* the generator just past each */
     int apos, acount;  /* the next one to take, how many were drawn */

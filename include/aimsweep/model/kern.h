@@ -93,6 +93,15 @@ int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C
                                   const float *Y, double *O, const float *F, int nf, double *Z,
                                   int ldz);
 void kern_project_f32(const float *M, int n, int m, int T, const float *Y, double *O, int ldo);
+/* The look-ahead of precision single (T = 2): kern_update_project_fused_f32 with the same rows
+ * of M and projections O, bit for bit, but no row of F read (returns the rows it would have
+ * projected); and those teacher rows for K samples in one read of F, Z_s[b ldz + p] = F_p . Y_s,b
+ * (p < nf, b < 2, Y_s = Y + s ldy, Z_s = Z + s ldzs), each sum made as the vector pass makes it.
+ * kern_project_fused_order_f32 returns 0, or -1 (nothing written) when kern_vector() is 0. */
+int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C, const float *X,
+                                  const float *Y, double *O, int nf);
+int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
+                                 double *Z, size_t ldzs, int ldz);
 /* a . b over m float entries, every product added in double. */
 double kern_dot_f32(const float *a, const float *b, size_t m);
 void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
