@@ -54,6 +54,10 @@
  * the samples
  * are also drawn SGD_AHEAD at a time and their teacher projections made in one read of F for
  * all of them (next_sample), in the pass's order, so that the pass reads only the parameters.
+ * Precision single does the same with its AVX2 kernels (T = 2): the samples' float tokens are
+ * kept with them, kern_project_fused_order_f32 makes each teacher sum as the fused float pass
+ * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
+ * the look-ahead changes no bit of a single-precision run either.
  *
  * The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and
  * reads it back.
