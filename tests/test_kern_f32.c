@@ -140,6 +140,29 @@ static void one(struct rng *g, int n, int m, int T, int positive)
             "fused n=%d m=%d T=%d nf=%d pos=%d: rows %.3g, projections %.3g, teacher %.3g eps_f, or rows past %d "
             "written",
             n, m, T, nf, positive, eu, eo, ez, done);
+        /* the look-ahead (sgd.c): the pass without F and the teacher rows of K samples in one
+         * read of F must be the fused pass's bit for bit (sample 2 of K = 5 is Y, the others
+         * other tokens; planted: a fold at another column or the two sums of project_pair_f32
+         * make these differ in the last bits, a wrong sample stride everywhere) */
+        if (T == 2 && kern_vector()) {
+            enum { K = 5 };
+            float *YK = floats(g, (size_t)K * Tm, positive);
+            memcpy(YK + 2 * Tm, Y, sizeof(float) * Tm);
+            double *ZK = malloc(sizeof(double) * K * 2 * (size_t)ldz);
+            memcpy(M2, M0, sizeof(float) * nm);
+            int done2 = kern_update_project_ahead_f32(M2, n, m, T, C, X, Y, O2, nf);
+            int rc = kern_project_fused_order_f32(F, done, m, K, YK, Tm, ZK, 2 * (size_t)ldz, ldz);
+            int same = done2 == done && rc == 0 && !memcmp(M1, M2, sizeof(float) * nm) &&
+                       !memcmp(O1, O2, sizeof(double) * Tn);
+            for (int b = 0; b < 2; b++)
+                for (int p = 0; p < done; p++)
+                    same &= !memcmp(&Z[(size_t)b * ldz + p], &ZK[4 * (size_t)ldz + b * ldz + p],
+                                    sizeof(double));
+            CHECK(same, "ahead n=%d m=%d nf=%d pos=%d: not the fused pass bit for bit", n, m, nf,
+                  positive);
+            free(YK);
+            free(ZK);
+        }
         free(F);
         free(Z);
     }
