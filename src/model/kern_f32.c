@@ -338,6 +338,58 @@ static inline void update_project_pair_nf_f32(float *r0, float *r1, int m, float
         out[q] = hsum_pd(o[q]);
 }
 
+/* update_project_pair_nf_f32 on two pairs of rows at once, r[0..3] with coefficients a[q], b[q]
+ * (out[2q], out[2q + 1] = r_q . y0, r_q . y1): each row and each sum takes the same operations
+ * in the same order as there; eight independent sums keep the multiply-adds from waiting for
+ * each other. */
+static inline void update_project_quad_nf_f32(float *const r[4], int m, const float a[4],
+                                              const float b[4], const float *x0, const float *x1,
+                                              const float *y0, const float *y1, double out[8])
+{
+    __m256 A[4], B[4];
+    __m256d o[8];
+    for (int q = 0; q < 4; q++) {
+        A[q] = _mm256_set1_ps(a[q]);
+        B[q] = _mm256_set1_ps(b[q]);
+    }
+    for (int q = 0; q < 8; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m256 s[8];
+        for (int q = 0; q < 8; q++)
+            s[q] = _mm256_setzero_ps();
+        for (; j < end; j += 8) {
+            __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+            __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
+            for (int q = 0; q < 4; q++) {
+                __m256 v = _mm256_fnmadd_ps(A[q], X0, _mm256_loadu_ps(r[q] + j));
+                v = _mm256_fnmadd_ps(B[q], X1, v);
+                _mm256_storeu_ps(r[q] + j, v);
+                s[2 * q] = _mm256_fmadd_ps(v, Y0, s[2 * q]);
+                s[2 * q + 1] = _mm256_fmadd_ps(v, Y1, s[2 * q + 1]);
+            }
+        }
+        for (int q = 0; q < 8; q++)
+            o[q] = fold_ps(o[q], s[q]);
+    }
+    if (j < m) { /* the last m % 8 columns, masked, as in update_project_pair_f_f32 */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        for (int q = 0; q < 4; q++) {
+            __m256 v = _mm256_fnmadd_ps(
+                B[q], X1, _mm256_fnmadd_ps(A[q], X0, _mm256_maskload_ps(r[q] + j, k)));
+            _mm256_maskstore_ps(r[q] + j, k, v);
+            o[2 * q] = fold_ps(o[2 * q], _mm256_mul_ps(v, Y0));
+            o[2 * q + 1] = fold_ps(o[2 * q + 1], _mm256_mul_ps(v, Y1));
+        }
+    }
+    for (int q = 0; q < 8; q++)
+        out[q] = hsum_pd(o[q]);
+}
+
 /* The sums g0, g1 of update_project_pair_f_f32 for row f and up to four samples at once (ns of
  * them, y[2u] and y[2u + 1] the tokens of sample u; unused entries repeat sample 0): out[2u],
  * out[2u + 1] = f . y[2u], f . y[2u + 1]. One load of f serves the eight products. */
@@ -377,7 +429,21 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
 {
     int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
 #if KERN_F32_VECTOR
-    for (int p = 0; p < done; p++) {
+    int p = 0;
+    for (; p + 2 <= done; p += 2) { /* two pairs at a time, each row as in the loop below */
+        int i = 2 * p;
+        double out[8];
+        float *r[4] = {M + (size_t)i * m, M + (size_t)(i + 1) * m, M + (size_t)(i + 2) * m,
+                       M + (size_t)(i + 3) * m};
+        float a[4] = {(float)C[i], (float)C[i + 1], (float)C[i + 2], (float)C[i + 3]};
+        float b[4] = {(float)C[n + i], (float)C[n + i + 1], (float)C[n + i + 2],
+                      (float)C[n + i + 3]};
+        update_project_quad_nf_f32(r, m, a, b, X, X + m, Y, Y + m, out);
+        double o0[4] = {out[0], out[1], out[2], out[3]}, o1[4] = {out[4], out[5], out[6], out[7]};
+        put_pair_f32(O, n, i, o0);
+        put_pair_f32(O, n, i + 2, o1);
+    }
+    for (; p < done; p++) {
         int i = 2 * p;
         double out[4];
         float *r0 = M + (size_t)i * m;
