@@ -207,7 +207,8 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
 }
 
 /* update_project_pair_f32 together with one row f of another matrix projected on y0, y1:
- * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1 (one accumulator per sum, per block). */
+ * out = r0.y0, r0.y1, r1.y0, r1.y1, f.y0, f.y1 (one accumulator per sum, per block). With f
+ * NULL (the look-ahead's pass, below) only the first four, each by the same operations. */
 static inline void update_project_pair_f_f32(float *r0, float *r1, const float *f, int m, float a0,
                                              float b0, float a1, float b1, const float *x0,
                                              const float *x1, const float *y0, const float *y1,
@@ -235,9 +236,11 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
             s01 = _mm256_fmadd_ps(v, Y1, s01);
             s10 = _mm256_fmadd_ps(u, Y0, s10);
             s11 = _mm256_fmadd_ps(u, Y1, s11);
-            __m256 F = _mm256_loadu_ps(f + j);
-            g0 = _mm256_fmadd_ps(F, Y0, g0);
-            g1 = _mm256_fmadd_ps(F, Y1, g1);
+            if (f) {
+                __m256 F = _mm256_loadu_ps(f + j);
+                g0 = _mm256_fmadd_ps(F, Y0, g0);
+                g1 = _mm256_fmadd_ps(F, Y1, g1);
+            }
         }
         o[0] = fold_ps(o[0], s00);
         o[1] = fold_ps(o[1], s01);
@@ -258,15 +261,17 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
             _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
         _mm256_maskstore_ps(r0 + j, k, v);
         _mm256_maskstore_ps(r1 + j, k, u);
-        __m256 F = _mm256_maskload_ps(f + j, k);
         o[0] = fold_ps(o[0], _mm256_mul_ps(v, Y0));
         o[1] = fold_ps(o[1], _mm256_mul_ps(v, Y1));
         o[2] = fold_ps(o[2], _mm256_mul_ps(u, Y0));
         o[3] = fold_ps(o[3], _mm256_mul_ps(u, Y1));
-        o[4] = fold_ps(o[4], _mm256_mul_ps(F, Y0));
-        o[5] = fold_ps(o[5], _mm256_mul_ps(F, Y1));
+        if (f) {
+            __m256 F = _mm256_maskload_ps(f + j, k);
+            o[4] = fold_ps(o[4], _mm256_mul_ps(F, Y0));
+            o[5] = fold_ps(o[5], _mm256_mul_ps(F, Y1));
+        }
     }
-    for (int q = 0; q < 6; q++)
+    for (int q = 0; q < (f ? 6 : 4); q++)
         out[q] = hsum_pd(o[q]);
 }
 
@@ -285,60 +290,7 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
  * one read of F, each sum made exactly as update_project_pair_f_f32 makes it. */
 #if KERN_F32_VECTOR
 
-/* update_project_pair_f_f32 without the row f: the same rows and the same four sums (one
- * accumulator each, folded every 8 KERN_F32_TERMS columns), operation for operation. */
-static inline void update_project_pair_nf_f32(float *r0, float *r1, int m, float a0, float b0,
-                                              float a1, float b1, const float *x0, const float *x1,
-                                              const float *y0, const float *y1, double out[4])
-{
-    const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
-    const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
-    __m256d o[4];
-    for (int q = 0; q < 4; q++)
-        o[q] = _mm256_setzero_pd();
-    int j = 0;
-    while (j + 8 <= m) {
-        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
-        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
-        for (; j < end; j += 8) {
-            __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
-            __m256 Y0 = _mm256_loadu_ps(y0 + j), Y1 = _mm256_loadu_ps(y1 + j);
-            __m256 v = _mm256_fnmadd_ps(A0, X0, _mm256_loadu_ps(r0 + j));
-            __m256 u = _mm256_fnmadd_ps(A1, X0, _mm256_loadu_ps(r1 + j));
-            v = _mm256_fnmadd_ps(B0, X1, v);
-            u = _mm256_fnmadd_ps(B1, X1, u);
-            _mm256_storeu_ps(r0 + j, v);
-            _mm256_storeu_ps(r1 + j, u);
-            s00 = _mm256_fmadd_ps(v, Y0, s00);
-            s01 = _mm256_fmadd_ps(v, Y1, s01);
-            s10 = _mm256_fmadd_ps(u, Y0, s10);
-            s11 = _mm256_fmadd_ps(u, Y1, s11);
-        }
-        o[0] = fold_ps(o[0], s00);
-        o[1] = fold_ps(o[1], s01);
-        o[2] = fold_ps(o[2], s10);
-        o[3] = fold_ps(o[3], s11);
-    }
-    if (j < m) { /* the last m % 8 columns, masked, as in update_project_pair_f_f32 */
-        __m256i k = lanes_ps(m - j);
-        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
-        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
-        __m256 v =
-            _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
-        __m256 u =
-            _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
-        _mm256_maskstore_ps(r0 + j, k, v);
-        _mm256_maskstore_ps(r1 + j, k, u);
-        o[0] = fold_ps(o[0], _mm256_mul_ps(v, Y0));
-        o[1] = fold_ps(o[1], _mm256_mul_ps(v, Y1));
-        o[2] = fold_ps(o[2], _mm256_mul_ps(u, Y0));
-        o[3] = fold_ps(o[3], _mm256_mul_ps(u, Y1));
-    }
-    for (int q = 0; q < 4; q++)
-        out[q] = hsum_pd(o[q]);
-}
-
-/* update_project_pair_nf_f32 on two pairs of rows at once, r[0..3] with coefficients a[q], b[q]
+/* update_project_pair_f_f32 without f on two pairs of rows at once, r[0..3] with coefficients a[q], b[q]
  * (out[2q], out[2q + 1] = r_q . y0, r_q . y1): each row and each sum takes the same operations
  * in the same order as there; eight independent sums keep the multiply-adds from waiting for
  * each other. */
@@ -445,10 +397,10 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
     }
     for (; p < done; p++) {
         int i = 2 * p;
-        double out[4];
+        double out[6];
         float *r0 = M + (size_t)i * m;
-        update_project_pair_nf_f32(r0, r0 + m, m, (float)C[i], (float)C[n + i], (float)C[i + 1],
-                                   (float)C[n + i + 1], X, X + m, Y, Y + m, out);
+        update_project_pair_f_f32(r0, r0 + m, NULL, m, (float)C[i], (float)C[n + i],
+                                  (float)C[i + 1], (float)C[n + i + 1], X, X + m, Y, Y + m, out);
         put_pair_f32(O, n, i, out);
     }
     update_project_from_f32(M, n, m, T, C, X, Y, O, 2 * done);
