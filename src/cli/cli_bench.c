@@ -9,8 +9,9 @@
  * entries); where the step draws its samples ahead and projects the factor for several at once
  * (sgd_samples_per_factor_read), the factor's term is divided by their number, and where one
  * pass over the parameters makes two steps (sgd_steps_per_pass, direct) so is theirs. The
- * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream over a buffer the size of the parameters, one read stream over a
- * buffer the size of the factor, in the step's element type); the roofline time of a step is its
+ * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream
+ * over a buffer the size of the parameters, one read stream over a buffer the size of the
+ * factor, in the step's element type); the roofline time of a step is its
  * bytes over that bandwidth. Steps and bandwidth alternate, each the best over many chunks of
  * about 2 ms (BENCH_CHUNK_S), so that a shared machine's neighbours weigh as little as they can.
  */
