@@ -664,11 +664,12 @@ void kern_interleave2(const double *Y, int m, double *YY)
 
 /* kern_project_fused_order takes KERN_ORDER_ROWS rows of F and KERN_ORDER_SAMPLES samples at a
  * time: sixteen independent chains of multiply-adds (enough to hide their latency), and each
- * sample's interleaved tokens read once per four rows of F instead of once per row (one row at
+ * sample's interleaved tokens read once per eight rows of F instead of once per row (one row at
  * a time, the tokens of eight samples outgrew the first-level cache and the loop streamed them
- * from the second, about a fifth of the direct step at d = 400). Each sum keeps its order. */
-#define KERN_ORDER_ROWS 4
-#define KERN_ORDER_SAMPLES 4
+ * from the second, about a fifth of the direct step at d = 400; of 4 x 4, 2 x 8, 6 x 2, 8 x 2
+ * and 12 x 2 rows x samples, those with two samples took the least). Each sum keeps its order. */
+#define KERN_ORDER_ROWS 8
+#define KERN_ORDER_SAMPLES 2
 
 int kern_project_fused_order(const double *F, int nf, int m, int K, const double *Y, size_t ldy,
                              const double *YY, size_t ldyy, double *Z, size_t ldzs, int ldz)
