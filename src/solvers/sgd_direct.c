@@ -109,16 +109,20 @@ static void defer(struct sgd_state *st, double *e, double diag)
         const double *y = st->xn + (size_t)c * d;
         for (int b = 0; b < T; b++)
             g[b] = kern_dot(st->x + (size_t)b * d, y, d);
-        for (int i = 0; i < d; i++) {
-            double v = alpha * o[i];
-            for (int b = 0; b < T; b++)
-                v -= g[b] * e[(size_t)b * d + i];
-            o[i] = v + diag * y[i];
+        for (int i = 0; i < d; i++) /* the terms in this order, each loop along i */
+            o[i] *= alpha;
+        for (int b = 0; b < T; b++) {
+            const double gb = g[b], *eb = e + (size_t)b * d;
+            for (int i = 0; i < d; i++)
+                o[i] -= gb * eb[i];
         }
+        for (int i = 0; i < d; i++)
+            o[i] += diag * y[i];
     }
     scale_and_diag(st, alpha, diag);
+    double sp = st->sp, *cp = st->cp; /* locals: a store through cp could alias st->sp */
     for (size_t i = 0; i < Td; i++)
-        st->cp[i] = e[i] / st->sp;
+        cp[i] = e[i] / sp;
     memcpy(st->xp, st->x, sizeof(double) * Td);
     st->pending = 1;
     st->yn_ready = 0;
@@ -141,12 +145,13 @@ static void two_pass(struct sgd_state *st, double *e, double diag)
     } else {
         scale_and_diag(st, alpha, diag);
     }
+    double sp = st->sp;
     for (size_t i = 0; i < Td; i++)
-        e[i] /= st->sp;
+        e[i] /= sp;
     kern_update2_project2_paired(st->P, d, d, st->pending ? st->cp : NULL, st->xp, dg, e, st->x,
                                  st->xn, sgd_peek_sample(st), st->pan, st->pnn);
-    times(st->pan, Td, st->sp);
-    times(st->pnn, Td, st->sp);
+    times(st->pan, Td, sp);
+    times(st->pnn, Td, sp);
     st->pending = 0;
     st->yn_ready = 1;
 }
