@@ -228,6 +228,10 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
                 mark_diverged(out, p, t, "non-finite or exploding state");
                 goto stop;
             }
+            if (sys->remap && sys->remap(sys->ctx, y)) {
+                gsl_odeiv2_step_reset(step);
+                gsl_odeiv2_evolve_reset(ev);
+            }
             if (h < LIMIT_ODE_HMIN && t < tk) {
                 mark_diverged(out, p, t, "step size collapsed");
                 goto stop;

@@ -66,6 +66,10 @@
 #define SPECTRAL_TOL 1e-14
 #define SPECTRAL_STACK_ATOMS 2048   /* S0 atoms handled without allocation (d or the MP rule) */
 #define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
+/* The scaled state (spectral_remap): taken once max |d log c/dtau| exceeds SPECTRAL_SCALED_RATE
+ * or max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
+#define SPECTRAL_SCALED_RATE 1000.0
+#define SPECTRAL_SCALED_LOGC 600.0
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -270,12 +274,22 @@ static double outer_R(double y, void *p)
     return wa + wb - 1.0 / g;
 }
 
+/* The scaled form (spectral_solve_scaled): eps and the nodes' kappa = eps c, 1/kappa and z
+ * (F = z (1 + c)); NULL in spectral_solve. */
+struct spectral_scaling {
+    double eps;
+    const double *kap, *ikap, *z;
+};
+
 static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
-                               const double *w, const double *F, const double *c, double guess[3],
+                               const double *w, const double *F, const double *c,
+                               const struct spectral_scaling *sc, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq);
 
-int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
-                   const double *F, const double *c, double guess[3], struct spectral_traces *out)
+static int spectral_solve_sc(const struct spectral_measure *mu, int M, const double *l,
+                             const double *w, const double *F, const double *c,
+                             const struct spectral_scaling *sc, double guess[3],
+                             struct spectral_traces *out)
 {
     double abuf[2 * SPECTRAL_STACK_ATOMS], *heap = NULL, *ainv = abuf;
     if (mu->n > SPECTRAL_STACK_ATOMS) {
@@ -285,34 +299,79 @@ int spectral_solve(const struct spectral_measure *mu, int M, const double *l, co
         ainv = heap;
     }
     double *aq = ainv + (mu->n > SPECTRAL_STACK_ATOMS ? mu->n : SPECTRAL_STACK_ATOMS);
-    int ret = spectral_solve_work(mu, M, l, w, F, c, guess, out, ainv, aq);
+    int ret = spectral_solve_work(mu, M, l, w, F, c, sc, guess, out, ainv, aq);
     free(heap);
     return ret;
 }
 
+int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
+                   const double *F, const double *c, double guess[3], struct spectral_traces *out)
+{
+    int ret = spectral_solve_sc(mu, M, l, w, F, c, NULL, guess, out);
+    if (ret == 0)
+        out->log_scale = 0.0;
+    return ret;
+}
+
+int spectral_solve_scaled(const struct spectral_measure *mu, int M, const double *l,
+                          const double *w, const double *x, const double *z, double *work,
+                          double guess[4], struct spectral_traces *out)
+{
+    double xmin = INFINITY;
+    for (int k = 0; k < M; k++) {
+        if (!isfinite(x[k]) || !isfinite(z[k]))
+            return -1;
+        xmin = fmin(xmin, x[k]);
+    }
+    double x0 = fmax(xmin, 0.0);
+    double *X = work, *kap = work + M, *ikap = work + 2 * M;
+    struct spectral_scaling sc = {exp(-x0), kap, ikap, z};
+    for (int k = 0; k < M; k++) {
+        kap[k] = exp(x[k] - x0); /* +inf far above the smallest: the node's 1/D is 0 */
+        ikap[k] = kap[k] > 1.0 ? exp(x0 - x[k]) : 0.0;
+        X[k] = z[k] * (sc.eps + kap[k]);
+    }
+    /* the warm starts are in the scale of the last solve: g/eps, eps omega_A, eps omega_B */
+    if (x0 != guess[3]) {
+        double f = exp(x0 - guess[3]);
+        guess[0] *= f;
+        guess[1] /= f;
+        guess[2] /= f;
+        guess[3] = x0;
+    }
+    int ret = spectral_solve_sc(mu, M, l, w, X, NULL, &sc, guess, out);
+    if (ret == 0)
+        out->log_scale = x0;
+    return ret;
+}
+
 static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
-                               const double *w, const double *F, const double *c, double guess[3],
+                               const double *w, const double *F, const double *c,
+                               const struct spectral_scaling *sc, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq)
 {
     struct gfun A = {0, ainv, aq, 0.0, 0.0, &guess[1]};
-    double smax = 0.0;
+    double smax = 0.0, eps = sc ? sc->eps : 1.0;
     for (int j = 0; j < mu->n; j++)
         if (mu->s[j] > 0.0) {
-            ainv[A.n] = 1.0 / mu->s[j];
+            ainv[A.n] = eps / mu->s[j];
             aq[A.n++] = mu->q[j];
             A.mass += mu->q[j];
             smax = fmax(smax, mu->s[j]);
         }
     if (smax <= 0.0)
         return -1;
-    A.top = 1.0 / smax;
+    A.top = eps / smax;
     struct gfun B = {M, F, w, F[0], 0.0, &guess[2]};
     for (int k = 0; k < M; k++) {
         B.top = fmin(B.top, F[k]);
         B.mass += w[k];
-        if (!isfinite(F[k]) || !isfinite(c[k]))
+        /* scaled: eps F may be +inf (the node's resolvent is 0), never -inf or NaN */
+        if (sc ? isnan(F[k]) || F[k] == -INFINITY : !isfinite(F[k]) || !isfinite(c[k]))
             return -1;
     }
+    if (!isfinite(B.top))
+        return -1;
     struct outer o = {&A, &B, 0};
     double y0 = log(guess[0] < 0.0 ? -guess[0] : 1.0);
     double r0 = outer_R(y0, &o);
@@ -410,21 +469,43 @@ static int spectral_solve_work(const struct spectral_measure *mu, int M, const d
         return -1;
     /* delta_X = J_X - g^2 >= 0 as sums of squares (no cancellation when g -> 0-) */
     double dA = 0.0, dB = 0.0;
-    for (int j = 0; j < mu->n; j++)
-        if (mu->s[j] > 0.0) {
-            double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
-            dA += mu->q[j] * u * u;
+    if (sc)
+        for (int j = 0; j < A.n; j++) { /* 1/(omega_A - a) in the scaled atoms a = eps/s */
+            double u = 1.0 / (wa - ainv[j]) - g;
+            dA += aq[j] * u * u;
         }
+    else
+        for (int j = 0; j < mu->n; j++)
+            if (mu->s[j] > 0.0) {
+                double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
+                dA += mu->q[j] * u * u;
+            }
     dA += g * g * (1.0 - A.mass);
     double t1 = 0.0, o12 = 0.0, jc = 0.0, x2 = 0.0;
-    for (int k = 0; k < M; k++) {
-        double D = F[k] - wb, v = -1.0 / D - g;
-        dB += w[k] * v * v;
-        t1 += w[k] * c[k] / D;
-        o12 += w[k] * l[k] * c[k] / D;
-        jc += w[k] * c[k] / (D * D);
-        x2 += w[k] * (c[k] / D) * (c[k] / D);
-    }
+    if (sc)
+        for (int k = 0; k < M; k++) {
+            /* r = 1/D' (0 at eps F = +inf), u = c/D = kappa/D' without overflow */
+            double r = 1.0 / (F[k] - wb), v = -r - g;
+            double u = sc->kap[k] <= 1.0
+                           ? sc->kap[k] * r
+                           : 1.0 / (sc->z[k] * (eps * sc->ikap[k] + 1.0) - wb * sc->ikap[k]);
+            if (!(r >= 0.0) || !(u > 0.0))
+                return -1;
+            dB += w[k] * v * v;
+            t1 += w[k] * u;
+            o12 += w[k] * l[k] * u;
+            jc += w[k] * u * r;
+            x2 += w[k] * u * u;
+        }
+    else
+        for (int k = 0; k < M; k++) {
+            double D = F[k] - wb, v = -1.0 / D - g;
+            dB += w[k] * v * v;
+            t1 += w[k] * c[k] / D;
+            o12 += w[k] * l[k] * c[k] / D;
+            jc += w[k] * c[k] / (D * D);
+            x2 += w[k] * (c[k] / D) * (c[k] / D);
+        }
     double den = g * g * g * g - dA * dB;
     if (!(den > 0.0))
         return -1;
@@ -448,9 +529,12 @@ struct spectral_ctx {
     struct phi_law law; /* centred: Phi(omega11, psi11, omega12) under the token correlation */
     int T, M;
     double lambda, t2;
-    double *l, *w, *c;
+    double *l, *w, *c; /* c: exp(-2 phi l - 2 psi) (unscaled) or its log x (scaled) */
+    double *work;      /* 3 M: spectral_solve_scaled's */
     struct spectral_measure mu;
-    double guess[3]; /* warm starts: g, omega_A, omega_B */
+    double guess[4]; /* warm starts: g, omega_A, omega_B (and their scale, scaled) */
+    int scaled;      /* the state holds z = F/(1 + c) instead of F (spectral_remap) */
+    double rate;     /* max |d log c/dtau| at the last observed state */
 };
 
 static void spectral_destroy(void *p)
@@ -461,6 +545,7 @@ static void spectral_destroy(void *p)
     free(x->l);
     free(x->w);
     free(x->c);
+    free(x->work);
     free(x->mu.s);
     free(x->mu.q);
     free(x);
@@ -470,9 +555,23 @@ static int spectral_state_traces(struct spectral_ctx *x, const double *y,
                                  struct spectral_traces *tr)
 {
     double phi = y[0], psi = y[1];
+    if (x->scaled) {
+        for (int k = 0; k < x->M; k++)
+            x->c[k] = -2.0 * phi * x->l[k] - 2.0 * psi;
+        return spectral_solve_scaled(&x->mu, x->M, x->l, x->w, x->c, y + 2, x->work, x->guess, tr);
+    }
     for (int k = 0; k < x->M; k++)
         x->c[k] = exp(-2.0 * phi * x->l[k] - 2.0 * psi);
     return spectral_solve(&x->mu, x->M, x->l, x->w, y + 2, x->c, x->guess, tr);
+}
+
+/* c/(1 + c) = 1/(1 + e^-x) without overflow */
+static double logistic(double x)
+{
+    if (x >= 0.0)
+        return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
 }
 
 static int spectral_rhs(void *p, double tau, const double *y, double *dy)
@@ -488,8 +587,13 @@ static int spectral_rhs(void *p, double tau, const double *y, double *dy)
     double hs = 4.0 * (pv.d_omega11 + pv.d_psi11), hp = 2.0 * pv.d_omega12;
     dy[0] = hp;
     dy[1] = x->lambda;
-    for (int k = 0; k < x->M; k++)
-        dy[2 + k] = 2.0 * hs * x->c[k];
+    if (x->scaled)
+        for (int k = 0; k < x->M; k++) /* z' = c/(1 + c) (2 h_S - z x'), x' = -2 h_P l - 2 lambda */
+            dy[2 + k] =
+                logistic(x->c[k]) * (2.0 * hs + 2.0 * y[2 + k] * (hp * x->l[k] + x->lambda));
+    else
+        for (int k = 0; k < x->M; k++)
+            dy[2 + k] = 2.0 * hs * x->c[k];
     return 0;
 }
 
@@ -505,10 +609,40 @@ static int spectral_observe(void *p, const double *y, struct obs_row *row)
     row->omega12 = tr.omega12;
     row->trace = tr.t1;
     row->overlap = obs_overlap(tr.omega11, tr.omega12, tr.t1, x->t2);
-    row->loss = phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv)
-                    ? NAN
-                    : pv.phi;
+    int bad = phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv);
+    row->loss = bad ? NAN : pv.phi;
+    x->rate = 0.0;
+    for (int k = 0; !bad && k < x->M; k++)
+        x->rate = fmax(x->rate, fabs(4.0 * pv.d_omega12 * x->l[k] + 2.0 * x->lambda));
     return 0;
+}
+
+/* After an accepted step: moves an unscaled state to the scaled one (z = F/(1 + c)) once c grows
+ * fast or far (SPECTRAL_SCALED_RATE, SPECTRAL_SCALED_LOGC). Returns 1 when it rewrote y. */
+static int spectral_remap(void *p, double *y)
+{
+    struct spectral_ctx *x = p;
+    if (x->scaled)
+        return 0;
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (int k = 0; k < x->M; k++) {
+        double lc = -2.0 * y[0] * x->l[k] - 2.0 * y[1];
+        xmin = fmin(xmin, lc);
+        xmax = fmax(xmax, lc);
+    }
+    if (!(x->rate > SPECTRAL_SCALED_RATE || xmax > SPECTRAL_SCALED_LOGC))
+        return 0;
+    for (int k = 0; k < x->M; k++) {
+        double lc = -2.0 * y[0] * x->l[k] - 2.0 * y[1];
+        y[2 + k] = lc >= 0.0 ? y[2 + k] * exp(-lc) / (exp(-lc) + 1.0) : y[2 + k] / (1.0 + exp(lc));
+    }
+    double x0 = fmax(xmin, 0.0), f = exp(x0);
+    x->guess[0] *= f;
+    x->guess[1] /= f;
+    x->guess[2] /= f;
+    x->guess[3] = x0;
+    x->scaled = 1;
+    return 1;
 }
 
 /* Eigenvalues of a symmetric n x n row-major matrix (copied). */
@@ -560,7 +694,8 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
     x->l = malloc(sizeof(double) * (size_t)p->order_m);
     x->w = malloc(sizeof(double) * (size_t)p->order_m);
     x->c = malloc(sizeof(double) * (size_t)p->order_m);
-    if (!x->l || !x->w || !x->c)
+    x->work = malloc(sizeof(double) * 3 * (size_t)p->order_m);
+    if (!x->l || !x->w || !x->c || !x->work)
         goto oom;
     if (sym_eigenvalues(m->teacher, d, ev)) {
         snprintf(err, errlen, "spectral: eigenvalues of the teacher failed");
@@ -621,6 +756,7 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         goto oom;
     sys->rhs = spectral_rhs;
     sys->observe = spectral_observe;
+    sys->remap = spectral_remap;
     sys->destroy = spectral_destroy;
     sys->ctx = x;
     return 0;

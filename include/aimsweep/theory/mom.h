@@ -25,6 +25,9 @@ struct mom_sys {
     int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
     /* optional: why the system stopped, if it knows (written into buf after a divergence) */
     void (*why)(void *ctx, char *buf, size_t n);
+    /* optional: after each accepted step, may rewrite y in another set of variables of the
+     * same system (the integrator then restarts its stepper there); returns 1 if it did */
+    int (*remap)(void *ctx, double *y);
 };
 
 /* Releases a system's context and initial state; accepts a zeroed system and zeroes it. */
