@@ -642,7 +642,7 @@ static int spectral_remap(void *p, double *y)
     x->guess[2] /= f;
     x->guess[3] = x0;
     x->scaled = 1;
-    return 1;
+    return MOM_REMAP_STIFF;
 }
 
 /* Eigenvalues of a symmetric n x n row-major matrix (copied). */
