@@ -196,8 +196,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
             /* the implicit multistep method does not shrink its step by itself when a trial
              * point leaves the domain of Phi (near perfect recovery a predictor can step past
              * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
-            for (int retry = 0; stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES;
-                 retry++) {
+            for (int retry = 0; stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES; retry++) {
                 gsl_odeiv2_step_reset(step);
                 gsl_odeiv2_evolve_reset(ev);
                 h *= 0.1;
