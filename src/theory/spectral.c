@@ -489,7 +489,7 @@ static int spectral_solve_work(const struct spectral_measure *mu, int M, const d
             double u = sc->kap[k] <= 1.0
                            ? sc->kap[k] * r
                            : 1.0 / (sc->z[k] * (eps * sc->ikap[k] + 1.0) - wb * sc->ikap[k]);
-            if (!(r >= 0.0) || !(u > 0.0))
+            if (!(r >= 0.0) || !(u >= 0.0)) /* 0 where c underflows */
                 return -1;
             dB += w[k] * v * v;
             t1 += w[k] * u;
