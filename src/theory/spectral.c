@@ -46,6 +46,31 @@
  * inside the bracket [min X + mass/g, min X); the outer equation
  * omega_A(g) + omega_B(g) - 1/g = 0 is solved by bracketing in log|g| from a warm start and
  * Illinois regula falsi. The root taken is the one continuous from g = 0-, i.e. g = G_{A+B}(0).
+ *
+ * The limit S -> S* (strong recovery). At the fixed point H = h_S S + h_P P = 0 with S = P, so
+ * h_S = -h_P != 0 (wishart(0.5), d = 60: h_P -> -16 for h2, -72 for h3, -384 for h4): phi' = h_P
+ * stays finite, phi -> -infinity linearly, c(l) = e^{-2 phi l - 2 psi} grows like e^{2 |h_P| l tau}
+ * and F(l) with it; only c/D -> l converges. The state (phi, psi, F) is degenerate there: c
+ * overflows once max -2 phi l > 709.8 (h4 at tau ~ 0.32, h3 ~ 1.7, h2 ~ 7.7), after which the
+ * right-hand side cannot be evaluated, and before that an explicit stepper follows the growth
+ * e^{r tau}, r = max |d log c/dtau| = max |2 h_P l + 2 lambda|, at steps of 0.15-0.2/r (measured).
+ * The scaled state replaces F by z = F/(1 + c) (-> 1/l where c -> infinity, -> F where c -> 0)
+ * and forms c only through x = log c = -2 phi l - 2 psi:
+ *   z' = c/(1 + c) (2 h_S - z x'),   x' = -2 h_P l - 2 lambda,
+ * which converges with S. The subordination is homogeneous: for eps > 0,
+ * (eps A + eps B)^-1 = (A + B)^-1/eps and G_{eps X}(eps w) = G_X(w)/eps, so g/eps, eps omega_A,
+ * eps omega_B solve it for eps A, eps B (atoms eps/s and eps F); c/D = eps c/(eps F - eps omega_B),
+ * and the omega11 correction J_c^2 delta_A/(g^4 - delta_A delta_B) is of degree 0 in eps: the
+ * traces are the same. With eps = exp(-max(min x, 0)) and kappa = eps c = exp(x - max(min x, 0)),
+ * eps F = z (eps + kappa) and c/D = kappa/(eps F - eps omega_B) = 1/(z (eps/kappa + 1) -
+ * eps omega_B/kappa) are of order one (eps F = +inf where kappa overflows: that node's resolvent
+ * is 0 and its c/D is 1/z), so the solve runs unchanged through S = S* (and where c -> 0, at
+ * negative teacher eigenvalues, kappa underflows to 0 harmlessly).
+ * The scaled system is stiff at the fixed point: the Jacobian of (phi, psi, z) for h4 (d = 60,
+ * M = 4) has eigenvalues -16, -687, -1851, -1.1e4 and two zeros, so it is integrated with the
+ * implicit BDF. It is taken (spectral_remap, after an accepted step) once r > SPECTRAL_SCALED_RATE
+ * or max x > SPECTRAL_SCALED_LOGC; a run that never gets there keeps the unscaled state and its
+ * output bit for bit (every tied spectral point of sweeps/phase-ode-d60.yaml but h4: r <= 420).
  */
 #include "aimsweep/theory/spectral.h"
 
@@ -67,7 +92,8 @@
 #define SPECTRAL_STACK_ATOMS 2048   /* S0 atoms handled without allocation (d or the MP rule) */
 #define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
 /* The scaled state (spectral_remap): taken once max |d log c/dtau| exceeds SPECTRAL_SCALED_RATE
- * or max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
+ * (the unscaled state costs the explicit stepper 5-7 r steps per unit tau: h4 14,000) or
+ * max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
 #define SPECTRAL_SCALED_RATE 1000.0
 #define SPECTRAL_SCALED_LOGC 600.0
 
