@@ -421,13 +421,19 @@ static void weight_decay(void)
 /* Through strong recovery against the flow (tied, wishart(0.5) teacher, init scale 0.7): the
  * ode must end status ok at tau_end with |d omega11|, |d omega12| <= tol at every record from
  * tau_from on (measured: h4 d = 30, 2e-5 from tau = 0.1; h2 d = 30, 4e-5 from tau = 2), and its
- * overlap at the end within 1e-5 of 1. Before the scaled state both ended ode_diverged
- * (h4 at tau = 0.31, h2 at tau = 6.93) with the records after that missing. */
-static void recovery_vs_flow(const char *act, int d, double tau_end, int records, double tau_from,
-                             double tol)
+ * overlap at the end above ov_min. Before the scaled state both ended ode_diverged (h4 at
+ * tau = 0.31, h2 at tau = 6.93) with the records after that missing. A student narrower than the
+ * teacher's rank (width 0.25: r = 8 < rank S* = 15 at d = 30) has its fixed point short of S*
+ * (overlap 0.97; M = 8 within 2.4e-3 of the flow); without the scale of g in the scaled solve
+ * (g/eps ~ 1e-80, its fourth power subnormal) it ended ode_diverged, "step size
+ * collapsed" (M = 8: at tau = 0.43). */
+static void recovery_vs_flow(const char *act, int d, double width, int order_m, double tau_end,
+                             int records, double tau_from, double tol, double ov_min)
 {
     struct params p = mk(act, d, tau_end, records);
     p.init_scale = 0.7;
+    p.width = width;
+    p.order_m = order_m;
     struct model *m = model_create(&p);
     struct traj tf, to;
     traj_init(&tf, SOLVER_FLOW, p.records + 1);
@@ -443,12 +449,13 @@ static void recovery_vs_flow(const char *act, int d, double tau_end, int records
             e11 = fmax(e11, fabs(to.rows[k].omega11 - tf.rows[k].omega11));
             e12 = fmax(e12, fabs(to.rows[k].omega12 - tf.rows[k].omega12));
         }
-    printf("spectral %s d=%d to tau %g: max|d omega11| = %.3g, max|d omega12| = %.3g from tau %g\n",
-           act, d, tau_end, e11, e12, tau_from);
+    printf("spectral %s d=%d width %g M=%d to tau %g: max|d omega11| = %.3g, max|d omega12| = "
+           "%.3g from tau %g\n",
+           act, d, width, order_m, tau_end, e11, e12, tau_from);
     CHECK(to.n > 0 && e11 <= tol && e12 <= tol, "%s against the flow: %.3g %.3g > %.3g", act, e11,
           e12, tol);
-    CHECK(to.n > 0 && fabs(to.rows[to.n - 1].overlap - 1.0) < 1e-5,
-          "%s ode overlap at the end %.9g", act, to.n > 0 ? to.rows[to.n - 1].overlap : NAN);
+    CHECK(to.n > 0 && to.rows[to.n - 1].overlap > ov_min, "%s ode overlap at the end %.9g", act,
+          to.n > 0 ? to.rows[to.n - 1].overlap : NAN);
     traj_free(&tf);
     traj_free(&to);
     model_destroy(&m);
@@ -463,7 +470,8 @@ int main(void)
     rhs_vs_flow("h2");
     convergence_in_M("h1", 300, 0.4, 0.005);
     convergence_in_M("h2", 300, 0.2, 0.008);
-    recovery_vs_flow("h4", 30, 1.0, 10, 0.1, 1e-4);
-    recovery_vs_flow("h2", 30, 8.0, 8, 2.0, 1e-4);
+    recovery_vs_flow("h4", 30, 1.0, 4, 1.0, 10, 0.1, 1e-4, 1.0 - 1e-5);
+    recovery_vs_flow("h2", 30, 1.0, 4, 8.0, 8, 2.0, 1e-4, 1.0 - 1e-5);
+    recovery_vs_flow("h4", 30, 0.25, 8, 2.0, 4, 0.5, 5e-3, 0.96);
     return check_done("test_spectral");
 }

@@ -96,6 +96,10 @@
  * max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
 #define SPECTRAL_SCALED_RATE 1000.0
 #define SPECTRAL_SCALED_LOGC 600.0
+/* or once |g| at the state falls below SPECTRAL_SCALED_G (a student narrower than the teacher's
+ * rank: g^4 in omega11's correction turns subnormal near 1e-77) */
+#define SPECTRAL_SCALED_G 1e-30
+#define SPECTRAL_SCALE_STEP 16.0 /* -log eps moves to the scale of g in steps of this */
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -350,6 +354,12 @@ int spectral_solve_scaled(const struct spectral_measure *mu, int M, const double
         xmin = fmin(xmin, x[k]);
     }
     double x0 = fmax(xmin, 0.0);
+    /* a student narrower than the teacher's rank: g falls faster than e^-min x (omega_B ~ 1/g);
+     * then the scale of the last solution's g, in steps, so that g/eps stays of order one */
+    if (guess[0] < 0.0 && isfinite(guess[0]) && isfinite(guess[3])) {
+        double lg = SPECTRAL_SCALE_STEP * floor((guess[3] - log(-guess[0])) / SPECTRAL_SCALE_STEP);
+        x0 = fmax(x0, lg);
+    }
     double *X = work, *kap = work + M, *ikap = work + 2 * M;
     struct spectral_scaling sc = {exp(-x0), kap, ikap, z};
     for (int k = 0; k < M; k++) {
@@ -644,7 +654,8 @@ static int spectral_observe(void *p, const double *y, struct obs_row *row)
 }
 
 /* After an accepted step: moves an unscaled state to the scaled one (z = F/(1 + c)) once c grows
- * fast or far (SPECTRAL_SCALED_RATE, SPECTRAL_SCALED_LOGC). Returns 1 when it rewrote y. */
+ * fast or far, or g gets small (SPECTRAL_SCALED_RATE, SPECTRAL_SCALED_LOGC, SPECTRAL_SCALED_G).
+ * Returns MOM_REMAP_STIFF when it rewrote y. */
 static int spectral_remap(void *p, double *y)
 {
     struct spectral_ctx *x = p;
@@ -656,7 +667,8 @@ static int spectral_remap(void *p, double *y)
         xmin = fmin(xmin, lc);
         xmax = fmax(xmax, lc);
     }
-    if (!(x->rate > SPECTRAL_SCALED_RATE || xmax > SPECTRAL_SCALED_LOGC))
+    if (!(x->rate > SPECTRAL_SCALED_RATE || xmax > SPECTRAL_SCALED_LOGC ||
+          fabs(x->guess[0]) < SPECTRAL_SCALED_G))
         return 0;
     for (int k = 0; k < x->M; k++) {
         double lc = -2.0 * y[0] * x->l[k] - 2.0 * y[1];
