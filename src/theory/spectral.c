@@ -65,11 +65,15 @@
  * eps F = z (eps + kappa) and c/D = kappa/(eps F - eps omega_B) = 1/(z (eps/kappa + 1) -
  * eps omega_B/kappa) are of order one (eps F = +inf where kappa overflows: that node's resolvent
  * is 0 and its c/D is 1/z), so the solve runs unchanged through S = S* (and where c -> 0, at
- * negative teacher eigenvalues, kappa underflows to 0 harmlessly).
+ * negative teacher eigenvalues, kappa underflows to 0 harmlessly). A student narrower than
+ * the teacher's rank (mass of A below 1) has omega_B ~ (1 - mass)/g: there g falls faster than
+ * e^-min x, so -log eps follows the last solution's -log|g| (in steps of SPECTRAL_SCALE_STEP)
+ * to keep g/eps of order one; that holds while eps is a normal double (|g| > e^-708: wishart(2),
+ * width 0.25, h4 at d = 60 reaches its fixed point by tau = 2 and fails at tau = 4).
  * The scaled system is stiff at the fixed point: the Jacobian of (phi, psi, z) for h4 (d = 60,
  * M = 4) has eigenvalues -16, -687, -1851, -1.1e4 and two zeros, so it is integrated with the
- * implicit BDF. It is taken (spectral_remap, after an accepted step) once r > SPECTRAL_SCALED_RATE
- * or max x > SPECTRAL_SCALED_LOGC; a run that never gets there keeps the unscaled state and its
+ * implicit BDF. It is taken (spectral_remap, after an accepted step) once r > SPECTRAL_SCALED_RATE,
+ * max x > SPECTRAL_SCALED_LOGC or |g| < SPECTRAL_SCALED_G; a run that never gets there keeps the unscaled state and its
  * output bit for bit (every tied spectral point of sweeps/phase-ode-d60.yaml but h4: r <= 420).
  */
 #include "aimsweep/theory/spectral.h"
