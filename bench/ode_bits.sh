@@ -14,7 +14,10 @@ while [ $# -gt 0 ]; do
     *) break ;;
     esac
 done
-[ $# -eq 2 ] || { echo "usage: bench/ode_bits.sh [--acts LIST] [--decs LIST] BIN_OLD BIN_NEW" >&2; exit 2; }
+if [ $# -ne 2 ]; then
+    echo "usage: bench/ode_bits.sh [--acts LIST] [--decs LIST] BIN_OLD BIN_NEW" >&2
+    exit 2
+fi
 same=0 differ=0
 run() {
     "$1" single --decomposition "$2" --activation "$3" --d 60 --teacher 'wishart(0.5)' \
@@ -28,7 +31,11 @@ for dec in $decs; do
                 for nz in off on; do
                     a=$(run "$1" "$dec" "$act" "$s0" "$lr" "$nz")
                     b=$(run "$2" "$dec" "$act" "$s0" "$lr" "$nz")
-                    if [ "$a" = "$b" ]; then v=same; same=$((same + 1)); else v=DIFFER; differ=$((differ + 1)); fi
+                    if [ "$a" = "$b" ]; then
+                        v=same same=$((same + 1))
+                    else
+                        v=DIFFER differ=$((differ + 1))
+                    fi
                     echo "$dec $act s0=$s0 lr=$lr noise=$nz $a $b $v"
                 done
             done

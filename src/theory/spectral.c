@@ -72,9 +72,10 @@
  * width 0.25, h4 at d = 60 reaches its fixed point by tau = 2 and fails at tau = 4).
  * The scaled system is stiff at the fixed point: the Jacobian of (phi, psi, z) for h4 (d = 60,
  * M = 4) has eigenvalues -16, -687, -1851, -1.1e4 and two zeros, so it is integrated with the
- * implicit BDF. It is taken (spectral_remap, after an accepted step) once r > SPECTRAL_SCALED_RATE,
- * max x > SPECTRAL_SCALED_LOGC or |g| < SPECTRAL_SCALED_G; a run that never gets there keeps the unscaled state and its
- * output bit for bit (every tied spectral point of sweeps/phase-ode-d60.yaml but h4: r <= 420).
+ * implicit BDF. It is taken (spectral_remap, after an accepted step) once
+ * r > SPECTRAL_SCALED_RATE, max x > SPECTRAL_SCALED_LOGC or |g| < SPECTRAL_SCALED_G; a run that
+ * never gets there keeps the unscaled state and its output bit for bit (every tied spectral point
+ * of sweeps/phase-ode-d60.yaml but h4: h1-h3 have r <= 420 and never cross the other two).
  */
 #include "aimsweep/theory/spectral.h"
 
