@@ -98,6 +98,15 @@ static double delta_elem(const struct act *a, double u, double w)
     return (act_f(a, u) - act_f(a, w)) * act_df(a, u);
 }
 
+/* delta_elem(a, u, w) with sigma(w) = fw given: the same value, bit for bit (the rules below
+ * hold w fixed over their inner sums, and take sigma and sigma' of u from one recurrence). */
+static double delta_at(const struct act *a, double u, double fw)
+{
+    double fu, dfu;
+    act_f_df(a, u, &fu, &dfu);
+    return (fu - fw) * dfu;
+}
+
 /* Conditional scales of (u1, u2) given w: u1 = c w + s1 z1, u2 = c w + r z1 + s2 z2. */
 struct chol3 {
     double c, s1, r, s2;
@@ -126,25 +135,28 @@ static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d
     struct gh g;
     double s1 = 0.0, s2 = 0.0;
     gh_make(&g, n2d);
-    for (int i = 0; i < g.n; i++)
+    for (int i = 0; i < g.n; i++) {
+        double w = g.x[i], fw = act_f(a, w);
         for (int j = 0; j < g.n; j++) {
-            double w = g.x[i], u = k->c * w + k->s1 * g.x[j];
-            double dl = delta_elem(a, u, w);
+            double u = k->c * w + k->s1 * g.x[j];
+            double dl = delta_at(a, u, fw);
             s1 += g.w[i] * g.w[j] * dl * dl;
         }
+    }
     gh_make(&g, n3d);
-    for (int i = 0; i < g.n; i++)
+    for (int i = 0; i < g.n; i++) {
+        double w = g.x[i], fw = act_f(a, w);
         for (int j = 0; j < g.n; j++) {
-            double w = g.x[i];
             double u1 = k->c * w + k->s1 * g.x[j];
-            double d1 = delta_elem(a, u1, w);
+            double d1 = delta_at(a, u1, fw);
             double inner = 0.0;
             for (int l = 0; l < g.n; l++) {
                 double u2 = k->c * w + k->r * g.x[j] + k->s2 * g.x[l];
-                inner += g.w[l] * delta_elem(a, u2, w);
+                inner += g.w[l] * delta_at(a, u2, fw);
             }
             s2 += g.w[i] * g.w[j] * d1 * inner;
         }
+    }
     *n1 = T * (T - 1) * s1;
     *n2 = T * (T - 1) * s2;
 }

@@ -10,6 +10,8 @@
 double act_f(const struct act *a, double h);
 double act_df(const struct act *a, double h);
 double act_d2f(const struct act *a, double h);
+/* sigma(h) and sigma'(h) at once, each equal to act_f's and act_df's bit for bit. */
+void act_f_df(const struct act *a, double h, double *f, double *df);
 
 /* softmax(beta s) of a row of length T into p. */
 void act_softmax(double beta, int T, const double *s, double *p);
