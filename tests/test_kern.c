@@ -2,6 +2,8 @@
  * compute, over shapes that exercise every tail: odd row counts, row lengths that are not
  * multiples of the vector width, one token and several. In a build with AVX2 and FMA this
  * checks the hand-written kernels; in any build it checks the portable loops. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,6 +253,117 @@ static void paired(struct rng *g, int n, int m)
     free(hit);
 }
 
+/* Adds v to the diagonal of the paired n x n matrix P (as the direct step does before a pass). */
+static void add_diag(double *P, int n, double v)
+{
+    for (int i = 0; i < n; i++)
+        P[kern_paired_index(n, n, i, i)] += v;
+}
+
+/* |O - exact| within the rounding bound of a sum of m products, m eps sum_j |M_ij Y_bj| (the
+ * bound is gamma_m = m u / (1 - m u) with u = eps / 2: twice that), the exact sum in long
+ * double over the rows of the paired matrix P. */
+static int proj_ok(const double *P, int n, int m, const double *Y, const double *O)
+{
+    int ok = 1;
+    for (int i = 0; i < n; i++)
+        for (int b = 0; b < 2; b++) {
+            long double s = 0, a = 0;
+            for (int j = 0; j < m; j++) {
+                long double t =
+                    (long double)P[kern_paired_index(n, m, i, j)] * Y[(size_t)b * m + j];
+                s += t;
+                a += fabsl(t);
+            }
+            ok &= fabsl((long double)O[(size_t)b * n + i] - s) <= (long double)m * DBL_EPSILON * a;
+        }
+    return ok;
+}
+
+/* The two-step pass (kern_update2_project2_paired) against two one-step passes
+ * (kern_update_project_fused_paired, with the diagonal terms added before each as the direct
+ * step adds them) on the same samples: the stored rows bit for bit, for every n = m tail and
+ * odd n, with and without the diagonal term, and for n != m without it; the four projections
+ * within m eps sum |M_ij Y_bj| of the exact sums; a correction alone then the rest (the flush of
+ * sgd_direct.c, then a one-correction pass) the same rows and projections bit for bit as the
+ * two-step pass; and a projection alone (C1 = C2 = NULL) the two-step pass's second projections
+ * bit for bit. A diagonal term added in the wrong lane or before the first correction, a
+ * correction applied with the other's tokens, or a block skipped, fails the first check (a
+ * rounding differs in most entries); a projection of the wrong row or sample fails the second
+ * by many orders of magnitude. Without the AVX-512 kernel the pass must refuse (-1). */
+static void two_step(struct rng *g, int n, int m, double dg2)
+{
+    size_t nm = (size_t)n * m;
+    double *A = malloc(sizeof(double) * nm), *P1 = malloc(sizeof(double) * nm),
+           *P2 = malloc(sizeof(double) * nm), *P3 = malloc(sizeof(double) * nm),
+           *C1 = malloc(sizeof(double) * 2 * n), *C2 = malloc(sizeof(double) * 2 * n),
+           *X1 = malloc(sizeof(double) * 2 * m), *X2 = malloc(sizeof(double) * 2 * m),
+           *Y = malloc(sizeof(double) * 2 * m), *Y2 = malloc(sizeof(double) * 2 * m),
+           *Oa = malloc(sizeof(double) * 2 * n), *O = malloc(sizeof(double) * 2 * n),
+           *O2 = malloc(sizeof(double) * 2 * n), *Q = malloc(sizeof(double) * 2 * n),
+           *Q2 = malloc(sizeof(double) * 2 * n), *R = malloc(sizeof(double) * 2 * n);
+    double dg1 = n == m ? 0.25 : 0;
+    rng_normals(g, A, nm);
+    rng_normals(g, C1, 2 * (size_t)n);
+    rng_normals(g, C2, 2 * (size_t)n);
+    rng_normals(g, X1, 2 * (size_t)m);
+    rng_normals(g, X2, 2 * (size_t)m);
+    rng_normals(g, Y, 2 * (size_t)m);
+    rng_normals(g, Y2, 2 * (size_t)m);
+    kern_paired_pack(A, P1, n, m);
+    kern_paired_pack(A, P2, n, m);
+    if (dg1 != 0) {
+        add_diag(P1, n, dg1);
+        add_diag(P2, n, dg1);
+    }
+    int rc = kern_update2_project2_paired(P2, n, m, C1, X1, dg2, C2, X2, Y, Y2, O, O2);
+    if (!kern_paired(2)) {
+        kern_paired_pack(A, P1, n, m);
+        if (dg1 != 0)
+            add_diag(P1, n, dg1);
+        CHECK(rc == -1 && !memcmp(P1, P2, sizeof(double) * nm),
+              "two-step n=%d m=%d: ran without the AVX-512 kernel", n, m);
+        goto out;
+    }
+    kern_update_project_fused_paired(P1, n, m, 2, C1, X1, Y, Oa, NULL, 0, NULL, 0);
+    if (dg2 != 0)
+        add_diag(P1, n, dg2);
+    kern_update_project_fused_paired(P1, n, m, 2, C2, X2, Y, Oa, NULL, 0, NULL, 0);
+    CHECK(rc == 0 && !memcmp(P1, P2, sizeof(double) * nm),
+          "two-step n=%d m=%d dg=%g: the rows are not two one-step passes' bit for bit", n, m, dg2);
+    CHECK(proj_ok(P2, n, m, Y, O) && proj_ok(P2, n, m, Y2, O2),
+          "two-step n=%d m=%d dg=%g: projections off the exact sums by more than m eps", n, m, dg2);
+    /* the first correction alone, then the diagonal term and the second correction */
+    kern_paired_pack(A, P3, n, m);
+    if (dg1 != 0)
+        add_diag(P3, n, dg1);
+    kern_update2_project2_paired(P3, n, m, C1, X1, 0, NULL, NULL, NULL, NULL, NULL, NULL);
+    if (dg2 != 0)
+        add_diag(P3, n, dg2);
+    kern_update2_project2_paired(P3, n, m, NULL, NULL, 0, C2, X2, Y, Y2, Q, Q2);
+    kern_update2_project2_paired(P3, n, m, NULL, NULL, 0, NULL, NULL, Y2, NULL, R, NULL);
+    CHECK(!memcmp(P3, P2, sizeof(double) * nm) && !memcmp(Q, O, sizeof(double) * 2 * n) &&
+              !memcmp(Q2, O2, sizeof(double) * 2 * n) && !memcmp(R, O2, sizeof(double) * 2 * n),
+          "two-step n=%d m=%d dg=%g: split into its parts, not bit for bit the same", n, m, dg2);
+out:
+    free(A);
+    free(P1);
+    free(P2);
+    free(P3);
+    free(C1);
+    free(C2);
+    free(X1);
+    free(X2);
+    free(Y);
+    free(Y2);
+    free(Oa);
+    free(O);
+    free(O2);
+    free(Q);
+    free(Q2);
+    free(R);
+}
+
 int main(void)
 {
     struct rng g;
@@ -266,6 +379,14 @@ int main(void)
     for (size_t a = 0; a < sizeof pn / sizeof pn[0]; a++)
         for (size_t b = 0; b < sizeof pm / sizeof pm[0]; b++)
             paired(&g, pn[a], pm[b]);
+    int sq[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 18, 40, 41, 42, 43, 64, 401};
+    for (size_t a = 0; a < sizeof sq / sizeof sq[0]; a++) {
+        two_step(&g, sq[a], sq[a], 0);
+        two_step(&g, sq[a], sq[a], -0.375);
+    }
+    int rn[] = {6, 9, 12, 13}, rm[] = {9, 6, 5, 40};
+    for (size_t a = 0; a < sizeof rn / sizeof rn[0]; a++)
+        two_step(&g, rn[a], rm[a], 0);
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"
                                                                       : "no (portable loops)");

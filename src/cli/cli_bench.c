@@ -7,9 +7,11 @@
  *   direct: 16 d^2 + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
  * (k = rank of the teacher factor) in double precision, and half that in single (4-byte
  * entries); where the step draws its samples ahead and projects the factor for several at once
- * (sgd_samples_per_factor_read), the factor's term is divided by their number. The bandwidth is measured by a kernel that moves exactly these bytes (one
- * read-modify-write stream over a buffer the size of the parameters, one read stream over a
- * buffer the size of the factor, in the step's element type); the roofline time of a step is its
+ * (sgd_samples_per_factor_read), the factor's term is divided by their number, and where one
+ * pass over the parameters makes two steps (sgd_steps_per_pass, direct) so is theirs. The
+ * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream
+ * over a buffer the size of the parameters, one read stream over a buffer the size of the
+ * factor, in the step's element type); the roofline time of a step is its
  * bytes over that bandwidth. Steps and bandwidth alternate, each the best over many chunks of
  * about 2 ms (BENCH_CHUNK_S), so that a shared machine's neighbours weigh as little as they can.
  */
@@ -306,7 +308,9 @@ int cli_bench(int argc, char **argv)
                     bw = fmax(bw, bandwidth(&w, slice / 2));
                 }
                 bw_free(&w);
-                double el = single ? 4.0 : 8.0, bytes = 2 * el * (double)par + el * (double)fac;
+                /* the parameters' bytes once per pass, which may make two steps (direct) */
+                double el = single ? 4.0 : 8.0,
+                       bytes = 2 * el * (double)par / sgd_steps_per_pass(st) + el * (double)fac;
                 double us = best_us, roof = 1e6 * bytes / bw;
                 if (csv)
                     printf("%s,%d,%s,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d,

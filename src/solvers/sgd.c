@@ -59,8 +59,18 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and
- * reads it back.
+ * Direct with the paired layout makes two steps per pass (sgd_direct.c): the step at even n
+ * defers its correction and makes its successor's projections in closed form, O(T^2 d), and the
+ * pass of the step at odd n applies both corrections to each row, the entries bit for bit as
+ * two one-step passes leave them, and projects the two samples that follow: half the bytes of
+ * S per step. Its projections are summed in another order than the one-step pass's, so direct's
+ * output in double differs from the one-step path's at the level of rounding (tests/
+ * test_two_step.c); where a run stops changes no bit.
+ *
+ * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
+ * sgd_sample.c (the samples and the look-ahead), sgd_reference.c (the plain step the tests
+ * compare with). The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for
+ * checkpoints and reads it back.
  */
 #include "aimsweep/solvers/sgd.h"
 #include "aimsweep/model/limits.h"
@@ -80,12 +90,9 @@
  * form are recomputed from the parameters, so that rounding cannot accumulate (the schedule
  * depends on the step count only). */
 #define SGD_RESYNC 4096
-/* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
-#define SGD_SCALE_MIN 0x1p-32
 /* The stop callback is polled after about this many parameter entries of steps (a few ms). */
 #define SGD_POLL_ENTRIES 4.0e6
 /* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
-#define SGD_AHEAD 8
 
 /* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
  * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
@@ -124,106 +131,6 @@ static void swap(double **a, double **b)
     *b = t;
 }
 
-/* Draws the next sample. Its teacher projections are made by the step's pass
- * (kern_update_project_fused) and teacher_rest. */
-static void draw_next(struct sgd_state *st)
-{
-    size_t n = (size_t)st->T * st->d;
-    rng_normals(&st->g, st->xn, n);
-    if (st->m->corr)
-        model_correlate(st->d, st->T, st->m->L, st->xn);
-    if (st->single)
-        for (size_t i = 0; i < n; i++)
-            st->xnf[i] = (float)st->xn[i];
-}
-
-/* With the paired layout the samples are drawn SGD_AHEAD at a time, and the teacher's rows that
- * the pass would project (st->nfz of them) are projected for all of them in one read of F
- * (kern_project_fused_order, the same sums bit for bit), so that the pass streams only the
- * parameters. The generator after each sample is kept with it: a checkpoint saves the one just
- * past the next sample, as without the look-ahead, and a restored run draws again from there. */
-static void ahead_fill(struct sgd_state *st)
-{
-    int d = st->d, T = st->T, k = st->k;
-    size_t Td = (size_t)T * d;
-    for (int s = 0; s < SGD_AHEAD; s++) {
-        double *x = st->ax + (size_t)s * Td;
-        rng_normals(&st->g, x, Td);
-        if (st->m->corr)
-            model_correlate(d, T, st->m->L, x);
-        st->ag[s] = st->g;
-        if (st->single)
-            for (size_t i = 0; i < Td; i++)
-                st->axf[(size_t)s * Td + i] = (float)x[i];
-        else
-            kern_interleave2(x, d, st->ayy + (size_t)s * Td);
-    }
-    if (st->single)
-        kern_project_fused_order_f32(st->Ftf, st->nfz, d, SGD_AHEAD, st->axf, Td, st->az,
-                                     (size_t)T * k, k);
-    else
-        kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
-                                 (size_t)T * k, k);
-    st->apos = 0;
-    st->acount = SGD_AHEAD;
-}
-
-/* The teacher rows of the next sample xn that the pass would project, when xn was not drawn
- * ahead (the first sample, a restored state). */
-static void ahead_rows(struct sgd_state *st)
-{
-    if (st->single) {
-        kern_project_fused_order_f32(st->Ftf, st->nfz, st->d, 1, st->xnf, 0, st->zn, 0, st->k);
-        st->zn_ready = 1;
-        return;
-    }
-    kern_interleave2(st->xn, st->d, st->ptmp);
-    kern_project_fused_order(st->Ft, st->nfz, st->d, 1, st->xn, 0, st->ptmp, 0, st->zn, 0, st->k);
-    st->zn_ready = 1;
-}
-
-/* The next sample into xn: drawn now, or taken from those drawn ahead with its teacher rows. */
-static void next_sample(struct sgd_state *st)
-{
-    if (!st->ahead) {
-        draw_next(st);
-        return;
-    }
-    if (st->apos >= st->acount)
-        ahead_fill(st);
-    int s = st->apos++, T = st->T, k = st->k;
-    size_t Td = (size_t)T * st->d;
-    memcpy(st->xn, st->ax + (size_t)s * Td, sizeof(double) * Td);
-    if (st->single)
-        memcpy(st->xnf, st->axf + (size_t)s * Td, sizeof(float) * Td);
-    for (int b = 0; b < T; b++)
-        memcpy(st->zn + (size_t)b * k, st->az + (size_t)s * T * k + (size_t)b * k,
-               sizeof(double) * (size_t)st->nfz);
-    st->gnext = st->ag[s];
-    st->zn_ready = 1;
-}
-
-/* The teacher projections z_t = F^T y_t of the tokens y (T x d; yf their float copy in single
- * precision) into z (T x k), from row `from` of F^T on (the rows before it were projected by
- * the pass). */
-static void teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z,
-                         int from)
-{
-    int d = st->d, k = st->k, T = st->T, left = k - from;
-    if (left <= 0)
-        return;
-    if (st->single) {
-        kern_project_f32(st->Ftf + (size_t)from * d, left, d, T, yf, z + from, k);
-        return;
-    }
-    if (T != 2) {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, left, d, 1.0, y, d,
-                    st->Ft + (size_t)from * d, d, 0.0, z + from, k);
-        return;
-    }
-    kern_project(st->Ft + (size_t)from * d, left, d, T, y, z + from, k);
-}
-
 /* Folds the scale *s into the array a, or af in single precision (n entries): the parameters
  * stay s a. */
 static void fold(double *a, float *af, size_t n, double *s)
@@ -239,7 +146,7 @@ static void fold(double *a, float *af, size_t n, double *s)
 }
 
 /* Multiplies the scale *s by f; folds it into the array when it leaves range. */
-static void scale_by(double *a, float *af, size_t n, double *s, double f)
+void sgd_scale_by(double *a, float *af, size_t n, double *s, double f)
 {
     *s *= f;
     if (!(fabs(*s) >= SGD_SCALE_MIN && fabs(*s) <= 1 / SGD_SCALE_MIN))
@@ -257,7 +164,7 @@ static void uv_from_pq(double *p, double *q, size_t n)
 }
 
 /* The index of entry (i, j) of a stored matrix in double (row-major, or paired: kern.h). */
-static size_t at(const struct sgd_state *st, int i, int j)
+size_t sgd_at(const struct sgd_state *st, int i, int j)
 {
     return st->paired ? kern_paired_index(st->rows, st->d, i, j) : (size_t)i * st->d + j;
 }
@@ -285,6 +192,8 @@ static void reorder(struct sgd_state *st, double *M, int to_rows)
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
+    sgd_direct_flush(st);
+    st->yn_ready = 0; /* made again from the folded rows (sgd_direct.c) */
     fold(st->P, st->Pf, n, &st->sp);
     /* the norms are the same sums over the row-major arrays as without the paired layout */
     int rows = st->paired && st->s.decomposition != DECOMP_DIRECT;
@@ -297,7 +206,7 @@ static void sgd_resync(struct sgd_state *st)
         case DECOMP_DIRECT:
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
-                st->trS += st->P ? st->P[at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
+                st->trS += st->P ? st->P[sgd_at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
             break;
         case DECOMP_TIED:
             st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa;
@@ -373,6 +282,7 @@ const struct student *sgd_student(struct sgd_state *st)
 {
     if (st->synced)
         return &st->s;
+    sgd_direct_flush(st);
     struct student *s = &st->s;
     int d = st->d, r = st->r;
     double sp = st->sp, sq = st->sq;
@@ -381,14 +291,14 @@ const struct student *sgd_student(struct sgd_state *st)
     if (st->paired && s->decomposition == DECOMP_DIRECT) {
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
-                s->A[(size_t)i * d + j] = sp * P[at(st, i, j)];
+                s->A[(size_t)i * d + j] = sp * P[sgd_at(st, i, j)];
     } else if (s->decomposition == DECOMP_DIRECT) {
         for (size_t i = 0; i < (size_t)d * d; i++)
             s->A[i] = sp * (P ? P[i] : Pf[i]);
     } else {
         for (int j = 0; j < r; j++)
             for (int i = 0; i < d; i++) {
-                size_t e = P ? at(st, j, i) : (size_t)j * d + i;
+                size_t e = P ? sgd_at(st, j, i) : (size_t)j * d + i;
                 double p = sp * (P ? P[e] : Pf[e]);
                 if (s->decomposition == DECOMP_TIED) {
                     s->A[(size_t)i * r + j] = p;
@@ -430,11 +340,14 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    double **bufs[] = {&st->P,   &st->Q,   &st->Ft, &st->x,  &st->xn, &st->pa, &st->pb,
-                       &st->pan, &st->pbn, &st->z,  &st->zn, &st->ca, &st->cb, &st->ptmp};
+    st->two = st->paired && p->decomposition == DECOMP_DIRECT;
+    size_t tw = st->two ? Td : 0;
+    double **bufs[] = {&st->P,  &st->Q,    &st->Ft,  &st->x,  &st->xn, &st->pa,
+                       &st->pb, &st->pan,  &st->pbn, &st->z,  &st->zn, &st->ca,
+                       &st->cb, &st->ptmp, &st->xp,  &st->cp, &st->pnn};
     size_t sizes[] = {
-        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,        Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
-        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0};
+        sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,         Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
+        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0, tw, tw, tw};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -468,12 +381,12 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
         }
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
     rng_seek_normal(&st->g, (uint64_t)first * Td);
-    draw_next(st);
+    sgd_draw_next(st);
     swap(&st->x, &st->xn);
     swap_f(&st->xf, &st->xnf);
-    teacher_rest(st, st->x, st->xf, st->z, 0);
+    sgd_teacher_rest(st, st->x, st->xf, st->z, 0);
     load_student(st);
-    draw_next(st);
+    sgd_draw_next(st);
     st->gnext = st->g;
     return st;
 fail:
@@ -487,8 +400,8 @@ void sgd_state_destroy(struct sgd_state **pst)
         return;
     struct sgd_state *st = *pst;
     student_free(&st->s);
-    double *bufs[] = {st->P,   st->Q,   st->Ft, st->x,  st->xn, st->pa, st->pb,
-                      st->pan, st->pbn, st->z,  st->zn, st->ca, st->cb, st->ptmp};
+    double *bufs[] = {st->P, st->Q,  st->Ft, st->x,  st->xn,   st->pa, st->pb, st->pan, st->pbn,
+                      st->z, st->zn, st->ca, st->cb, st->ptmp, st->xp, st->cp, st->pnn};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
@@ -554,7 +467,7 @@ static double gram_pair(const double *xx, const double *c, const double *e, int 
 }
 
 /* sum_a p_a . c_a over T rows of n. */
-static double dot_rows(const double *p, const double *c, int n, int T)
+double sgd_dot_rows(const double *p, const double *c, int n, int T)
 {
     double s = 0;
     for (int a = 0; a < T; a++)
@@ -566,7 +479,7 @@ static double dot_rows(const double *p, const double *c, int n, int T)
  * this step's factor): its rows take the correction C / s (C, T x rows, is overwritten), O
  * receives the next sample's projections on the parameters s M, and the teacher's rows from *f
  * on are projected along the way (*f advances past those done). */
-static void pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f)
+void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f)
 {
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
@@ -610,11 +523,12 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
            xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     gram_tokens(st->x, d, T, xx);
     double nrm = alpha * alpha * st->trS * st->s.kappa -
-                 2 * alpha * dot_rows(st->pa, st->ca, r, T) + gram_pair(xx, st->ca, st->ca, r, T);
-    scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
+                 2 * alpha * sgd_dot_rows(st->pa, st->ca, r, T) +
+                 gram_pair(xx, st->ca, st->ca, r, T);
+    sgd_scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
     int f = 0;
-    pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
-    teacher_rest(st, st->xn, st->xnf, st->zn, f);
+    sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    sgd_teacher_rest(st, st->xn, st->xnf, st->zn, f);
     st->trS = nrm / st->s.kappa;
 }
 
@@ -639,8 +553,8 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
      * <U, X C^T> = sum_a p_a . c_a with p_a = U^T x_a, and <X A^T, X B^T> = sum_ab (x_a . x_b)(a_a . b_b). */
     double alpha = st->alpha, beta = st->mu * trD / st->sqd;
     const double *cu = st->ca, *cv = st->cb, *x = st->x;
-    double Pu = dot_rows(st->pa, cu, r, T), Qu = dot_rows(st->pb, cu, r, T);
-    double Pv = dot_rows(st->pa, cv, r, T), Qv = dot_rows(st->pb, cv, r, T);
+    double Pu = sgd_dot_rows(st->pa, cu, r, T), Qu = sgd_dot_rows(st->pb, cu, r, T);
+    double Pv = sgd_dot_rows(st->pa, cv, r, T), Qv = sgd_dot_rows(st->pb, cv, r, T);
     double xx[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     gram_tokens(x, d, T, xx);
     double Xuu = gram_pair(xx, cu, cu, r, T), Xvv = gram_pair(xx, cv, cv, r, T),
@@ -654,55 +568,31 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
                 beta * (Qv + Pu) + Xuv;
     /* P = (U + V)^T scales by alpha + beta and Q = (U - V)^T by alpha - beta (see the top). */
     size_t n = (size_t)r * d;
-    scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
-    scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
+    sgd_scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
+    sgd_scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
     for (size_t i = 0; i < (size_t)T * r; i++) { /* the corrections of P and Q */
         double a = st->ca[i], b = st->cb[i];
         st->ca[i] = a + b;
         st->cb[i] = a - b;
     }
     int f = 0;
-    pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
-    pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
-    teacher_rest(st, st->xn, st->xnf, st->zn, f);
+    sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    sgd_pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
+    sgd_teacher_rest(st, st->xn, st->xnf, st->zn, f);
     uv_from_pq(st->pan, st->pbn, (size_t)T * r);
     st->trS = tr / st->s.kappa;
 }
 
-static void step_direct(struct sgd_state *st, const double *D, double trD)
-{
-    int d = st->d, T = st->T;
-    /* S' = alpha S - sum_b e_b x_b^T + diag I, e_b = mu/sqrt(d) sum_a D_ab x_a: row i of the
-     * correction is -sum_b e_b[i] x_b. */
-    double *e = st->ca; /* T x d */
-    for (int b = 0; b < T; b++) {
-        double *eb = e + (size_t)b * d;
-        memset(eb, 0, sizeof(double) * (size_t)d);
-        for (int a = 0; a < T; a++) {
-            double f = st->mu * D[a * T + b] / st->sqd;
-            const double *xa = st->x + (size_t)a * d;
-            for (int i = 0; i < d; i++)
-                eb[i] += f * xa[i];
-        }
-    }
-    double diag = st->mu * trD / st->sqd, alpha = st->alpha;
-    /* Tr S' = alpha Tr S - sum_b e_b . x_b + d diag */
-    st->trS = alpha * st->trS - dot_rows(e, st->x, d, T) + d * diag;
-    scale_by(st->P, st->Pf, (size_t)d * d, &st->sp, alpha);
-    double dg = diag / st->sp;
-    if (dg != 0)
-        for (int i = 0; i < d; i++) {
-            if (st->P)
-                st->P[at(st, i, i)] += dg;
-            else
-                st->Pf[(size_t)i * d + i] = (float)(st->Pf[(size_t)i * d + i] + dg);
-        }
-    int f = 0;
-    pass(st, st->P, st->Pf, st->sp, e, st->pan, &f);
-    teacher_rest(st, st->xn, st->xnf, st->zn, f);
-}
-
 int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ? SGD_AHEAD : 1; }
+
+int sgd_steps_per_pass(const struct sgd_state *st) { return st->two ? 2 : 1; }
+
+void sgd_set_two_step(struct sgd_state *st, int on)
+{
+    sgd_direct_flush(st);
+    st->two = on && st->paired && st->s.decomposition == DECOMP_DIRECT && st->xp;
+    st->yn_ready = 0;
+}
 
 int sgd_steps(struct sgd_state *st, long nsteps)
 {
@@ -721,80 +611,25 @@ int sgd_steps(struct sgd_state *st, long nsteps)
             trD += ci[i] * D[i];
         st->synced = 0;
         if (st->ahead && !st->zn_ready)
-            ahead_rows(st);
+            sgd_ahead_rows(st);
         switch (st->s.decomposition) {
             case DECOMP_TIED: step_tied(st, D, trD); break;
             case DECOMP_UNTIED: step_untied(st, D, trD); break;
-            case DECOMP_DIRECT: step_direct(st, D, trD); break;
+            case DECOMP_DIRECT: sgd_step_direct(st, D, trD); break;
         }
         swap(&st->x, &st->xn);
         swap_f(&st->xf, &st->xnf);
         swap(&st->z, &st->zn);
         swap(&st->pa, &st->pan);
         swap(&st->pb, &st->pbn);
-        next_sample(st);
+        if (st->two) /* the two-step pass projected the sample after xn too */
+            swap(&st->pan, &st->pnn);
+        sgd_next_sample(st);
         st->n++;
         if (st->n % SGD_RESYNC == 0)
             sgd_resync(st);
     }
     return 0;
-}
-
-void sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
-                        const double *x)
-{
-    int d = s->d, r = s->r, T = p->tokens;
-    double *S = malloc(sizeof(double) * (size_t)d * d), *g = calloc((size_t)d * d, sizeof(double));
-    double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
-        D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
-    model_form_S(s, S);
-    double C[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], L[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
-        ci[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
-    model_token_cov(p, C, L, ci);
-    model_index_general(d, T, S, x, ci, h);
-    model_index_general(d, T, teacher, x, ci, hs);
-    model_loss_outputs(&p->activation, T, p->outputs, h, hs, D);
-    double sqd = sqrt((double)d), mu = p->lr / d,
-           alpha = 1 - p->weight_decay * p->lr / ((double)d * d);
-    for (int a = 0; a < T; a++)
-        for (int b = 0; b < T; b++) {
-            double f = D[a * T + b] / sqd;
-            for (int i = 0; i < d; i++)
-                for (int j = 0; j < d; j++)
-                    g[(size_t)i * d + j] += f * (x[(size_t)a * d + i] * x[(size_t)b * d + j] -
-                                                 (i == j) * ci[a * T + b]);
-        }
-    if (s->decomposition == DECOMP_DIRECT) {
-        for (size_t i = 0; i < (size_t)d * d; i++)
-            s->A[i] = alpha * s->A[i] - mu * g[i];
-    } else if (s->decomposition == DECOMP_TIED) {
-        double *H = malloc(sizeof(double) * (size_t)d * d),
-               *HW = malloc(sizeof(double) * (size_t)d * r);
-        for (int i = 0; i < d; i++)
-            for (int j = 0; j < d; j++)
-                H[(size_t)i * d + j] = g[(size_t)i * d + j] + g[(size_t)j * d + i];
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, H, d, s->A, r, 0.0, HW,
-                    r);
-        for (size_t i = 0; i < (size_t)d * r; i++)
-            s->A[i] = alpha * s->A[i] - mu * HW[i];
-        free(H);
-        free(HW);
-    } else {
-        double *gV = malloc(sizeof(double) * (size_t)d * r),
-               *gU = malloc(sizeof(double) * (size_t)d * r);
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->B, r, 0.0, gV,
-                    r);
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->A, r, 0.0, gU,
-                    r);
-        for (size_t i = 0; i < (size_t)d * r; i++) {
-            s->A[i] = alpha * s->A[i] - mu * gV[i];
-            s->B[i] = alpha * s->B[i] - mu * gU[i];
-        }
-        free(gV);
-        free(gU);
-    }
-    free(S);
-    free(g);
 }
 
 /* Hands the state to ctl->save (a failed save is not fatal: the run goes on). */

@@ -2,7 +2,9 @@
  * sgd_impl.h: the state of an SGD run, shared by the step (sgd.c) and its checkpoint bytes
  * (sgd_state.c) and by no one else. The interface is include/aimsweep/solvers/sgd.h; how the
  * parameters are stored (scaled arrays along rows, P and Q for untied) is explained at the top
- * of sgd.c.
+ * of sgd.c. The functions below are the ones the step's files share: sgd.c (the steps, tied
+ * and untied, the run), sgd_direct.c (direct's step and its two-step pass), sgd_sample.c (the
+ * samples and their teacher projections).
  */
 #ifndef AIMSWEEP_SOLVERS_SGD_IMPL_H
 #define AIMSWEEP_SOLVERS_SGD_IMPL_H
@@ -44,7 +46,33 @@ struct sgd_state {
     double *ca, *cb;   /* T x rows: coefficients of the rank-T correction */
     double trS, trP;   /* Tr S and Tr S* */
     double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
+    /* direct's two steps per pass (sgd_direct.c): */
+    int two;         /* on: direct in double with the paired layout */
+    int pending;     /* P lacks the last step's correction cp along xp (its diagonal term is in) */
+    int yn_ready;    /* pan holds the projections of xn on the stored parameters (pending 0) */
+    double *xp, *cp; /* T x d: the deferred step's tokens and its correction (over the scale) */
+    double *pnn;     /* T x d: projections of the sample after xn, from the two-step pass */
     long n;
 };
+
+/* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
+#define SGD_SCALE_MIN 0x1p-32
+/* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
+#define SGD_AHEAD 8
+
+/* sgd_sample.c */
+void sgd_draw_next(struct sgd_state *st);
+void sgd_ahead_rows(struct sgd_state *st);
+void sgd_next_sample(struct sgd_state *st);
+const double *sgd_peek_sample(struct sgd_state *st);
+void sgd_teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z, int from);
+/* sgd.c */
+void sgd_scale_by(double *a, float *af, size_t n, double *s, double f);
+size_t sgd_at(const struct sgd_state *st, int i, int j);
+double sgd_dot_rows(const double *p, const double *c, int n, int T);
+void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f);
+/* sgd_direct.c */
+void sgd_step_direct(struct sgd_state *st, const double *D, double trD);
+void sgd_direct_flush(struct sgd_state *st);
 
 #endif

@@ -87,6 +87,7 @@ size_t sgd_state_size(struct sgd_state *st)
 void sgd_state_save(struct sgd_state *st, unsigned char *buf)
 {
     struct sgd_state_head h;
+    sgd_direct_flush(st); /* the state as it stands after the step (sgd_direct.c) */
     memset(&h, 0, sizeof h);
     h.magic = SGD_STATE_MAGIC;
     h.decomposition = (int32_t)st->s.decomposition;
@@ -136,6 +137,7 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     st->gnext = h.g;
     st->apos = st->acount = 0; /* draw ahead again from just past xn */
     st->zn_ready = 0;
+    st->pending = st->yn_ready = 0; /* nothing deferred; xn's projections made again */
     size_t off = sizeof h;
     void *a[SGD_STATE_ARRAYS];
     size_t len[SGD_STATE_ARRAYS];

@@ -46,6 +46,19 @@ int kern_paired(int T);
 int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
                                      const double *X, const double *Y, double *O, const double *F,
                                      int nf, double *Z, int ldz);
+/* Two SGD steps' corrections in one pass over M in the paired layout (T = 2, direct's S), and
+ * the projections of two samples on the result: for each row i,
+ *   M_i <- M_i - C1[i] X1_0 - C1[n + i] X1_1,  then M_ii += dg (when dg != 0; needs n = m),
+ *   M_i <- M_i - C2[i] X2_0 - C2[n + i] X2_1,  then O[b n + i] = M_i . Y_b, O2[b n + i] = M_i . Y2_b,
+ * each correction's two multiply-adds as kern_update_project_fused_paired makes them, so that M
+ * ends bit for bit as that kernel leaves it after the first correction, dg, and the second. C1
+ * or C2 NULL skips that correction, Y2 NULL the second projections, Y NULL all of them (then
+ * only the rows are written); each projection is summed the same way whichever corrections
+ * came with it (so a projection alone, C1 = C2 = NULL, gives the pass's sums bit for bit).
+ * Returns 0, or -1 (M untouched) when kern_paired(2) is 0 or dg != 0 with n != m. */
+int kern_update2_project2_paired(double *M, int n, int m, const double *C1, const double *X1,
+                                 double dg, const double *C2, const double *X2, const double *Y,
+                                 const double *Y2, double *O, double *O2);
 /* The first m & ~3 columns of the two tokens Y (2 x m) interleaved four at a time, as the rows
  * of a pair in the paired layout: YY (2 (m & ~3) entries) for kern_project_fused_order. */
 void kern_interleave2(const double *Y, int m, double *YY);
