@@ -132,6 +132,14 @@ static void one(const char *act, int d, double wd, long n, const char *extra)
         len = len * 2 + 1;
     }
     CHECK(same_run(cut, two), "%s d=%d: cut, read and resumed, not the uninterrupted run", act, d);
+    /* and their checkpoints byte for byte: every byte a checkpoint holds is state (a buffer
+     * left unwritten since its allocation, such as the projections on Q, which only untied
+     * uses, must hold zeros, not whatever malloc returned) */
+    size_t na, nb2;
+    unsigned char *ba = saved(cut, &na), *bb = saved(two, &nb2);
+    CHECK(na == nb2 && !memcmp(ba, bb, na), "%s d=%d: two checkpoints of one state differ", act, d);
+    free(ba);
+    free(bb);
     sgd_state_destroy(&cut);
     sgd_state_destroy(&two);
     sgd_state_destroy(&one);

@@ -95,18 +95,21 @@
 /* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
 
 /* 64-byte aligned, so that the kernels' vector loads never straddle a cache line (rows of a
- * multiple of 8 entries stay aligned). NULL on failure; freed with free. */
-static double *alloc_doubles(size_t n)
+ * multiple of 8 entries stay aligned), and zeroed, so that a buffer a decomposition never
+ * writes (pb for tied and direct) holds zeros in a checkpoint, not malloc's leftovers. NULL on
+ * failure; freed with free. */
+static void *alloc_zeroed(size_t bytes)
 {
     void *p = NULL;
-    return posix_memalign(&p, 64, sizeof(double) * n) ? NULL : p;
+    if (posix_memalign(&p, 64, bytes))
+        return NULL;
+    memset(p, 0, bytes);
+    return p;
 }
 
-static float *alloc_floats(size_t n)
-{
-    void *p = NULL;
-    return posix_memalign(&p, 64, sizeof(float) * n) ? NULL : p;
-}
+static double *alloc_doubles(size_t n) { return alloc_zeroed(sizeof(double) * n); }
+
+static float *alloc_floats(size_t n) { return alloc_zeroed(sizeof(float) * n); }
 
 static double dot(const double *a, const double *b, int n) { return kern_dot(a, b, n); }
 
