@@ -403,6 +403,8 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
  * one read of F, each sum made exactly as update_project_pair_f_f32 makes it. */
 #if KERN_F32_VECTOR
 
+#if !KERN_F32_512
+
 /* update_project_pair_f_f32 without f on two pairs of rows at once, r[0..3] with coefficients a[q], b[q]
  * (out[2q], out[2q + 1] = r_q . y0, r_q . y1): each row and each sum takes the same operations
  * in the same order as there; eight independent sums keep the multiply-adds from waiting for
@@ -454,6 +456,8 @@ static inline void update_project_quad_nf_f32(float *const r[4], int m, const fl
     for (int q = 0; q < 8; q++)
         out[q] = hsum_pd(o[q]);
 }
+
+#endif
 
 #if KERN_F32_512
 
