@@ -266,7 +266,8 @@ static void emu_row(float *r, int m, int two, int update, float a, float b, cons
  * half of them or none projected ahead (one partial sum for those, two for the rest), and
  * kern_project_fused_order_f32's teacher rows for three samples. Planted in the 16-lane kernels:
  * a block of the two-sum pass one 16-column step longer fails 36 checks (every m > 256), the two
- * halves of the look-ahead pass's registers read as the wrong row 200; the 8-lane kernels
+ * halves of the look-ahead pass's registers read as the wrong row 200, the second teacher row of
+ * a register folded from the first's half 120; the 8-lane kernels
  * (x86-64-v3 build) are held to the same order. (Folding t before s cannot show: a sum in double
  * of a few float partial sums is exact, in either order.) */
 static void order_one(struct rng *g, int n, int m)
