@@ -29,10 +29,11 @@
  * 16c + 8 + l: one 16-lane register over 16 columns of the row is both, unshuffled. The
  * one-sum passes (the look-ahead's) add one product per eight columns into each lane: there a
  * register holds the same eight columns of two rows (one insert per load, two 8-lane stores),
- * four pairs of rows at a time. Measured in cache (a 400 x 400 matrix, the pass alone), the
- * two-sum pass takes 0.7 of the AVX2 kernel's time and the one-sum pass 0.9; at 800 x 800,
- * where both stream from the last-level cache, 0.83 and 1.0. What a 16-lane register cannot do
- * without another layout of the rows is the one-sum pass without the insert.
+ * four pairs of rows at a time, and likewise two teacher rows against each repeated token.
+ * Measured in cache (a 400 x 400 matrix, the pass alone against this file built without
+ * AVX-512, a one-off timing) the two-sum pass takes 0.7 of the AVX2 kernel's time and the
+ * one-sum pass 0.9; at 800 x 800, where both stream from the last-level cache, 0.83 and 1.0.
+ * The insert is what the one-sum pass pays for keeping the rows row-major.
  *
  * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern.c;
  * this file holds what is particular to float: the row dot product and the vector kernels.
