@@ -129,7 +129,7 @@ static void divergence(void)
 {
     struct params p = mk("direct", "h1", 20, 2.0, 20);
     double y0 = 1.0;
-    struct mom_sys sys = {1, &y0, blow_rhs, blow_obs, NULL, NULL, 0, NULL};
+    struct mom_sys sys = {1, &y0, blow_rhs, blow_obs, NULL, NULL, 0, NULL, NULL};
     struct traj t;
     traj_init(&t, SOLVER_ODE, p.records + 1);
     CHECK(mom_integrate(&sys, &p, 0, NULL, &t) == 0, "integrate");

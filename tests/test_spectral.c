@@ -6,7 +6,13 @@
  *    with dense linear algebra on the run's own matrices (to finite-d accuracy);
  *  - at tau = 0 the spectral time derivatives match finite differences along the flow;
  *  - against the flow at d = 300 over tau in [0, 0.4] (h1; h2 over [0, 0.2]), the error on omega11 and omega12 falls
- *    with M and reaches the finite-d level by M ~ 4-6. */
+ *    with M and reaches the finite-d level by M ~ 4-6;
+ *  - the scaled solve (spectral_solve_scaled, from log c and z = F/(1 + c)) equals the unscaled
+ *    one where both are representable;
+ *  - through strong recovery (S -> S*, c -> infinity): tied h4 to tau = 1 (the state is rescaled
+ *    for its rate) and h2 to tau = 8 (for its size, past exp's overflow at tau ~ 7) against the
+ *    flow, status ok. Without the scaled state both runs end ode_diverged (h4 at tau = 0.31, h2
+ *    at 6.93: c overflows), and the checks on status and on the last records fail. */
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
@@ -165,8 +171,10 @@ static void subordination_vs_dense(void)
         mu.s[i] = fmax(0.0, gsl_vector_get(sv, i));
         mu.q[i] = 1.0 / d;
     }
-    const double cases[3][4] = {{0.0, 0.0, 0.0, 0.0}, {-0.4, 0.05, 0.8, 1.5}, {0.3, 0.0, 2.0, 0.5}};
-    for (int t = 0; t < 3; t++) {
+    /* the last case has every c > 1 (psi < 0), so that the scaled solve runs at eps = e^-1 */
+    const double cases[4][4] = {
+        {0.0, 0.0, 0.0, 0.0}, {-0.4, 0.05, 0.8, 1.5}, {0.3, 0.0, 2.0, 0.5}, {-0.3, -0.5, 2.0, 1.5}};
+    for (int t = 0; t < 4; t++) {
         double phi = cases[t][0], psi = cases[t][1], f0 = cases[t][2], f1 = cases[t][3];
         double *F = malloc(sizeof(double) * d), *c = malloc(sizeof(double) * d);
         for (int k = 0; k < d; k++) {
@@ -179,6 +187,26 @@ static void subordination_vs_dense(void)
         struct spectral_traces tr;
         double gg[3] = {-0.5, NAN, NAN};
         CHECK(spectral_solve(&mu, d, ev, cw, F, c, gg, &tr) == 0, "solve case %d", t);
+        /* the scaled form from log c and z = F/(1 + c): the same traces to rounding */
+        {
+            double *x = malloc(sizeof(double) * d), *z = malloc(sizeof(double) * d),
+                   *wk = malloc(sizeof(double) * 3 * d), g4[4] = {-0.5, NAN, NAN, 0.0};
+            for (int k = 0; k < d; k++) {
+                x[k] = -2 * phi * ev[k] - 2 * psi;
+                z[k] = F[k] / (1.0 + c[k]);
+            }
+            struct spectral_traces ts;
+            CHECK(spectral_solve_scaled(&mu, d, ev, cw, x, z, wk, g4, &ts) == 0,
+                  "scaled solve case %d", t);
+            CHECK_CLOSE(ts.t1, tr.t1, 1e-12, 1e-9, "scaled t1");
+            CHECK_CLOSE(ts.omega12, tr.omega12, 1e-12, 1e-9, "scaled omega12");
+            CHECK_CLOSE(ts.omega11, tr.omega11, 1e-12, 1e-9, "scaled omega11");
+            CHECK(t < 3 || ts.log_scale > 0.99, "case %d runs scaled: -log eps = %g", t,
+                  ts.log_scale);
+            free(x);
+            free(z);
+            free(wk);
+        }
         double t1, o12, o11;
         exact_traces(m, phi, psi, f0, f1, &t1, &o12, &o11);
         char w[64];
@@ -390,6 +418,49 @@ static void weight_decay(void)
     model_destroy(&m);
 }
 
+/* Through strong recovery against the flow (tied, wishart(0.5) teacher, init scale 0.7): the
+ * ode must end status ok at tau_end with |d omega11|, |d omega12| <= tol at every record from
+ * tau_from on (measured: h4 d = 30, 2e-5 from tau = 0.1; h2 d = 30, 4e-5 from tau = 2), and its
+ * overlap at the end above ov_min. Before the scaled state both ended ode_diverged (h4 at
+ * tau = 0.31, h2 at tau = 6.93) with the records after that missing. A student narrower than the
+ * teacher's rank (width 0.25: r = 8 < rank S* = 15 at d = 30) has its fixed point short of S*
+ * (overlap 0.97; M = 8 within 2.4e-3 of the flow); without the scale of g in the scaled solve
+ * (g/eps ~ 1e-80, its fourth power subnormal) it ended ode_diverged, "step size
+ * collapsed" (M = 8: at tau = 0.43). */
+static void recovery_vs_flow(const char *act, int d, double width, int order_m, double tau_end,
+                             int records, double tau_from, double tol, double ov_min)
+{
+    struct params p = mk(act, d, tau_end, records);
+    p.init_scale = 0.7;
+    p.width = width;
+    p.order_m = order_m;
+    struct model *m = model_create(&p);
+    struct traj tf, to;
+    traj_init(&tf, SOLVER_FLOW, p.records + 1);
+    traj_init(&to, SOLVER_ODE, p.records + 1);
+    flow_run(m, &tf, NULL, NULL);
+    ode_run(m, &to);
+    CHECK(tf.status == RUN_OK && tf.n == records + 1, "%s flow: %s", act, tf.error);
+    CHECK(to.status == RUN_OK && to.n == records + 1, "%s ode to tau %g: %d rows, %s", act, tau_end,
+          to.n, to.error);
+    double e11 = 0, e12 = 0;
+    for (int k = 0; k < to.n && k < tf.n; k++)
+        if (to.rows[k].tau >= tau_from) {
+            e11 = fmax(e11, fabs(to.rows[k].omega11 - tf.rows[k].omega11));
+            e12 = fmax(e12, fabs(to.rows[k].omega12 - tf.rows[k].omega12));
+        }
+    printf("spectral %s d=%d width %g M=%d to tau %g: max|d omega11| = %.3g, max|d omega12| = "
+           "%.3g from tau %g\n",
+           act, d, width, order_m, tau_end, e11, e12, tau_from);
+    CHECK(to.n > 0 && e11 <= tol && e12 <= tol, "%s against the flow: %.3g %.3g > %.3g", act, e11,
+          e12, tol);
+    CHECK(to.n > 0 && to.rows[to.n - 1].overlap > ov_min, "%s ode overlap at the end %.9g", act,
+          to.n > 0 ? to.rows[to.n - 1].overlap : NAN);
+    traj_free(&tf);
+    traj_free(&to);
+    model_destroy(&m);
+}
+
 int main(void)
 {
     weight_decay();
@@ -399,5 +470,8 @@ int main(void)
     rhs_vs_flow("h2");
     convergence_in_M("h1", 300, 0.4, 0.005);
     convergence_in_M("h2", 300, 0.2, 0.008);
+    recovery_vs_flow("h4", 30, 1.0, 4, 1.0, 10, 0.1, 1e-4, 1.0 - 1e-5);
+    recovery_vs_flow("h2", 30, 1.0, 4, 8.0, 8, 2.0, 1e-4, 1.0 - 1e-5);
+    recovery_vs_flow("h4", 30, 0.25, 8, 2.0, 4, 0.5, 5e-3, 0.96);
     return check_done("test_spectral");
 }

@@ -150,16 +150,15 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
     gsl_odeiv2_evolve *ev = NULL;
     gsl_odeiv2_driver *drv = NULL;
     struct gsl_bridge br = {sys, NULL, INFINITY, 0};
-    gsl_odeiv2_system gs = {bridge_rhs, sys->stiff ? bridge_jac : NULL, (size_t)sys->dim, &br};
+    gsl_odeiv2_system gs = {bridge_rhs, bridge_jac, (size_t)sys->dim, &br};
+    int stiff = sys->stiff; /* a remap may turn to the implicit stepper */
     double t0 = clock_now_s();
     gsl_error_handler_t *old = gsl_set_error_handler_off();
     out->status = RUN_OK;
     out->diverged_at_samples = -1.0;
-    if (!taus || !y)
+    if (!taus || !y || !(br.jac_buf = malloc(sizeof(double) * 4 * (size_t)sys->dim)))
         goto done;
-    if (sys->stiff) {
-        if (!(br.jac_buf = malloc(sizeof(double) * 4 * (size_t)sys->dim)))
-            goto done;
+    if (stiff) {
         /* msbdf needs a driver object behind its stepper; evolve_apply runs on the driver's own
          * stepper, control and evolve, so that every step is still checked below */
         drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, MOM_H0, MOM_ATOL, MOM_RTOL);
@@ -197,8 +196,7 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
             /* the implicit multistep method does not shrink its step by itself when a trial
              * point leaves the domain of Phi (near perfect recovery a predictor can step past
              * omega11 = omega12^2): restart it from the last accepted state with a smaller step */
-            for (int retry = 0; sys->stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES;
-                 retry++) {
+            for (int retry = 0; stiff && st != GSL_SUCCESS && retry < MOM_STIFF_RETRIES; retry++) {
                 gsl_odeiv2_step_reset(step);
                 gsl_odeiv2_evolve_reset(ev);
                 h *= 0.1;
@@ -227,6 +225,30 @@ int mom_integrate_stop(const struct mom_sys *sys, const struct params *p, int nt
             if (!state_ok(y, sys->dim) || sys->observe(sys->ctx, y, &chk) || !row_ok(&chk)) {
                 mark_diverged(out, p, t, "non-finite or exploding state");
                 goto stop;
+            }
+            /* the system moved to other variables: restart the stepper there (the implicit one
+             * if the system says so) */
+            int rm = sys->remap ? sys->remap(sys->ctx, y) : 0;
+            if (rm == MOM_REMAP_STIFF && !stiff) {
+                gsl_odeiv2_evolve_free(ev);
+                gsl_odeiv2_control_free(ctl);
+                gsl_odeiv2_step_free(step);
+                ev = NULL;
+                ctl = NULL;
+                step = NULL;
+                drv = gsl_odeiv2_driver_alloc_y_new(&gs, gsl_odeiv2_step_msbdf, h, MOM_ATOL,
+                                                    MOM_RTOL);
+                if (!drv) {
+                    ret = -1;
+                    goto stop;
+                }
+                step = drv->s;
+                ctl = drv->c;
+                ev = drv->e;
+                stiff = 1;
+            } else if (rm) {
+                gsl_odeiv2_step_reset(step);
+                gsl_odeiv2_evolve_reset(ev);
             }
             if (h < LIMIT_ODE_HMIN && t < tk) {
                 mark_diverged(out, p, t, "step size collapsed");

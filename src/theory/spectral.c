@@ -46,6 +46,36 @@
  * inside the bracket [min X + mass/g, min X); the outer equation
  * omega_A(g) + omega_B(g) - 1/g = 0 is solved by bracketing in log|g| from a warm start and
  * Illinois regula falsi. The root taken is the one continuous from g = 0-, i.e. g = G_{A+B}(0).
+ *
+ * The limit S -> S* (strong recovery). At the fixed point H = h_S S + h_P P = 0 with S = P, so
+ * h_S = -h_P != 0 (wishart(0.5), d = 60: h_P -> -16 for h2, -72 for h3, -384 for h4): phi' = h_P
+ * stays finite, phi -> -infinity linearly, c(l) = e^{-2 phi l - 2 psi} grows like e^{2 |h_P| l tau}
+ * and F(l) with it; only c/D -> l converges. The state (phi, psi, F) is degenerate there: c
+ * overflows once max -2 phi l > 709.8 (h4 at tau ~ 0.32, h3 ~ 1.7, h2 ~ 7.7), after which the
+ * right-hand side cannot be evaluated, and before that an explicit stepper follows the growth
+ * e^{r tau}, r = max |d log c/dtau| = max |2 h_P l + 2 lambda|, at steps of 0.15-0.2/r (measured).
+ * The scaled state replaces F by z = F/(1 + c) (-> 1/l where c -> infinity, -> F where c -> 0)
+ * and forms c only through x = log c = -2 phi l - 2 psi:
+ *   z' = c/(1 + c) (2 h_S - z x'),   x' = -2 h_P l - 2 lambda,
+ * which converges with S. The subordination is homogeneous: for eps > 0,
+ * (eps A + eps B)^-1 = (A + B)^-1/eps and G_{eps X}(eps w) = G_X(w)/eps, so g/eps, eps omega_A,
+ * eps omega_B solve it for eps A, eps B (atoms eps/s and eps F); c/D = eps c/(eps F - eps omega_B),
+ * and the omega11 correction J_c^2 delta_A/(g^4 - delta_A delta_B) is of degree 0 in eps: the
+ * traces are the same. With eps = exp(-max(min x, 0)) and kappa = eps c = exp(x - max(min x, 0)),
+ * eps F = z (eps + kappa) and c/D = kappa/(eps F - eps omega_B) = 1/(z (eps/kappa + 1) -
+ * eps omega_B/kappa) are of order one (eps F = +inf where kappa overflows: that node's resolvent
+ * is 0 and its c/D is 1/z), so the solve runs unchanged through S = S* (and where c -> 0, at
+ * negative teacher eigenvalues, kappa underflows to 0 harmlessly). A student narrower than
+ * the teacher's rank (mass of A below 1) has omega_B ~ (1 - mass)/g: there g falls faster than
+ * e^-min x, so -log eps follows the last solution's -log|g| (in steps of SPECTRAL_SCALE_STEP)
+ * to keep g/eps of order one; that holds while eps is a normal double (|g| > e^-708: wishart(2),
+ * width 0.25, h4 at d = 60 reaches its fixed point by tau = 2 and fails at tau = 4).
+ * The scaled system is stiff at the fixed point: the Jacobian of (phi, psi, z) for h4 (d = 60,
+ * M = 4) has eigenvalues -16, -687, -1851, -1.1e4 and two zeros, so it is integrated with the
+ * implicit BDF. It is taken (spectral_remap, after an accepted step) once
+ * r > SPECTRAL_SCALED_RATE, max x > SPECTRAL_SCALED_LOGC or |g| < SPECTRAL_SCALED_G; a run that
+ * never gets there keeps the unscaled state and its output bit for bit (every tied spectral point
+ * of sweeps/phase-ode-d60.yaml but h4: h1-h3 have r <= 420 and never cross the other two).
  */
 #include "aimsweep/theory/spectral.h"
 
@@ -66,6 +96,15 @@
 #define SPECTRAL_TOL 1e-14
 #define SPECTRAL_STACK_ATOMS 2048   /* S0 atoms handled without allocation (d or the MP rule) */
 #define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
+/* The scaled state (spectral_remap): taken once max |d log c/dtau| exceeds SPECTRAL_SCALED_RATE
+ * (the unscaled state costs the explicit stepper 5-7 r steps per unit tau: h4 14,000) or
+ * max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
+#define SPECTRAL_SCALED_RATE 1000.0
+#define SPECTRAL_SCALED_LOGC 600.0
+/* or once |g| at the state falls below SPECTRAL_SCALED_G (a student narrower than the teacher's
+ * rank: g^4 in omega11's correction turns subnormal near 1e-77) */
+#define SPECTRAL_SCALED_G 1e-30
+#define SPECTRAL_SCALE_STEP 16.0 /* -log eps moves to the scale of g in steps of this */
 
 /* ---- Gauss rule of a discrete measure ---- */
 
@@ -270,12 +309,22 @@ static double outer_R(double y, void *p)
     return wa + wb - 1.0 / g;
 }
 
+/* The scaled form (spectral_solve_scaled): eps and the nodes' kappa = eps c, 1/kappa and z
+ * (F = z (1 + c)); NULL in spectral_solve. */
+struct spectral_scaling {
+    double eps;
+    const double *kap, *ikap, *z;
+};
+
 static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
-                               const double *w, const double *F, const double *c, double guess[3],
+                               const double *w, const double *F, const double *c,
+                               const struct spectral_scaling *sc, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq);
 
-int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
-                   const double *F, const double *c, double guess[3], struct spectral_traces *out)
+static int spectral_solve_sc(const struct spectral_measure *mu, int M, const double *l,
+                             const double *w, const double *F, const double *c,
+                             const struct spectral_scaling *sc, double guess[3],
+                             struct spectral_traces *out)
 {
     double abuf[2 * SPECTRAL_STACK_ATOMS], *heap = NULL, *ainv = abuf;
     if (mu->n > SPECTRAL_STACK_ATOMS) {
@@ -285,34 +334,85 @@ int spectral_solve(const struct spectral_measure *mu, int M, const double *l, co
         ainv = heap;
     }
     double *aq = ainv + (mu->n > SPECTRAL_STACK_ATOMS ? mu->n : SPECTRAL_STACK_ATOMS);
-    int ret = spectral_solve_work(mu, M, l, w, F, c, guess, out, ainv, aq);
+    int ret = spectral_solve_work(mu, M, l, w, F, c, sc, guess, out, ainv, aq);
     free(heap);
     return ret;
 }
 
+int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
+                   const double *F, const double *c, double guess[3], struct spectral_traces *out)
+{
+    int ret = spectral_solve_sc(mu, M, l, w, F, c, NULL, guess, out);
+    if (ret == 0)
+        out->log_scale = 0.0;
+    return ret;
+}
+
+int spectral_solve_scaled(const struct spectral_measure *mu, int M, const double *l,
+                          const double *w, const double *x, const double *z, double *work,
+                          double guess[4], struct spectral_traces *out)
+{
+    double xmin = INFINITY;
+    for (int k = 0; k < M; k++) {
+        if (!isfinite(x[k]) || !isfinite(z[k]))
+            return -1;
+        xmin = fmin(xmin, x[k]);
+    }
+    double x0 = fmax(xmin, 0.0);
+    /* a student narrower than the teacher's rank: g falls faster than e^-min x (omega_B ~ 1/g);
+     * then the scale of the last solution's g, in steps, so that g/eps stays of order one */
+    if (guess[0] < 0.0 && isfinite(guess[0]) && isfinite(guess[3])) {
+        double lg = SPECTRAL_SCALE_STEP * floor((guess[3] - log(-guess[0])) / SPECTRAL_SCALE_STEP);
+        x0 = fmax(x0, lg);
+    }
+    double *X = work, *kap = work + M, *ikap = work + 2 * M;
+    struct spectral_scaling sc = {exp(-x0), kap, ikap, z};
+    for (int k = 0; k < M; k++) {
+        kap[k] = exp(x[k] - x0); /* +inf far above the smallest: the node's 1/D is 0 */
+        ikap[k] = kap[k] > 1.0 ? exp(x0 - x[k]) : 0.0;
+        X[k] = z[k] * (sc.eps + kap[k]);
+    }
+    /* the warm starts are in the scale of the last solve: g/eps, eps omega_A, eps omega_B */
+    if (x0 != guess[3]) {
+        double f = exp(x0 - guess[3]);
+        guess[0] *= f;
+        guess[1] /= f;
+        guess[2] /= f;
+        guess[3] = x0;
+    }
+    int ret = spectral_solve_sc(mu, M, l, w, X, NULL, &sc, guess, out);
+    if (ret == 0)
+        out->log_scale = x0;
+    return ret;
+}
+
 static int spectral_solve_work(const struct spectral_measure *mu, int M, const double *l,
-                               const double *w, const double *F, const double *c, double guess[3],
+                               const double *w, const double *F, const double *c,
+                               const struct spectral_scaling *sc, double guess[3],
                                struct spectral_traces *out, double *ainv, double *aq)
 {
     struct gfun A = {0, ainv, aq, 0.0, 0.0, &guess[1]};
-    double smax = 0.0;
+    double smax = 0.0, eps = sc ? sc->eps : 1.0;
     for (int j = 0; j < mu->n; j++)
         if (mu->s[j] > 0.0) {
-            ainv[A.n] = 1.0 / mu->s[j];
+            ainv[A.n] = eps / mu->s[j];
             aq[A.n++] = mu->q[j];
             A.mass += mu->q[j];
             smax = fmax(smax, mu->s[j]);
         }
     if (smax <= 0.0)
         return -1;
-    A.top = 1.0 / smax;
+    A.top = eps / smax;
     struct gfun B = {M, F, w, F[0], 0.0, &guess[2]};
     for (int k = 0; k < M; k++) {
         B.top = fmin(B.top, F[k]);
         B.mass += w[k];
-        if (!isfinite(F[k]) || !isfinite(c[k]))
+        /* scaled: eps F may be +inf (the node's resolvent is 0), never -inf or NaN */
+        if (sc ? isnan(F[k]) || F[k] == -INFINITY : !isfinite(F[k]) || !isfinite(c[k]))
             return -1;
     }
+    if (!isfinite(B.top))
+        return -1;
     struct outer o = {&A, &B, 0};
     double y0 = log(guess[0] < 0.0 ? -guess[0] : 1.0);
     double r0 = outer_R(y0, &o);
@@ -410,21 +510,43 @@ static int spectral_solve_work(const struct spectral_measure *mu, int M, const d
         return -1;
     /* delta_X = J_X - g^2 >= 0 as sums of squares (no cancellation when g -> 0-) */
     double dA = 0.0, dB = 0.0;
-    for (int j = 0; j < mu->n; j++)
-        if (mu->s[j] > 0.0) {
-            double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
-            dA += mu->q[j] * u * u;
+    if (sc)
+        for (int j = 0; j < A.n; j++) { /* 1/(omega_A - a) in the scaled atoms a = eps/s */
+            double u = 1.0 / (wa - ainv[j]) - g;
+            dA += aq[j] * u * u;
         }
+    else
+        for (int j = 0; j < mu->n; j++)
+            if (mu->s[j] > 0.0) {
+                double u = mu->s[j] / (wa * mu->s[j] - 1.0) - g;
+                dA += mu->q[j] * u * u;
+            }
     dA += g * g * (1.0 - A.mass);
     double t1 = 0.0, o12 = 0.0, jc = 0.0, x2 = 0.0;
-    for (int k = 0; k < M; k++) {
-        double D = F[k] - wb, v = -1.0 / D - g;
-        dB += w[k] * v * v;
-        t1 += w[k] * c[k] / D;
-        o12 += w[k] * l[k] * c[k] / D;
-        jc += w[k] * c[k] / (D * D);
-        x2 += w[k] * (c[k] / D) * (c[k] / D);
-    }
+    if (sc)
+        for (int k = 0; k < M; k++) {
+            /* r = 1/D' (0 at eps F = +inf), u = c/D = kappa/D' without overflow */
+            double r = 1.0 / (F[k] - wb), v = -r - g;
+            double u = sc->kap[k] <= 1.0
+                           ? sc->kap[k] * r
+                           : 1.0 / (sc->z[k] * (eps * sc->ikap[k] + 1.0) - wb * sc->ikap[k]);
+            if (!(r >= 0.0) || !(u >= 0.0)) /* 0 where c underflows */
+                return -1;
+            dB += w[k] * v * v;
+            t1 += w[k] * u;
+            o12 += w[k] * l[k] * u;
+            jc += w[k] * u * r;
+            x2 += w[k] * u * u;
+        }
+    else
+        for (int k = 0; k < M; k++) {
+            double D = F[k] - wb, v = -1.0 / D - g;
+            dB += w[k] * v * v;
+            t1 += w[k] * c[k] / D;
+            o12 += w[k] * l[k] * c[k] / D;
+            jc += w[k] * c[k] / (D * D);
+            x2 += w[k] * (c[k] / D) * (c[k] / D);
+        }
     double den = g * g * g * g - dA * dB;
     if (!(den > 0.0))
         return -1;
@@ -448,9 +570,12 @@ struct spectral_ctx {
     struct phi_law law; /* centred: Phi(omega11, psi11, omega12) under the token correlation */
     int T, M;
     double lambda, t2;
-    double *l, *w, *c;
+    double *l, *w, *c; /* c: exp(-2 phi l - 2 psi) (unscaled) or its log x (scaled) */
+    double *work;      /* 3 M: spectral_solve_scaled's */
     struct spectral_measure mu;
-    double guess[3]; /* warm starts: g, omega_A, omega_B */
+    double guess[4]; /* warm starts: g, omega_A, omega_B (and their scale, scaled) */
+    int scaled;      /* the state holds z = F/(1 + c) instead of F (spectral_remap) */
+    double rate;     /* max |d log c/dtau| at the last observed state */
 };
 
 static void spectral_destroy(void *p)
@@ -461,6 +586,7 @@ static void spectral_destroy(void *p)
     free(x->l);
     free(x->w);
     free(x->c);
+    free(x->work);
     free(x->mu.s);
     free(x->mu.q);
     free(x);
@@ -470,9 +596,23 @@ static int spectral_state_traces(struct spectral_ctx *x, const double *y,
                                  struct spectral_traces *tr)
 {
     double phi = y[0], psi = y[1];
+    if (x->scaled) {
+        for (int k = 0; k < x->M; k++)
+            x->c[k] = -2.0 * phi * x->l[k] - 2.0 * psi;
+        return spectral_solve_scaled(&x->mu, x->M, x->l, x->w, x->c, y + 2, x->work, x->guess, tr);
+    }
     for (int k = 0; k < x->M; k++)
         x->c[k] = exp(-2.0 * phi * x->l[k] - 2.0 * psi);
     return spectral_solve(&x->mu, x->M, x->l, x->w, y + 2, x->c, x->guess, tr);
+}
+
+/* c/(1 + c) = 1/(1 + e^-x) without overflow */
+static double logistic(double x)
+{
+    if (x >= 0.0)
+        return 1.0 / (1.0 + exp(-x));
+    double e = exp(x);
+    return e / (1.0 + e);
 }
 
 static int spectral_rhs(void *p, double tau, const double *y, double *dy)
@@ -488,8 +628,13 @@ static int spectral_rhs(void *p, double tau, const double *y, double *dy)
     double hs = 4.0 * (pv.d_omega11 + pv.d_psi11), hp = 2.0 * pv.d_omega12;
     dy[0] = hp;
     dy[1] = x->lambda;
-    for (int k = 0; k < x->M; k++)
-        dy[2 + k] = 2.0 * hs * x->c[k];
+    if (x->scaled)
+        for (int k = 0; k < x->M; k++) /* z' = c/(1 + c) (2 h_S - z x'), x' = -2 h_P l - 2 lambda */
+            dy[2 + k] =
+                logistic(x->c[k]) * (2.0 * hs + 2.0 * y[2 + k] * (hp * x->l[k] + x->lambda));
+    else
+        for (int k = 0; k < x->M; k++)
+            dy[2 + k] = 2.0 * hs * x->c[k];
     return 0;
 }
 
@@ -505,10 +650,42 @@ static int spectral_observe(void *p, const double *y, struct obs_row *row)
     row->omega12 = tr.omega12;
     row->trace = tr.t1;
     row->overlap = obs_overlap(tr.omega11, tr.omega12, tr.t1, x->t2);
-    row->loss = phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv)
-                    ? NAN
-                    : pv.phi;
+    int bad = phi_eval_law(&x->act, x->T, &x->law, 0.0, tr.omega11, tr.omega11, tr.omega12, &pv);
+    row->loss = bad ? NAN : pv.phi;
+    x->rate = 0.0;
+    for (int k = 0; !bad && k < x->M; k++)
+        x->rate = fmax(x->rate, fabs(4.0 * pv.d_omega12 * x->l[k] + 2.0 * x->lambda));
     return 0;
+}
+
+/* After an accepted step: moves an unscaled state to the scaled one (z = F/(1 + c)) once c grows
+ * fast or far, or g gets small (SPECTRAL_SCALED_RATE, SPECTRAL_SCALED_LOGC, SPECTRAL_SCALED_G).
+ * Returns MOM_REMAP_STIFF when it rewrote y. */
+static int spectral_remap(void *p, double *y)
+{
+    struct spectral_ctx *x = p;
+    if (x->scaled)
+        return 0;
+    double xmin = INFINITY, xmax = -INFINITY;
+    for (int k = 0; k < x->M; k++) {
+        double lc = -2.0 * y[0] * x->l[k] - 2.0 * y[1];
+        xmin = fmin(xmin, lc);
+        xmax = fmax(xmax, lc);
+    }
+    if (!(x->rate > SPECTRAL_SCALED_RATE || xmax > SPECTRAL_SCALED_LOGC ||
+          fabs(x->guess[0]) < SPECTRAL_SCALED_G))
+        return 0;
+    for (int k = 0; k < x->M; k++) {
+        double lc = -2.0 * y[0] * x->l[k] - 2.0 * y[1];
+        y[2 + k] = lc >= 0.0 ? y[2 + k] * exp(-lc) / (exp(-lc) + 1.0) : y[2 + k] / (1.0 + exp(lc));
+    }
+    double x0 = fmax(xmin, 0.0), f = exp(x0);
+    x->guess[0] *= f;
+    x->guess[1] /= f;
+    x->guess[2] /= f;
+    x->guess[3] = x0;
+    x->scaled = 1;
+    return MOM_REMAP_STIFF;
 }
 
 /* Eigenvalues of a symmetric n x n row-major matrix (copied). */
@@ -560,7 +737,8 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
     x->l = malloc(sizeof(double) * (size_t)p->order_m);
     x->w = malloc(sizeof(double) * (size_t)p->order_m);
     x->c = malloc(sizeof(double) * (size_t)p->order_m);
-    if (!x->l || !x->w || !x->c)
+    x->work = malloc(sizeof(double) * 3 * (size_t)p->order_m);
+    if (!x->l || !x->w || !x->c || !x->work)
         goto oom;
     if (sym_eigenvalues(m->teacher, d, ev)) {
         snprintf(err, errlen, "spectral: eigenvalues of the teacher failed");
@@ -621,6 +799,7 @@ int spectral_system_create(const struct model *m, int mp, struct mom_sys *sys, c
         goto oom;
     sys->rhs = spectral_rhs;
     sys->observe = spectral_observe;
+    sys->remap = spectral_remap;
     sys->destroy = spectral_destroy;
     sys->ctx = x;
     return 0;

@@ -25,7 +25,12 @@ struct mom_sys {
     int stiff; /* 1: integrate with GSL's implicit BDF (msbdf), Jacobian by finite differences */
     /* optional: why the system stopped, if it knows (written into buf after a divergence) */
     void (*why)(void *ctx, char *buf, size_t n);
+    /* optional: after each accepted step, may rewrite y in another set of variables of the
+     * same system; returns 0 (y unchanged), MOM_REMAP (the integrator restarts its stepper
+     * from the new y) or MOM_REMAP_STIFF (and integrates on with the implicit BDF) */
+    int (*remap)(void *ctx, double *y);
 };
+enum { MOM_REMAP = 1, MOM_REMAP_STIFF = 2 };
 
 /* Releases a system's context and initial state; accepts a zeroed system and zeroes it. */
 void mom_sys_destroy(struct mom_sys *sys);

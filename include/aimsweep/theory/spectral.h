@@ -49,9 +49,21 @@ int spectral_mp_measure(double s0, double rho, int n, struct spectral_measure *m
  * positive). */
 struct spectral_traces {
     double t1, omega12, omega11;
-    double g, omega_a, omega_b;
+    double g, omega_a, omega_b; /* of the scaled problem: g/eps, eps omega_A, eps omega_B */
+    double log_scale;           /* -log eps (0 for spectral_solve) */
 };
 int spectral_solve(const struct spectral_measure *mu, int M, const double *l, const double *w,
                    const double *F, const double *c, double guess[3], struct spectral_traces *out);
+
+/* The same traces from the scaled state (spectral.c, "The limit S -> S*"): x = log c at the
+ * nodes and z = F/(1 + c), so that neither c nor F is formed. The subordination is solved for
+ * eps A and eps B, eps = exp(-max(min x, 0)), whose g, omega_A, omega_B are g/eps, eps omega_A,
+ * eps omega_B: every quantity stays of order one as c -> infinity at strong recovery. work:
+ * 3 M doubles. guess: 4 values, the three warm starts in the scale -log eps = guess[3] (start
+ * with {g eps^-1, eps omega_A, eps omega_B, -log eps}; they are rescaled as eps moves). Returns
+ * 0, or -1 when no solution exists. */
+int spectral_solve_scaled(const struct spectral_measure *mu, int M, const double *l,
+                          const double *w, const double *x, const double *z, double *work,
+                          double guess[4], struct spectral_traces *out);
 
 #endif
