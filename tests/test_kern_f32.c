@@ -184,6 +184,146 @@ static void one(struct rng *g, int n, int m, int T, int positive)
     free(O2);
 }
 
+/* The vector kernels' order of operations, written out lane by lane in scalar C (fmaf is the
+ * hardware's fused multiply-add, correctly rounded either way), so that every build with the
+ * vector kernels (8-lane AVX2, or 16-lane AVX-512, whose lanes must take the same products in
+ * the same order) can be held to it with memcmp. One row r of a pair (the pair's rows are
+ * independent): the update v = fma(-b, x1, fma(-a, x0, r)) per entry, then for each token c
+ * eight float lanes per partial sum, KERN_F32_TERMS multiply-adds a lane per block, each block
+ * folded into four double lanes as o[i] += (double)s[i] + (double)s[i + 4], and the result
+ * (o[0] + o[2]) + (o[1] + o[3]). two = 1 is update_project_pair_f32 (two partial sums per sum,
+ * over columns 16c + l and 16c + 8 + l, blocks of 16 KERN_F32_TERMS columns, then one 8-column
+ * step), two = 0 the look-ahead's pass (one partial sum, blocks of 8 KERN_F32_TERMS); the last
+ * m % 8 columns are products rounded to float, the missing lanes +0. update = 0 leaves r alone
+ * (kern_project_fused_order_f32's teacher rows, one partial sum). */
+enum { EMU_TERMS = 16 };
+
+static void emu_fold(double o[4], const float s[8])
+{
+    for (int i = 0; i < 4; i++)
+        o[i] += (double)s[i] + (double)s[i + 4];
+}
+
+static float emu_entry(float *r, int j, int update, float a, float b, const float *x0,
+                       const float *x1)
+{
+    if (!update)
+        return r[j];
+    float v = fmaf(-b, x1[j], fmaf(-a, x0[j], r[j]));
+    r[j] = v;
+    return v;
+}
+
+static void emu_row(float *r, int m, int two, int update, float a, float b, const float *x0,
+                    const float *x1, const float *y0, const float *y1, double out[2])
+{
+    const float *y[2] = {y0, y1};
+    double o[2][4] = {{0}};
+    int j = 0, w = two ? 16 : 8;
+    while (j + w <= m) {
+        int end = j + w * EMU_TERMS <= m ? j + w * EMU_TERMS : m - (m - j) % w;
+        float s[2][16] = {{0}};
+        for (; j < end; j += w)
+            for (int l = 0; l < w; l++) {
+                float v = emu_entry(r, j + l, update, a, b, x0, x1);
+                for (int c = 0; c < 2; c++)
+                    s[c][l] = fmaf(v, y[c][j + l], s[c][l]);
+            }
+        for (int c = 0; c < 2; c++) {
+            emu_fold(o[c], s[c]);
+            if (two)
+                emu_fold(o[c], s[c] + 8);
+        }
+    }
+    if (two && j + 8 <= m) {
+        float s[2][8] = {{0}};
+        for (int l = 0; l < 8; l++) {
+            float v = emu_entry(r, j + l, update, a, b, x0, x1);
+            for (int c = 0; c < 2; c++)
+                s[c][l] = fmaf(v, y[c][j + l], 0.0f);
+        }
+        for (int c = 0; c < 2; c++)
+            emu_fold(o[c], s[c]);
+        j += 8;
+    }
+    if (j < m) {
+        float s[2][8] = {{0}};
+        for (int l = 0; j + l < m; l++) {
+            float v = emu_entry(r, j + l, update, a, b, x0, x1);
+            for (int c = 0; c < 2; c++)
+                s[c][l] = v * y[c][j + l];
+        }
+        for (int c = 0; c < 2; c++)
+            emu_fold(o[c], s[c]);
+    }
+    for (int c = 0; c < 2; c++)
+        out[c] = (o[c][0] + o[c][2]) + (o[c][1] + o[c][3]);
+}
+
+/* The T = 2 passes of the vector build against emu_row, bit for bit, on the rows that go
+ * through the vector kernels (every row of a pair; an odd last row takes the portable loop):
+ * kern_update_project_f32 (two partial sums), kern_update_project_ahead_f32 with every pair,
+ * half of them or none projected ahead (one partial sum for those, two for the rest), and
+ * kern_project_fused_order_f32's teacher rows for three samples. Planted in the 16-lane kernels:
+ * a block of the two-sum pass one 16-column step longer fails 36 checks (every m > 256), the two
+ * halves of the look-ahead pass's registers read as the wrong row 200, the second teacher row of
+ * a register folded from the first's half 120; the 8-lane kernels
+ * (x86-64-v3 build) are held to the same order. (Folding t before s cannot show: a sum in double
+ * of a few float partial sums is exact, in either order.) */
+static void order_one(struct rng *g, int n, int m)
+{
+    size_t nm = (size_t)n * m;
+    float *M0 = floats(g, nm, 0), *X = floats(g, 2 * (size_t)m, 0);
+    float *Y = floats(g, 6 * (size_t)m, 0), *M1 = malloc(sizeof(float) * nm),
+          *M2 = malloc(sizeof(float) * nm);
+    double *C = malloc(sizeof(double) * 2 * n), *O1 = malloc(sizeof(double) * 2 * n),
+           *O2 = malloc(sizeof(double) * 2 * n);
+    rng_normals(g, C, 2 * (size_t)n);
+    int pairs = n / 2;
+    for (int mode = 0; mode < 4; mode++) { /* 0: kern_update_project_f32; 1-3: ahead, nf */
+        int nf = mode == 0 ? 0 : mode == 1 ? pairs : mode == 2 ? pairs / 2 : 0;
+        memcpy(M1, M0, sizeof(float) * nm);
+        memcpy(M2, M0, sizeof(float) * nm);
+        if (mode == 0)
+            kern_update_project_f32(M1, n, m, 2, C, X, Y, O1);
+        else
+            kern_update_project_ahead_f32(M1, n, m, 2, C, X, Y, O1, nf);
+        int same = 1;
+        for (int i = 0; i < 2 * pairs; i++) {
+            double out[2];
+            emu_row(M2 + (size_t)i * m, m, i / 2 >= nf, 1, (float)C[i], (float)C[n + i], X, X + m,
+                    Y, Y + m, out);
+            same &= !memcmp(M1 + (size_t)i * m, M2 + (size_t)i * m, sizeof(float) * m) &&
+                    !memcmp(&O1[i], &out[0], sizeof(double)) &&
+                    !memcmp(&O1[n + i], &out[1], sizeof(double));
+        }
+        CHECK(same, "order n=%d m=%d mode=%d nf=%d: rows or sums not the kernels' order", n, m,
+              mode, nf);
+    }
+    /* teacher rows: the n rows of M0 as F, three samples of two tokens (Y, stride 2 m) */
+    double *Z = malloc(sizeof(double) * 3 * 2 * n);
+    int rc = kern_project_fused_order_f32(M0, n, m, 3, Y, 2 * (size_t)m, Z, 2 * (size_t)n, n);
+    int same = rc == 0;
+    for (int s = 0; s < 3; s++)
+        for (int p = 0; p < n; p++) {
+            double out[2];
+            const float *ys = Y + (size_t)s * 2 * m;
+            emu_row(M0 + (size_t)p * m, m, 0, 0, 0, 0, X, X + m, ys, ys + m, out);
+            same &= !memcmp(&Z[(size_t)s * 2 * n + p], &out[0], sizeof(double)) &&
+                    !memcmp(&Z[(size_t)s * 2 * n + n + p], &out[1], sizeof(double));
+        }
+    CHECK(same, "order n=%d m=%d: teacher rows not the kernels' order", n, m);
+    free(Z);
+    free(M0);
+    free(M1);
+    free(M2);
+    free(X);
+    free(Y);
+    free(C);
+    free(O1);
+    free(O2);
+}
+
 int main(void)
 {
     struct rng g;
@@ -196,7 +336,15 @@ int main(void)
                 one(&g, ns[a], ms[b], T, 0);
     for (int T = 1; T <= 3; T++)
         one(&g, 4, 16411, T, 1);
-    printf("vector kernels in this build: %s\n",
-           kern_vector() ? "yes (AVX2, FMA)" : "no (portable loops)");
+    if (kern_vector()) {
+        int on[] = {2, 3, 8, 9, 16, 17};
+        int om[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 127, 128, 129, 130, 255, 256, 401, 1000};
+        for (size_t a = 0; a < sizeof on / sizeof on[0]; a++)
+            for (size_t b = 0; b < sizeof om / sizeof om[0]; b++)
+                order_one(&g, on[a], om[b]);
+    }
+    printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
+                                                 : kern_vector()    ? "yes (AVX2, FMA)"
+                                                                    : "no (portable loops)");
     return check_done("test_kern_f32");
 }

@@ -22,6 +22,19 @@
  * wait for each other; sixteen registers with the four broadcast coefficients and the two
  * tokens. The teacher's rows ride along as in kern.c (one accumulator per sum).
  *
+ * With AVX-512 (a build for a machine that has it) the two passes of the step run on 16 lanes,
+ * each lane taking the products of an 8-lane lane in the same order, so that the results are
+ * the AVX2 kernels' bit for bit (tests/test_kern_f32.c holds both to one scalar statement of
+ * that order). The two-sum pair pass has, per sum, partial sums over columns 16c + l and
+ * 16c + 8 + l: one 16-lane register over 16 columns of the row is both, unshuffled. The
+ * one-sum passes (the look-ahead's) add one product per eight columns into each lane: there a
+ * register holds the same eight columns of two rows (one insert per load, two 8-lane stores),
+ * four pairs of rows at a time, and likewise two teacher rows against each repeated token.
+ * Measured in cache (a 400 x 400 matrix, the pass alone against this file built without
+ * AVX-512, a one-off timing) the two-sum pass takes 0.7 of the AVX2 kernel's time and the
+ * one-sum pass 0.9; at 800 x 800, where both stream from the last-level cache, 0.83 and 1.0.
+ * The insert is what the one-sum pass pays for keeping the rows row-major.
+ *
  * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern.c;
  * this file holds what is particular to float: the row dot product and the vector kernels.
  * These look like kern.c's but are other algorithms (the float partial sums folded into double
@@ -36,8 +49,14 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define KERN_F32_VECTOR 1
+#if defined(__AVX512F__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define KERN_F32_512 1
+#else
+#define KERN_F32_512 0
+#endif
 #else
 #define KERN_F32_VECTOR 0
+#define KERN_F32_512 0
 #endif
 
 /* Products per float partial sum before it goes into the double total. The kernels with two
@@ -89,6 +108,7 @@ static inline double hsum_pd(__m256d v)
         (s1) = _mm256_fmadd_ps(v_, _mm256_loadu_ps(y1p), (s1));                                    \
     } while (0)
 
+#if !KERN_F32_512
 /* Two rows r0, r1 with coefficients (a0, b0), (a1, b1); out = r0.y0, r0.y1, r1.y0, r1.y1. */
 static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0, float b0,
                                            float a1, float b1, const float *x0, const float *x1,
@@ -150,6 +170,100 @@ static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0
     out[2] = hsum_pd(o10);
     out[3] = hsum_pd(o11);
 }
+
+#else
+
+/* The 16-lane helpers: two rows' same eight columns in one register (row a low, row b high),
+ * eight columns repeated in both halves, and the halves back as 8-lane registers. */
+static inline __m512 rows2_ps(const float *a, const float *b)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(a)), _mm256_loadu_ps(b), 1);
+}
+
+static inline __m512 bcast8_ps(const float *a)
+{
+    return _mm512_broadcast_f32x8(_mm256_loadu_ps(a));
+}
+
+static inline __m512 set2_ps(float a, float b)
+{
+    return _mm512_insertf32x8(_mm512_set1_ps(a), _mm256_set1_ps(b), 1);
+}
+
+static inline __m256 lo8_ps(__m512 v) { return _mm512_castps512_ps256(v); }
+
+static inline __m256 hi8_ps(__m512 v) { return _mm512_extractf32x8_ps(v, 1); }
+
+/* update_project_pair_f32 of the 8-lane build, bit for bit, on 16 lanes: there each sum keeps
+ * two partial sums, s over columns 16c + l and t over 16c + 8 + l (lane l, in the order of c);
+ * one 16-lane register over columns 16c .. 16c + 15 holds s in its low half and t in its high
+ * half, with the same products in the same order, and folds as s then t. The last columns are
+ * the 8-lane code's. */
+static inline void update_project_pair_f32(float *r0, float *r1, int m, float a0, float b0,
+                                           float a1, float b1, const float *x0, const float *x1,
+                                           const float *y0, const float *y1, double out[4])
+{
+    const __m256 A0 = _mm256_set1_ps(a0), B0 = _mm256_set1_ps(b0);
+    const __m256 A1 = _mm256_set1_ps(a1), B1 = _mm256_set1_ps(b1);
+    const __m512 WA0 = _mm512_set1_ps(a0), WB0 = _mm512_set1_ps(b0);
+    const __m512 WA1 = _mm512_set1_ps(a1), WB1 = _mm512_set1_ps(b1);
+    __m256d o00 = _mm256_setzero_pd(), o01 = o00, o10 = o00, o11 = o00;
+    int j = 0;
+    while (j + 16 <= m) {
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+        __m512 s00 = _mm512_setzero_ps(), s01 = s00, s10 = s00, s11 = s00; /* [s | t] */
+        for (; j < end; j += 16) {
+            __m512 X0 = _mm512_loadu_ps(x0 + j), X1 = _mm512_loadu_ps(x1 + j);
+            __m512 Y0 = _mm512_loadu_ps(y0 + j), Y1 = _mm512_loadu_ps(y1 + j);
+            __m512 v = _mm512_fnmadd_ps(WA0, X0, _mm512_loadu_ps(r0 + j));
+            __m512 u = _mm512_fnmadd_ps(WA1, X0, _mm512_loadu_ps(r1 + j));
+            v = _mm512_fnmadd_ps(WB0, X1, v);
+            u = _mm512_fnmadd_ps(WB1, X1, u);
+            _mm512_storeu_ps(r0 + j, v);
+            _mm512_storeu_ps(r1 + j, u);
+            s00 = _mm512_fmadd_ps(v, Y0, s00);
+            s01 = _mm512_fmadd_ps(v, Y1, s01);
+            s10 = _mm512_fmadd_ps(u, Y0, s10);
+            s11 = _mm512_fmadd_ps(u, Y1, s11);
+        }
+        o00 = fold_ps(fold_ps(o00, lo8_ps(s00)), hi8_ps(s00));
+        o01 = fold_ps(fold_ps(o01, lo8_ps(s01)), hi8_ps(s01));
+        o10 = fold_ps(fold_ps(o10, lo8_ps(s10)), hi8_ps(s10));
+        o11 = fold_ps(fold_ps(o11, lo8_ps(s11)), hi8_ps(s11));
+    }
+    if (j + 8 <= m) {
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 X0 = _mm256_loadu_ps(x0 + j), X1 = _mm256_loadu_ps(x1 + j);
+        KERN_ROW8(r0 + j, A0, B0, X0, X1, y0 + j, y1 + j, s00, s01);
+        KERN_ROW8(r1 + j, A1, B1, X0, X1, y0 + j, y1 + j, s10, s11);
+        o00 = fold_ps(o00, s00);
+        o01 = fold_ps(o01, s01);
+        o10 = fold_ps(o10, s10);
+        o11 = fold_ps(o11, s11);
+        j += 8;
+    }
+    if (j < m) { /* the last m % 8 columns, masked, as in the 8-lane kernel */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        __m256 v =
+            _mm256_fnmadd_ps(B0, X1, _mm256_fnmadd_ps(A0, X0, _mm256_maskload_ps(r0 + j, k)));
+        __m256 u =
+            _mm256_fnmadd_ps(B1, X1, _mm256_fnmadd_ps(A1, X0, _mm256_maskload_ps(r1 + j, k)));
+        _mm256_maskstore_ps(r0 + j, k, v);
+        _mm256_maskstore_ps(r1 + j, k, u);
+        o00 = fold_ps(o00, _mm256_mul_ps(v, Y0));
+        o01 = fold_ps(o01, _mm256_mul_ps(v, Y1));
+        o10 = fold_ps(o10, _mm256_mul_ps(u, Y0));
+        o11 = fold_ps(o11, _mm256_mul_ps(u, Y1));
+    }
+    out[0] = hsum_pd(o00);
+    out[1] = hsum_pd(o01);
+    out[2] = hsum_pd(o10);
+    out[3] = hsum_pd(o11);
+}
+
+#endif
 
 /* Two rows f0, f1: out = f0.y0, f0.y1, f1.y0, f1.y1 (two partial sums each, per block). */
 static inline void project_pair_f32(const float *f0, const float *f1, int m, const float *y0,
@@ -290,6 +404,8 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
  * one read of F, each sum made exactly as update_project_pair_f_f32 makes it. */
 #if KERN_F32_VECTOR
 
+#if !KERN_F32_512
+
 /* update_project_pair_f_f32 without f on two pairs of rows at once, r[0..3] with coefficients a[q], b[q]
  * (out[2q], out[2q + 1] = r_q . y0, r_q . y1): each row and each sum takes the same operations
  * in the same order as there; eight independent sums keep the multiply-adds from waiting for
@@ -342,6 +458,95 @@ static inline void update_project_quad_nf_f32(float *const r[4], int m, const fl
         out[q] = hsum_pd(o[q]);
 }
 
+#endif
+
+#if KERN_F32_512
+
+/* Pairs of rows per call of update_project_pairs_nf_f32 (eight rows: sixteen independent sums). */
+#define KERN_F32_PAIRS 4
+
+/* update_project_pair_f_f32 without f on np <= KERN_F32_PAIRS pairs of rows at once, bit for
+ * bit, on 16 lanes: rows 2p and 2p + 1 from r (row stride m) share one register, the same eight
+ * columns of each in its two halves, so that each lane takes the products of the 8-lane kernel's
+ * lane in the same order (one multiply-add per eight columns), with the coefficients a[q], b[q]
+ * of row q. out[4p .. 4p + 3] = r_2p . y0, r_2p . y1, r_2p+1 . y0, r_2p+1 . y1. The last m % 8
+ * columns are the 8-lane code's, row by row. */
+static inline __attribute__((always_inline)) void
+update_project_pairs_nf_f32(float *r, int np, int m, const float *a, const float *b,
+                            const float *x0, const float *x1, const float *y0, const float *y1,
+                            double *out)
+{
+    __m512 A[KERN_F32_PAIRS], B[KERN_F32_PAIRS];
+    __m256d o[4 * KERN_F32_PAIRS];
+    for (int p = 0; p < np; p++) {
+        A[p] = set2_ps(a[2 * p], a[2 * p + 1]);
+        B[p] = set2_ps(b[2 * p], b[2 * p + 1]);
+    }
+    for (int q = 0; q < 4 * np; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m512 s[2 * KERN_F32_PAIRS]; /* s[2p + c]: [row 2p | row 2p + 1] . y_c */
+        for (int q = 0; q < 2 * np; q++)
+            s[q] = _mm512_setzero_ps();
+        for (; j < end; j += 8) {
+            __m512 X0 = bcast8_ps(x0 + j), X1 = bcast8_ps(x1 + j);
+            __m512 Y0 = bcast8_ps(y0 + j), Y1 = bcast8_ps(y1 + j);
+            for (int p = 0; p < np; p++) {
+                float *u = r + (size_t)2 * p * m + j;
+                __m512 v = _mm512_fnmadd_ps(A[p], X0, rows2_ps(u, u + m));
+                v = _mm512_fnmadd_ps(B[p], X1, v);
+                _mm256_storeu_ps(u, lo8_ps(v));
+                _mm256_storeu_ps(u + m, hi8_ps(v));
+                s[2 * p] = _mm512_fmadd_ps(v, Y0, s[2 * p]);
+                s[2 * p + 1] = _mm512_fmadd_ps(v, Y1, s[2 * p + 1]);
+            }
+        }
+        for (int p = 0; p < np; p++) {
+            o[4 * p] = fold_ps(o[4 * p], lo8_ps(s[2 * p]));
+            o[4 * p + 1] = fold_ps(o[4 * p + 1], lo8_ps(s[2 * p + 1]));
+            o[4 * p + 2] = fold_ps(o[4 * p + 2], hi8_ps(s[2 * p]));
+            o[4 * p + 3] = fold_ps(o[4 * p + 3], hi8_ps(s[2 * p + 1]));
+        }
+    }
+    if (j < m) { /* the last m % 8 columns, masked, as in update_project_pair_f_f32 */
+        __m256i k = lanes_ps(m - j);
+        __m256 X0 = _mm256_maskload_ps(x0 + j, k), X1 = _mm256_maskload_ps(x1 + j, k);
+        __m256 Y0 = _mm256_maskload_ps(y0 + j, k), Y1 = _mm256_maskload_ps(y1 + j, k);
+        for (int q = 0; q < 2 * np; q++) {
+            float *u = r + (size_t)q * m + j;
+            __m256 v = _mm256_fnmadd_ps(
+                _mm256_set1_ps(b[q]), X1,
+                _mm256_fnmadd_ps(_mm256_set1_ps(a[q]), X0, _mm256_maskload_ps(u, k)));
+            _mm256_maskstore_ps(u, k, v);
+            o[2 * q] = fold_ps(o[2 * q], _mm256_mul_ps(v, Y0));
+            o[2 * q + 1] = fold_ps(o[2 * q + 1], _mm256_mul_ps(v, Y1));
+        }
+    }
+    for (int q = 0; q < 4 * np; q++)
+        out[q] = hsum_pd(o[q]);
+}
+
+/* np pairs of rows of M from row i through update_project_pairs_nf_f32, their sums into O. */
+static inline __attribute__((always_inline)) void ahead_pairs_f32(float *M, int n, int m,
+                                                                  const double *C, const float *X,
+                                                                  const float *Y, double *O, int i,
+                                                                  int np)
+{
+    float a[2 * KERN_F32_PAIRS], b[2 * KERN_F32_PAIRS];
+    double out[4 * KERN_F32_PAIRS];
+    for (int q = 0; q < 2 * np; q++) {
+        a[q] = (float)C[i + q];
+        b[q] = (float)C[n + i + q];
+    }
+    update_project_pairs_nf_f32(M + (size_t)i * m, np, m, a, b, X, X + m, Y, Y + m, out);
+    for (int p = 0; p < np; p++)
+        put_pair_f32(O, n, i + 2 * p, out + 4 * p);
+}
+
+#endif
+
 /* The sums g0, g1 of update_project_pair_f_f32 for row f and up to four samples at once (ns of
  * them, y[2u] and y[2u + 1] the tokens of sample u; unused entries repeat sample 0): out[2u],
  * out[2u + 1] = f . y[2u], f . y[2u + 1]. One load of f serves the eight products. */
@@ -374,13 +579,66 @@ static void project_row_order_f32(const float *f, int m, const float *const y[8]
         out[q] = hsum_pd(o[q]);
 }
 
+#if KERN_F32_512
+
+/* project_row_order_f32 for two rows f0, f1 at once, bit for bit, on 16 lanes: one register
+ * holds the same eight columns of both rows, each token is repeated in both halves, so each
+ * lane adds the 8-lane kernel's products in its order. out0[q], out1[q] = f0 . y[q], f1 . y[q]. */
+static void project_rows2_order_f32(const float *f0, const float *f1, int m,
+                                    const float *const y[8], double out0[8], double out1[8])
+{
+    __m256d o[16]; /* o[q] row f0, o[8 + q] row f1 */
+    for (int q = 0; q < 16; q++)
+        o[q] = _mm256_setzero_pd();
+    int j = 0;
+    while (j + 8 <= m) {
+        int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
+        __m512 g[8];
+        for (int q = 0; q < 8; q++)
+            g[q] = _mm512_setzero_ps();
+        for (; j < end; j += 8) {
+            __m512 F = rows2_ps(f0 + j, f1 + j);
+            for (int q = 0; q < 8; q++)
+                g[q] = _mm512_fmadd_ps(F, bcast8_ps(y[q] + j), g[q]);
+        }
+        for (int q = 0; q < 8; q++) {
+            o[q] = fold_ps(o[q], lo8_ps(g[q]));
+            o[8 + q] = fold_ps(o[8 + q], hi8_ps(g[q]));
+        }
+    }
+    if (j < m) { /* the last m % 8 columns, masked, as in project_row_order_f32 */
+        __m256i k = lanes_ps(m - j);
+        __m256 F0 = _mm256_maskload_ps(f0 + j, k), F1 = _mm256_maskload_ps(f1 + j, k);
+        for (int q = 0; q < 8; q++) {
+            __m256 Y = _mm256_maskload_ps(y[q] + j, k);
+            o[q] = fold_ps(o[q], _mm256_mul_ps(F0, Y));
+            o[8 + q] = fold_ps(o[8 + q], _mm256_mul_ps(F1, Y));
+        }
+    }
+    for (int q = 0; q < 8; q++) {
+        out0[q] = hsum_pd(o[q]);
+        out1[q] = hsum_pd(o[8 + q]);
+    }
+}
+
+#endif
+
 #endif
 
 int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C, const float *X,
                                   const float *Y, double *O, int nf)
 {
     int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
-#if KERN_F32_VECTOR
+#if KERN_F32_512
+    int p = 0;
+    for (; p + KERN_F32_PAIRS <= done; p += KERN_F32_PAIRS)
+        ahead_pairs_f32(M, n, m, C, X, Y, O, 2 * p, KERN_F32_PAIRS);
+    for (; p + 2 <= done; p += 2)
+        ahead_pairs_f32(M, n, m, C, X, Y, O, 2 * p, 2);
+    if (p < done)
+        ahead_pairs_f32(M, n, m, C, X, Y, O, 2 * p, 1);
+    update_project_from_f32(M, n, m, T, C, X, Y, O, 2 * done);
+#elif KERN_F32_VECTOR
     int p = 0;
     for (; p + 2 <= done; p += 2) { /* two pairs at a time, each row as in the loop below */
         int i = 2 * p;
@@ -414,21 +672,31 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
                                  double *Z, size_t ldzs, int ldz)
 {
 #if KERN_F32_VECTOR
-    for (int p = 0; p < nf; p++)
+    /* two rows at a time through the 16-lane kernel where there is one, the last odd row (or
+     * every row) through the 8-lane one */
+    int step = KERN_F32_512 ? 2 : 1;
+    for (int p = 0; p < nf; p += step)
         for (int s0 = 0; s0 < K; s0 += 4) {
-            int ns = K - s0 < 4 ? K - s0 : 4;
+            int ns = K - s0 < 4 ? K - s0 : 4, two = KERN_F32_512 && p + 1 < nf;
             const float *y[8];
-            double out[8];
+            double out[2][8];
             for (int u = 0; u < 4; u++) {
                 y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
                 y[2 * u + 1] = y[2 * u] + m;
             }
-            project_row_order_f32(F + (size_t)p * m, m, y, out);
-            for (int u = 0; u < ns; u++) {
-                double *z = Z + (size_t)(s0 + u) * ldzs;
-                z[p] = out[2 * u];
-                z[ldz + p] = out[2 * u + 1];
-            }
+#if KERN_F32_512
+            if (two)
+                project_rows2_order_f32(F + (size_t)p * m, F + (size_t)(p + 1) * m, m, y, out[0],
+                                        out[1]);
+            else
+#endif
+                project_row_order_f32(F + (size_t)p * m, m, y, out[0]);
+            for (int h = 0; h <= two; h++)
+                for (int u = 0; u < ns; u++) {
+                    double *z = Z + (size_t)(s0 + u) * ldzs;
+                    z[p + h] = out[h][2 * u];
+                    z[ldz + p + h] = out[h][2 * u + 1];
+                }
         }
     return 0;
 #else
