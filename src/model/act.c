@@ -7,15 +7,21 @@
 
 #define ACT_TWO_OVER_SQRT_PI 1.1283791670955125738961589031215
 
-/* sum_k c_k He_k^{(m)}(x), using He_k' = k He_{k-1}. */
-static double hermite_series(const struct act *a, int m, double x)
+/* He_0(x) .. He_degree(x) by the three-term recurrence. */
+static void hermite_basis(const struct act *a, double x, double *He)
 {
-    double He[ACT_MAX_DEGREE + 1];
     He[0] = 1.0;
     if (a->degree >= 1)
         He[1] = x;
     for (int n = 1; n < a->degree; n++)
         He[n + 1] = x * He[n] - n * He[n - 1];
+}
+
+/* sum_k c_k He_k^{(m)}(x), using He_k' = k He_{k-1}. */
+static double hermite_series(const struct act *a, int m, double x)
+{
+    double He[ACT_MAX_DEGREE + 1];
+    hermite_basis(a, x, He);
     double s = 0;
     for (int k = m; k <= a->degree; k++) {
         double f = 1;
@@ -45,11 +51,7 @@ void act_f_df(const struct act *a, double h, double *f, double *df)
     switch (a->kind) {
         case ACT_HERMITE: {
             double He[ACT_MAX_DEGREE + 1];
-            He[0] = 1.0;
-            if (a->degree >= 1)
-                He[1] = h;
-            for (int n = 1; n < a->degree; n++)
-                He[n + 1] = h * He[n] - n * He[n - 1];
+            hermite_basis(a, h, He);
             double s0 = 0, s1 = 0;
             for (int k = 0; k <= a->degree; k++)
                 s0 += a->c[k] * He[k];
