@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The SGD step benchmark, side by side in one run: aimsweep's fused step, its roofline at the
-# measured bandwidth, and the same step in NumPy on OpenBLAS and in PyTorch (CPU). All
-# single-threaded. With --pair, aimsweep's step is also measured with two copies running at
+# The SGD step benchmark, side by side in one run: aimsweep's fused step, its roofline (the
+# larger of its bytes over the measured bandwidth and its multiply-adds over the measured
+# multiply-add rate; src/cli/cli_bench.c), and the same step in NumPy on OpenBLAS and in
+# PyTorch (CPU). All single-threaded. With --pair, aimsweep's step is also measured with two copies running at
 # once (each pinned to its own core where taskset exists), to show how much two ranks on one
 # node slow each other (at large d they share the memory bandwidth).
 # aimsweep's step is measured in double and in single precision (`precision single`), each
-# against the roofline at its own bytes; the peers run in double, at the sizes --peers names
+# against the roofline at its own bytes and arithmetic; the peers run in double, at the sizes --peers names
 # (default: all; at d = 1600 and beyond a NumPy step takes seconds).
 # Every timing, ours and the peers', is the best over ~2 ms batches (the machine may be shared).
 # usage: bench/run.sh [--pair] [--peers D_LIST] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
@@ -50,7 +51,7 @@ numpy, torch = table(sys.argv[2]), table(sys.argv[3])
 pair = sys.argv[4] == "1"
 p1, p2 = (table(sys.argv[5]), table(sys.argv[6])) if pair else ({}, {})
 head = ("| decomposition | d | precision | aimsweep steps/s | single / double | NumPy steps/s | PyTorch steps/s "
-        "| vs NumPy | vs PyTorch | bytes/step | bandwidth GB/s | step / roofline |")
+        "| vs NumPy | vs PyTorch | bytes/step | bandwidth GB/s | memory us | GFMA/s | compute us | step / roofline |")
 if pair:
     head += " two at once: steps/s each | slowdown |"
 print(head)
@@ -65,7 +66,8 @@ for key, r in ours.items():
     npv, tv = numpy.get(key, nan), torch.get(key, nan)
     line = (f"| {key[0]} | {key[1]} | {key[2]} | {s:.0f} | {cell(sd, '.2f')} | {cell(npv, '.0f')} | {cell(tv, '.0f')} | "
             f"{cell(s / npv, '.1f')} | {cell(s / tv, '.1f')} | "
-            f"{float(r['bytes_per_step']):.0f} | {float(r['bandwidth_gbs']):.1f} | {float(r['ratio_to_roofline']):.2f} |")
+            f"{float(r['bytes_per_step']):.0f} | {float(r['bandwidth_gbs']):.1f} | {float(r['memory_us']):.2f} | "
+            f"{float(r['gfma_per_s']):.1f} | {float(r['compute_us']):.2f} | {float(r['ratio_to_roofline']):.2f} |")
     if pair:
         a, b = p1.get(key, nan), p2.get(key, nan)
         line += f" {a:.0f}, {b:.0f} | {s / (0.5 * (a + b)):.2f}x |"

@@ -45,6 +45,8 @@ aimsweep_warnings(test_grid)
 add_test(NAME test_grid COMMAND test_grid ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(test_grid PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 
+add_test(NAME bench_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_cli.sh ${CMAKE_CURRENT_BINARY_DIR}/bench_cli)
+set_tests_properties(bench_cli PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 add_test(NAME cli_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_errors)
 set_tests_properties(cli_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 

@@ -390,5 +390,23 @@ int main(void)
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"
                                                                       : "no (portable loops)");
+    /* kern_fma_burst (aimsweep bench's compute roof) counts what it does: 16 chains of vectors of
+     * 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2, single scalars otherwise; and its
+     * sum is that of the recurrence a <- 0.9999 a + c it runs, within float rounding (a loop the
+     * compiler dropped, or fewer rounds than counted, leaves it elsewhere). */
+    for (int single = 0; single < 2; single++) {
+        int lanes = kern_vector() == 2 ? 8 : kern_vector() == 1 ? 4 : 1;
+        if (single && kern_vector())
+            lanes *= 2;
+        long n = 1000;
+        double fmas = 0, sink = kern_fma_burst(single, n, &fmas);
+        CHECK(fmas == 16.0 * lanes * (double)n, "fma burst (single %d): %g multiply-adds, want %g",
+              single, fmas, 16.0 * lanes * (double)n);
+        double f = pow(0.9999, (double)n), c = single ? 1e-6 : 1e-9, want = 0;
+        for (int q = 0; q < 16; q++)
+            want += q * f + c * (1 - f) / (1 - 0.9999);
+        CHECK(fabs(sink - want) <= (single ? 1e-4 : 1e-12) * want,
+              "fma burst (single %d): sum %.17g, the recurrence gives %.17g", single, sink, want);
+    }
     return check_done("test_kern");
 }

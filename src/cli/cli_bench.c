@@ -11,9 +11,17 @@
  * pass over the parameters makes two steps (sgd_steps_per_pass, direct) so is theirs. The
  * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream
  * over a buffer the size of the parameters, one read stream over a buffer the size of the
- * factor, in the step's element type); the roofline time of a step is its
- * bytes over that bandwidth. Steps and bandwidth alternate, each the best over many chunks of
- * about 2 ms (BENCH_CHUNK_S), so that a shared machine's neighbours weigh as little as they can.
+ * factor, in the step's element type); the memory time of a step is its bytes over that
+ * bandwidth. A step also makes 2T multiply-adds per parameter entry (T for the correction, T for
+ * the projections of the next sample) and T per entry of the teacher's factor:
+ *   direct: 4 d^2 + 2 d k,  tied: 4 d r + 2 d k,  untied: 8 d r + 2 d k  (T = 2)
+ * in either precision; the compute time of a step is that count over the multiply-add rate this
+ * machine shows in the widest vectors of the build (kern_fma_burst, independent chains, the
+ * step's element type). The roofline time is the larger of the two (a step can be no faster than
+ * its bytes allow, nor than its arithmetic), and the ratio of the step's time to it is how far
+ * the step is from what this machine can do. Steps, bandwidth and the multiply-add rate
+ * alternate, each the best over many chunks of about 2 ms (BENCH_CHUNK_S), so that a shared
+ * machine's neighbours weigh as little as they can.
  */
 #include <math.h>
 #include <stdio.h>
@@ -149,6 +157,22 @@ static double bandwidth(struct bw_buf *w, double seconds)
     return bw_bytes(w) * (double)reps / best;
 }
 
+/* The best scalar multiply-adds per second of kern_fma_burst in the step's element type over
+ * chunks of about BENCH_CHUNK_S for `seconds`. */
+static double fma_rate(int single, double seconds)
+{
+    volatile double sink = 0;
+    double fmas = 0, best = INFINITY, end = clock_now_s() + seconds;
+    long n = 1 << 16; /* rounds per chunk: 16 vector multiply-adds each, about 2 ms at 5e8/s */
+    do {
+        double t0 = clock_now_s();
+        sink += kern_fma_burst(single, n, &fmas);
+        best = fmin(best, clock_now_s() - t0);
+    } while (clock_now_s() < end);
+    (void)sink;
+    return fmas / best;
+}
+
 /* The best time per step in microseconds over chunks of n steps for `seconds`. */
 static double step_us(struct sgd_state *st, long n, double seconds)
 {
@@ -187,8 +211,9 @@ int cli_bench(int argc, char **argv)
             printf(
                 "usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
                 "                      [--seconds S] [--format table|csv]\n"
-                "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the memory\n"
-                "bandwidth measured at the same working-set size.\n");
+                "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the roofline:\n"
+                "the larger of the step's bytes over the memory bandwidth measured at the same\n"
+                "working-set size and its multiply-adds over the machine's measured multiply-add rate.\n");
             return 0;
         } else if (!strcmp(a, "--d") && v) {
             if ((nd = parse_list(v, ds, 16)) <= 0) {
@@ -243,14 +268,15 @@ int cli_bench(int argc, char **argv)
     }
     if (csv)
         printf(
-            "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,roofline_us,ratio_to_roofline\n");
+            "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,memory_us,"
+            "fma_per_step,gfma_per_s,compute_us,roofline_us,ratio_to_roofline\n");
     else
-        printf("SGD kernels: %s\n%-7s %5s %-6s %12s %10s %12s %10s %11s %8s\n",
+        printf("SGD kernels: %s\n%-7s %5s %-6s %10s %8s %10s %8s %8s %9s %8s %8s %6s\n",
                kern_vector() == 2 ? "AVX-512 (double, T = 2), AVX2/FMA"
                : kern_vector()    ? "AVX2/FMA"
                                   : "portable loops (built without AVX2/FMA)",
-               "decomp", "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "roofline us",
-               "ratio");
+               "decomp", "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "mem us",
+               "FMA/step", "GFMA/s", "comp us", "ratio");
     const char *names[] = {"direct", "tied", "untied"};
     for (int di = 0; di < 3; di++) {
         if (!(decomps & (1u << di)))
@@ -302,24 +328,29 @@ int cli_bench(int argc, char **argv)
                         break;
                     n = (long)((double)n * (t > 0 ? fmin(8.0, 1.2 * BENCH_CHUNK_S / t) : 8.0)) + 1;
                 }
-                double best_us = INFINITY, bw = 0, slice = seconds / BENCH_ROUNDS;
+                double best_us = INFINITY, bw = 0, rate = 0, slice = seconds / BENCH_ROUNDS;
                 for (int round = 0; round < BENCH_ROUNDS; round++) {
-                    best_us = fmin(best_us, step_us(st, n, slice / 2));
-                    bw = fmax(bw, bandwidth(&w, slice / 2));
+                    best_us = fmin(best_us, step_us(st, n, 0.45 * slice));
+                    bw = fmax(bw, bandwidth(&w, 0.45 * slice));
+                    rate = fmax(rate, fma_rate(single, 0.1 * slice));
                 }
                 bw_free(&w);
                 /* the parameters' bytes once per pass, which may make two steps (direct) */
                 double el = single ? 4.0 : 8.0,
                        bytes = 2 * el * (double)par / sgd_steps_per_pass(st) + el * (double)fac;
-                double us = best_us, roof = 1e6 * bytes / bw;
+                /* 2T multiply-adds per parameter entry and T per entry of the factor (T = 2) */
+                double fmas = 4.0 * (double)par + 2.0 * (double)m->d * m->tk;
+                double us = best_us, mem = 1e6 * bytes / bw, comp = 1e6 * fmas / rate,
+                       roof = fmax(mem, comp);
                 if (csv)
-                    printf("%s,%d,%s,%.1f,%.3f,%.0f,%.2f,%.3f,%.3f\n", names[di], m->d,
-                           single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof,
-                           us / roof);
+                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.2f,%.6g,%.6g,%.4g\n",
+                           names[di], m->d, single ? "single" : "double", 1e6 / us, us, bytes,
+                           bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof);
                 else
-                    printf("%-7s %5d %-6s %12.1f %10.2f %12.0f %10.2f %11.2f %8.2f\n", names[di],
-                           m->d, single ? "single" : "double", 1e6 / us, us, bytes, bw / 1e9, roof,
-                           us / roof);
+                    printf(
+                        "%-7s %5d %-6s %10.1f %8.2f %10.0f %8.1f %8.2f %9.0f %8.1f %8.2f %6.2f\n",
+                        names[di], m->d, single ? "single" : "double", 1e6 / us, us, bytes,
+                        bw / 1e9, mem, fmas, rate / 1e9, comp, us / roof);
                 fflush(stdout);
                 sgd_state_destroy(&st);
             }

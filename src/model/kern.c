@@ -717,3 +717,74 @@ int kern_project_fused_order(const double *F, int nf, int m, int K, const double
     return -1;
 #endif
 }
+
+/* The machine's multiply-add rate, for the compute roof of `aimsweep bench`: KERN_FMA_CHAINS
+ * independent chains of vector multiply-adds (each waits only for its own previous one), so
+ * that the units, not the latency, bound the loop; in the widest vectors this build has, in
+ * double or float (a vector holds 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2; the
+ * portable build times scalar chains the compiler may vectorise). Chain q runs
+ * a <- 0.9999 a + c from a = q; the value returned is the sum over the chains of their first
+ * lane. */
+#define KERN_FMA_CHAINS 16
+
+double kern_fma_burst(int single, long n, double *fmas)
+{
+    double sink = 0;
+#if KERN_AVX512
+    if (single) {
+        __m512 a[KERN_FMA_CHAINS], m = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-6f);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            a[q] = _mm512_set1_ps((float)q);
+        for (long k = 0; k < n; k++)
+            for (int q = 0; q < KERN_FMA_CHAINS; q++)
+                a[q] = _mm512_fmadd_ps(a[q], m, c);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            sink += _mm512_cvtss_f32(a[q]);
+        *fmas = 16.0 * KERN_FMA_CHAINS * (double)n;
+    } else {
+        __m512d a[KERN_FMA_CHAINS], m = _mm512_set1_pd(0.9999), c = _mm512_set1_pd(1e-9);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            a[q] = _mm512_set1_pd(q);
+        for (long k = 0; k < n; k++)
+            for (int q = 0; q < KERN_FMA_CHAINS; q++)
+                a[q] = _mm512_fmadd_pd(a[q], m, c);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            sink += _mm512_cvtsd_f64(a[q]);
+        *fmas = 8.0 * KERN_FMA_CHAINS * (double)n;
+    }
+#elif KERN_VECTOR
+    if (single) {
+        __m256 a[KERN_FMA_CHAINS], m = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-6f);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            a[q] = _mm256_set1_ps((float)q);
+        for (long k = 0; k < n; k++)
+            for (int q = 0; q < KERN_FMA_CHAINS; q++)
+                a[q] = _mm256_fmadd_ps(a[q], m, c);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            sink += _mm256_cvtss_f32(a[q]);
+        *fmas = 8.0 * KERN_FMA_CHAINS * (double)n;
+    } else {
+        __m256d a[KERN_FMA_CHAINS], m = _mm256_set1_pd(0.9999), c = _mm256_set1_pd(1e-9);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            a[q] = _mm256_set1_pd(q);
+        for (long k = 0; k < n; k++)
+            for (int q = 0; q < KERN_FMA_CHAINS; q++)
+                a[q] = _mm256_fmadd_pd(a[q], m, c);
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            sink += _mm256_cvtsd_f64(a[q]);
+        *fmas = 4.0 * KERN_FMA_CHAINS * (double)n;
+    }
+#else
+    double a[KERN_FMA_CHAINS];
+    for (int q = 0; q < KERN_FMA_CHAINS; q++)
+        a[q] = q;
+    for (long k = 0; k < n; k++)
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)
+            a[q] = a[q] * 0.9999 + 1e-9;
+    for (int q = 0; q < KERN_FMA_CHAINS; q++)
+        sink += a[q];
+    *fmas = (double)KERN_FMA_CHAINS * (double)n;
+    (void)single;
+#endif
+    return sink;
+}

@@ -581,44 +581,53 @@ static void project_row_order_f32(const float *f, int m, const float *const y[8]
 
 #if KERN_F32_512
 
-/* project_row_order_f32 for two rows f0, f1 at once, bit for bit, on 16 lanes: one register
- * holds the same eight columns of both rows, each token is repeated in both halves, so each
- * lane adds the 8-lane kernel's products in its order. out0[q], out1[q] = f0 . y[q], f1 . y[q]. */
-static void project_rows2_order_f32(const float *f0, const float *f1, int m,
-                                    const float *const y[8], double out0[8], double out1[8])
+/* Row pairs of F per call of project_rowpairs_order_f32 (four rows: sixteen independent sums). */
+#define KERN_F32_FPAIRS 2
+
+/* project_row_order_f32 for np <= KERN_F32_FPAIRS pairs of rows at once (rows 2p and 2p + 1 from
+ * f, row stride m), bit for bit, on 16 lanes: one register holds the same eight columns of a pair
+ * of rows, each token is repeated in both halves, so each lane adds the 8-lane kernel's products
+ * in its order. Two pairs share each load of a token (twelve loads for sixteen multiply-adds,
+ * where one pair took ten for eight). out[8 h + q] = row h . y[q], h < 2 np. */
+static inline __attribute__((always_inline)) void
+project_rowpairs_order_f32(const float *f, int np, int m, const float *const y[8], double *out)
 {
-    __m256d o[16]; /* o[q] row f0, o[8 + q] row f1 */
-    for (int q = 0; q < 16; q++)
+    __m256d o[16 * KERN_F32_FPAIRS]; /* o[16 p + q] row 2p, o[16 p + 8 + q] row 2p + 1 */
+    for (int q = 0; q < 16 * np; q++)
         o[q] = _mm256_setzero_pd();
     int j = 0;
     while (j + 8 <= m) {
         int end = j + 8 * KERN_F32_TERMS <= m ? j + 8 * KERN_F32_TERMS : m - (m - j) % 8;
-        __m512 g[8];
-        for (int q = 0; q < 8; q++)
+        __m512 g[8 * KERN_F32_FPAIRS];
+        for (int q = 0; q < 8 * np; q++)
             g[q] = _mm512_setzero_ps();
         for (; j < end; j += 8) {
-            __m512 F = rows2_ps(f0 + j, f1 + j);
-            for (int q = 0; q < 8; q++)
-                g[q] = _mm512_fmadd_ps(F, bcast8_ps(y[q] + j), g[q]);
+            __m512 F[KERN_F32_FPAIRS];
+            for (int p = 0; p < np; p++)
+                F[p] = rows2_ps(f + (size_t)2 * p * m + j, f + (size_t)(2 * p + 1) * m + j);
+            for (int q = 0; q < 8; q++) {
+                __m512 Y = bcast8_ps(y[q] + j);
+                for (int p = 0; p < np; p++)
+                    g[8 * p + q] = _mm512_fmadd_ps(F[p], Y, g[8 * p + q]);
+            }
         }
-        for (int q = 0; q < 8; q++) {
-            o[q] = fold_ps(o[q], lo8_ps(g[q]));
-            o[8 + q] = fold_ps(o[8 + q], hi8_ps(g[q]));
-        }
+        for (int p = 0; p < np; p++)
+            for (int q = 0; q < 8; q++) {
+                o[16 * p + q] = fold_ps(o[16 * p + q], lo8_ps(g[8 * p + q]));
+                o[16 * p + 8 + q] = fold_ps(o[16 * p + 8 + q], hi8_ps(g[8 * p + q]));
+            }
     }
     if (j < m) { /* the last m % 8 columns, masked, as in project_row_order_f32 */
         __m256i k = lanes_ps(m - j);
-        __m256 F0 = _mm256_maskload_ps(f0 + j, k), F1 = _mm256_maskload_ps(f1 + j, k);
-        for (int q = 0; q < 8; q++) {
-            __m256 Y = _mm256_maskload_ps(y[q] + j, k);
-            o[q] = fold_ps(o[q], _mm256_mul_ps(F0, Y));
-            o[8 + q] = fold_ps(o[8 + q], _mm256_mul_ps(F1, Y));
+        for (int h = 0; h < 2 * np; h++) {
+            __m256 F = _mm256_maskload_ps(f + (size_t)h * m + j, k);
+            for (int q = 0; q < 8; q++)
+                o[8 * h + q] =
+                    fold_ps(o[8 * h + q], _mm256_mul_ps(F, _mm256_maskload_ps(y[q] + j, k)));
         }
     }
-    for (int q = 0; q < 8; q++) {
-        out0[q] = hsum_pd(o[q]);
-        out1[q] = hsum_pd(o[8 + q]);
-    }
+    for (int q = 0; q < 16 * np; q++)
+        out[q] = hsum_pd(o[q]);
 }
 
 #endif
@@ -672,30 +681,33 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
                                  double *Z, size_t ldzs, int ldz)
 {
 #if KERN_F32_VECTOR
-    /* two rows at a time through the 16-lane kernel where there is one, the last odd row (or
-     * every row) through the 8-lane one */
-    int step = KERN_F32_512 ? 2 : 1;
+    /* four or two rows at a time through the 16-lane kernel where there is one, the last odd
+     * row (or every row) through the 8-lane one */
+    int step = KERN_F32_512 ? 2 * KERN_F32_FPAIRS : 1;
     for (int p = 0; p < nf; p += step)
         for (int s0 = 0; s0 < K; s0 += 4) {
-            int ns = K - s0 < 4 ? K - s0 : 4, two = KERN_F32_512 && p + 1 < nf;
+            int ns = K - s0 < 4 ? K - s0 : 4, rows = nf - p < step ? nf - p : step;
             const float *y[8];
-            double out[2][8];
+            double out[2 * KERN_F32_FPAIRS * 8];
             for (int u = 0; u < 4; u++) {
                 y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
                 y[2 * u + 1] = y[2 * u] + m;
             }
 #if KERN_F32_512
-            if (two)
-                project_rows2_order_f32(F + (size_t)p * m, F + (size_t)(p + 1) * m, m, y, out[0],
-                                        out[1]);
-            else
+            if (rows == 2 * KERN_F32_FPAIRS)
+                project_rowpairs_order_f32(F + (size_t)p * m, KERN_F32_FPAIRS, m, y, out);
+            else if (rows >= 2)
+                project_rowpairs_order_f32(F + (size_t)p * m, 1, m, y, out);
+            if (rows & 1)
+#else
+            rows = 1;
 #endif
-                project_row_order_f32(F + (size_t)p * m, m, y, out[0]);
-            for (int h = 0; h <= two; h++)
+                project_row_order_f32(F + (size_t)(p + rows - 1) * m, m, y, out + 8 * (rows - 1));
+            for (int h = 0; h < rows; h++)
                 for (int u = 0; u < ns; u++) {
                     double *z = Z + (size_t)(s0 + u) * ldzs;
-                    z[p + h] = out[h][2 * u];
-                    z[ldz + p + h] = out[h][2 * u + 1];
+                    z[p + h] = out[8 * h + 2 * u];
+                    z[ldz + p + h] = out[8 * h + 2 * u + 1];
                 }
         }
     return 0;

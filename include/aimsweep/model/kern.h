@@ -126,4 +126,11 @@ void kern_project_f32_portable(const float *M, int n, int m, int T, const float 
  * kernels only, else 0. */
 int kern_vector(void);
 
+/* n rounds of independent vector multiply-adds in the widest vectors of this build, in float
+ * (single = 1) or double: the machine's multiply-add rate, timed by the caller. Sets *fmas to
+ * the scalar multiply-adds done; returns the sum over the 16 chains of the first lane of each,
+ * chain q having run a <- 0.9999 a + c (c = 1e-6 in float, 1e-9 in double) n times from a = q
+ * (for the caller to keep, so that the loop is not removed). */
+double kern_fma_burst(int single, long n, double *fmas);
+
 #endif

@@ -1,0 +1,41 @@
+#!/bin/sh
+# `aimsweep bench` as a user reads it: every row's multiply-adds per step are the step's count
+# (2T per parameter entry and T per entry of the teacher's factor, T = 2: direct 4 d^2 + 2 d k,
+# tied 4 d r + 2 d k, untied 8 d r + 2 d k, with r = d and k = round(d/2)), the roofline is the larger
+# of the memory and the compute times, the ratio is the step's time over it, and each measured
+# rate is positive and finite. Timings themselves are not checked (the machine may be shared).
+# usage: bench_cli.sh WORKDIR   (env AIMSWEEP, SRCDIR)
+set -u
+W=$1
+rm -rf "$W" && mkdir -p "$W" || exit 1
+. "$SRCDIR/tests/harness_lib.sh"
+passed=0
+"$AIMSWEEP" bench --d 40,41 --precision double,single --seconds 0.05 --format csv >"$W/b.csv" ||
+    fail "aimsweep bench exited $?"
+rows=$(awk 'END { print NR - 1 }' "$W/b.csv")
+[ "$rows" -eq 12 ] || fail "bench: $rows rows, expected 12 (3 decompositions x 2 sizes x 2 precisions)"
+bad=$(awk -F, '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    {
+        d = $c["d"]; k = int(d / 2 + 0.5); dec = $c["decomposition"]
+        want = (dec == "untied" ? 8 : 4) * d * d + 2 * d * k
+        mem = $c["memory_us"]; comp = $c["compute_us"]; roof = $c["roofline_us"]
+        top = mem > comp ? mem : comp
+        if ($c["fma_per_step"] != want)
+            printf "%s d=%s %s: %s multiply-adds per step, expected %d\n", dec, d, $c["precision"], $c["fma_per_step"], want
+        if (roof - top > 1e-3 * top || top - roof > 1e-3 * top)
+            printf "%s d=%s: roofline %s is not max(memory %s, compute %s)\n", dec, d, roof, mem, comp
+        r = $c["us_per_step"] / roof
+        if (r - $c["ratio_to_roofline"] > 2e-3 * r || $c["ratio_to_roofline"] - r > 2e-3 * r)
+            printf "%s d=%s: ratio %s, the step over the roofline is %g\n", dec, d, $c["ratio_to_roofline"], r
+        if (!($c["gfma_per_s"] > 0) || !($c["bandwidth_gbs"] > 0) || !($c["steps_per_s"] > 0))
+            printf "%s d=%s: a rate is not positive: %s GFMA/s, %s GB/s, %s steps/s\n", dec, d, $c["gfma_per_s"], $c["bandwidth_gbs"], $c["steps_per_s"]
+        if (comp * $c["gfma_per_s"] * 1e3 - want > 1e-2 * want || want - comp * $c["gfma_per_s"] * 1e3 > 1e-2 * want)
+            printf "%s d=%s: compute time %s us is not %d multiply-adds at %s GFMA/s\n", dec, d, comp, want, $c["gfma_per_s"]
+    }' "$W/b.csv")
+[ -z "$bad" ] && passed=$((passed + 1)) || fail "$bad"
+# a malformed option is refused with exit 2
+"$AIMSWEEP" bench --precision quad >/dev/null 2>&1
+[ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench --precision quad: not refused with exit 2"
+echo "$passed passed, $fails failed"
+[ "$fails" -eq 0 ]
