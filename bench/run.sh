@@ -29,8 +29,15 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 c=$(mktemp) n=$(mktemp) t=$(mktemp) p1=$(mktemp) p2=$(mktemp)
 trap 'rm -f "$c" "$n" "$t" "$p1" "$p2"' EXIT
 "$bin" bench --d "$ds" --precision double,single --seconds "$secs" --format csv >"$c"
-/usr/bin/python3 bench/sgd_numpy.py "$peers" direct,tied,untied "$secs" >"$n"
-/usr/bin/python3 bench/sgd_torch.py "$peers" direct,tied,untied "$secs" >"$t"
+# The peers allocate their temporaries (a d x d outer product, a clone of U) every step. glibc
+# serves blocks over its mmap threshold with fresh pages, zeroed by the kernel on first touch,
+# and moves the threshold only as blocks come and go, so a peer's step took 1.5-15x longer in
+# some runs than in others (PyTorch's untied step at d = 400: 70-150 or about 1700 steps/s,
+# NumPy's 620-880 or about 1300). Keeping such blocks on the heap gives each peer its steady,
+# faster speed, which is the fair comparison.
+peer_env="GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=536870912"
+env "$peer_env" /usr/bin/python3 bench/sgd_numpy.py "$peers" direct,tied,untied "$secs" >"$n"
+env "$peer_env" /usr/bin/python3 bench/sgd_torch.py "$peers" direct,tied,untied "$secs" >"$t"
 if [ "$pair" = 1 ]; then
     pin0="" pin1=""
     if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin0="taskset -c 0" pin1="taskset -c 1"; fi
