@@ -13,6 +13,10 @@
 #        BIN [BIN2 ...]   (defaults: every activation of the sweep, init scales 0.3 0.7 1.2,
 #        rates 0.01 0.03, one run)
 set -euo pipefail
+# One BLAS thread, as a sweep's ranks run (jobs/*.sbatch): otherwise OpenBLAS starts a thread per
+# core when the library loads, before aimsweep can set the count, and that start-up's system
+# time (about 0.09 s a process on a 2-core Zen 5 machine) would count as the point's.
+export OPENBLAS_NUM_THREADS=1
 limit=60 repeat=1 acts="h1 h2 h3 h4 relu tanh erf softmax(1)" scales="0.3 0.7 1.2" lrs="0.01 0.03"
 while [ $# -gt 0 ]; do
     case "$1" in
