@@ -343,7 +343,7 @@ int cli_bench(int argc, char **argv)
                 double us = best_us, mem = 1e6 * bytes / bw, comp = 1e6 * fmas / rate,
                        roof = fmax(mem, comp);
                 if (csv)
-                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.2f,%.6g,%.6g,%.4g\n",
+                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.6g,%.6g,%.6g,%.4g\n",
                            names[di], m->d, single ? "single" : "double", 1e6 / us, us, bytes,
                            bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof);
                 else

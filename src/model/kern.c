@@ -727,64 +727,46 @@ int kern_project_fused_order(const double *F, int nf, int m, int K, const double
  * lane. */
 #define KERN_FMA_CHAINS 16
 
+/* n rounds of the chains in vectors of type V (SET1 broadcasts, FMADD multiplies and adds,
+ * FIRST reads the first lane); the first lanes' sum into sink. */
+#define KERN_FMA_RUN(V, SET1, FMADD, FIRST, c, n, sink)                                            \
+    do {                                                                                           \
+        V a_[KERN_FMA_CHAINS], m_ = SET1(0.9999), c_ = SET1(c);                                    \
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
+            a_[q] = SET1(q);                                                                       \
+        for (long k = 0; k < (n); k++)                                                             \
+            for (int q = 0; q < KERN_FMA_CHAINS; q++)                                              \
+                a_[q] = FMADD(a_[q], m_, c_);                                                      \
+        for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
+            (sink) += FIRST(a_[q]);                                                                \
+    } while (0)
+
+#if !KERN_VECTOR
+static inline double fma_scalar(double a, double m, double c) { return a * m + c; }
+static inline double first_scalar(double a) { return a; }
+static inline double set1_scalar(double a) { return a; }
+#endif
+
 double kern_fma_burst(int single, long n, double *fmas)
 {
     double sink = 0;
+    int lanes;
 #if KERN_AVX512
-    if (single) {
-        __m512 a[KERN_FMA_CHAINS], m = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-6f);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            a[q] = _mm512_set1_ps((float)q);
-        for (long k = 0; k < n; k++)
-            for (int q = 0; q < KERN_FMA_CHAINS; q++)
-                a[q] = _mm512_fmadd_ps(a[q], m, c);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            sink += _mm512_cvtss_f32(a[q]);
-        *fmas = 16.0 * KERN_FMA_CHAINS * (double)n;
-    } else {
-        __m512d a[KERN_FMA_CHAINS], m = _mm512_set1_pd(0.9999), c = _mm512_set1_pd(1e-9);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            a[q] = _mm512_set1_pd(q);
-        for (long k = 0; k < n; k++)
-            for (int q = 0; q < KERN_FMA_CHAINS; q++)
-                a[q] = _mm512_fmadd_pd(a[q], m, c);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            sink += _mm512_cvtsd_f64(a[q]);
-        *fmas = 8.0 * KERN_FMA_CHAINS * (double)n;
-    }
+    if (single)
+        KERN_FMA_RUN(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_cvtss_f32, 1e-6, n, sink);
+    else
+        KERN_FMA_RUN(__m512d, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_cvtsd_f64, 1e-9, n, sink);
+    lanes = single ? 16 : 8;
 #elif KERN_VECTOR
-    if (single) {
-        __m256 a[KERN_FMA_CHAINS], m = _mm256_set1_ps(0.9999f), c = _mm256_set1_ps(1e-6f);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            a[q] = _mm256_set1_ps((float)q);
-        for (long k = 0; k < n; k++)
-            for (int q = 0; q < KERN_FMA_CHAINS; q++)
-                a[q] = _mm256_fmadd_ps(a[q], m, c);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            sink += _mm256_cvtss_f32(a[q]);
-        *fmas = 8.0 * KERN_FMA_CHAINS * (double)n;
-    } else {
-        __m256d a[KERN_FMA_CHAINS], m = _mm256_set1_pd(0.9999), c = _mm256_set1_pd(1e-9);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            a[q] = _mm256_set1_pd(q);
-        for (long k = 0; k < n; k++)
-            for (int q = 0; q < KERN_FMA_CHAINS; q++)
-                a[q] = _mm256_fmadd_pd(a[q], m, c);
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            sink += _mm256_cvtsd_f64(a[q]);
-        *fmas = 4.0 * KERN_FMA_CHAINS * (double)n;
-    }
+    if (single)
+        KERN_FMA_RUN(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_cvtss_f32, 1e-6, n, sink);
+    else
+        KERN_FMA_RUN(__m256d, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_cvtsd_f64, 1e-9, n, sink);
+    lanes = single ? 8 : 4;
 #else
-    double a[KERN_FMA_CHAINS];
-    for (int q = 0; q < KERN_FMA_CHAINS; q++)
-        a[q] = q;
-    for (long k = 0; k < n; k++)
-        for (int q = 0; q < KERN_FMA_CHAINS; q++)
-            a[q] = a[q] * 0.9999 + 1e-9;
-    for (int q = 0; q < KERN_FMA_CHAINS; q++)
-        sink += a[q];
-    *fmas = (double)KERN_FMA_CHAINS * (double)n;
-    (void)single;
+    KERN_FMA_RUN(double, set1_scalar, fma_scalar, first_scalar, single ? 1e-6 : 1e-9, n, sink);
+    lanes = 1;
 #endif
+    *fmas = (double)lanes * KERN_FMA_CHAINS * (double)n;
     return sink;
 }

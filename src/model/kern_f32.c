@@ -59,6 +59,11 @@
 #define KERN_F32_512 0
 #endif
 
+/* Row pairs of F per call of project_rowpairs_order_f32 with AVX-512 (four rows: sixteen
+ * independent sums); the output buffer of kern_project_fused_order_f32 is sized by it in any
+ * build. */
+#define KERN_F32_FPAIRS 2
+
 /* Products per float partial sum before it goes into the double total. The kernels with two
  * partial sums per dot product over eight lanes fold every 16 KERN_F32_TERMS columns, those
  * with one every 8 KERN_F32_TERMS. */
@@ -580,9 +585,6 @@ static void project_row_order_f32(const float *f, int m, const float *const y[8]
 }
 
 #if KERN_F32_512
-
-/* Row pairs of F per call of project_rowpairs_order_f32 (four rows: sixteen independent sums). */
-#define KERN_F32_FPAIRS 2
 
 /* project_row_order_f32 for np <= KERN_F32_FPAIRS pairs of rows at once (rows 2p and 2p + 1 from
  * f, row stride m), bit for bit, on 16 lanes: one register holds the same eight columns of a pair
