@@ -2,12 +2,12 @@
 # The SGD step benchmark, side by side in one run: aimsweep's fused step, its roofline (the
 # larger of its bytes over the measured bandwidth and its multiply-adds over the measured
 # multiply-add rate; src/cli/cli_bench.c), and the same step in NumPy on OpenBLAS and in
-# PyTorch (CPU). All single-threaded. With --pair, aimsweep's step is also measured with two copies running at
-# once (each pinned to its own core where taskset exists), to show how much two ranks on one
-# node slow each other (at large d they share the memory bandwidth).
+# PyTorch (CPU). All single-threaded. With --pair, aimsweep's step is also measured with two
+# copies running at once (each pinned to its own core where taskset exists), to show how much
+# two ranks on one node slow each other (at large d they share the memory bandwidth).
 # aimsweep's step is measured in double and in single precision (`precision single`), each
-# against the roofline at its own bytes and arithmetic; the peers run in double, at the sizes --peers names
-# (default: all; at d = 1600 and beyond a NumPy step takes seconds).
+# against the roofline at its own bytes and arithmetic; the peers run in double, at the sizes
+# --peers names (default: all; at d = 1600 and beyond a NumPy step takes seconds).
 # Every timing, ours and the peers', is the best over ~2 ms batches (the machine may be shared).
 # usage: bench/run.sh [--pair] [--peers D_LIST] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
 #        bench/run.sh --pair --peers 400 400,800,1600,3200 4      (the README's table)

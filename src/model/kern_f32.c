@@ -701,9 +701,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
             else if (rows >= 2)
                 project_rowpairs_order_f32(F + (size_t)p * m, 1, m, y, out);
             if (rows & 1)
-#else
-            rows = 1;
-#endif
+#endif /* (without AVX-512 step is 1, so rows is 1: every row takes the 8-lane kernel) */
                 project_row_order_f32(F + (size_t)(p + rows - 1) * m, m, y, out + 8 * (rows - 1));
             for (int h = 0; h < rows; h++)
                 for (int u = 0; u < ns; u++) {
