@@ -485,9 +485,11 @@ static int setup_seconds(const struct params *p, double *model_s, double *setup_
  * traces), the ODE's set-up at d = 400 against the model's own set-up at d = 400, and the growth
  * of the set-up from d = 200 to 400, each within a factor 2.5 of the measured ratio; direct's
  * ODE has no set-up worth counting (below 0.2 of the model's, in the measurement and in the
- * model). Measured on the project's machine (one run, two engineers' loads): set-up / model
- * 1.11 (tied), 1.93 (untied), the model 1.75 and 1.5; growth 200 -> 400 of 7.9-9.0 and 6.6-7.7,
- * the model 8.0 and 8.0. The full tasks at d = 320, 640, 1280 (`aimsweep single --solvers ode`,
+ * model). Measured (one run, two engineers' loads) on an Intel Xeon: set-up / model 1.11 (tied),
+ * 1.93 (untied); on an AMD EPYC (Zen 5): 0.73-0.96 and 2.8-3.9; the model 1.22 and 2.4, between
+ * the two (it said 1.75 and 1.5 when fitted to the first alone, and the Zen 5's loaded 3.87 then
+ * failed); growth 200 -> 400 of 7.9-9.0 and 6.6-7.7 (Xeon), 8.8-9.8 and 6.3-6.8 (Zen 5), the
+ * model 8.0 and 8.0. The full tasks at d = 320, 640, 1280 (`aimsweep single --solvers ode`,
  * tau_end 0.3, one BLAS thread; CPU s 0.08, 0.66, 15.3 tied, 0.09, 0.67, 4.6 untied) came out at
  * estimate/measured 1.4, 1.1, 1.05 (tied) and 1.2, 1.0, 1.1 (untied); the TLB cliff of the tied
  * Gram loop at d = 1280 is not measured here (15 s). Planted errors: the set-up left out (as
@@ -520,8 +522,9 @@ static void test_cost_ode_setup(void)
         }
         double meas = setup_s / model_s;
         double est = task_ode_setup_flops(&p) / TASK_FLOPS_PER_S / task_cost_model(&p);
-        printf("ODE set-up, %s, d = 400: set-up / model measured %.3g, model %.3g",
-               params_decomp_name(decs[k]), meas, est);
+        printf("ODE set-up, %s, d = 400: model %.3g s, set-up %.3g s (CPU); set-up / model "
+               "measured %.3g, model %.3g",
+               params_decomp_name(decs[k]), model_s, setup_s, meas, est);
         if (decs[k] == DECOMP_DIRECT) {
             printf("\n");
             CHECK(meas < 0.2 && est < 0.2, "direct: set-up / model measured %.3g, model %.3g", meas,
