@@ -187,21 +187,20 @@ static void one(struct rng *g, int n, int m, int T, int positive)
 /* The vector kernels' order of operations, written out lane by lane in scalar C (fmaf is the
  * hardware's fused multiply-add, correctly rounded either way), so that every build with the
  * vector kernels (8-lane AVX2, or 16-lane AVX-512, whose lanes must take the same products in
- * the same order) can be held to it with memcmp. One row r of a pair (the pair's rows are
- * independent): the update v = fma(-b, x1, fma(-a, x0, r)) per entry, then for each token c
- * eight float lanes per partial sum, KERN_F32_TERMS multiply-adds a lane per block, each block
- * folded into four double lanes as o[i] += (double)s[i] + (double)s[i + 4], and the result
- * (o[0] + o[2]) + (o[1] + o[3]). two = 1 is update_project_pair_f32 (two partial sums per sum,
- * over columns 16c + l and 16c + 8 + l, blocks of 16 KERN_F32_TERMS columns, then one 8-column
- * step), two = 0 the look-ahead's pass (one partial sum, blocks of 8 KERN_F32_TERMS); the last
- * m % 8 columns are products rounded to float, the missing lanes +0. update = 0 leaves r alone
- * (kern_project_fused_order_f32's teacher rows, one partial sum). */
+ * the same order) can be held to it with memcmp. One row r (the rows of a pass are
+ * independent): the update v = fma(-b, x1, fma(-a, x0, r)) per entry, then for each token c two
+ * float partial sums of eight lanes, s over columns 16c + l and t over 16c + 8 + l, for blocks
+ * of 16 KERN_F32_TERMS columns, each block's s then t added into eight double lanes
+ * (o[l] += (double)s[l]); then one 8-column step (a partial sum of one product per lane), then
+ * the last m % 8 columns (products rounded to float, the missing lanes +0); the result is
+ * w[l] = o[l] + o[l + 4], then (w[0] + w[2]) + (w[1] + w[3]). update = 0 leaves r alone
+ * (kern_project_fused_order_f32's teacher rows). */
 enum { EMU_TERMS = 16 };
 
-static void emu_fold(double o[4], const float s[8])
+static void emu_fold(double o[8], const float s[8])
 {
-    for (int i = 0; i < 4; i++)
-        o[i] += (double)s[i] + (double)s[i + 4];
+    for (int i = 0; i < 8; i++)
+        o[i] += (double)s[i];
 }
 
 static float emu_entry(float *r, int j, int update, float a, float b, const float *x0,
@@ -214,28 +213,27 @@ static float emu_entry(float *r, int j, int update, float a, float b, const floa
     return v;
 }
 
-static void emu_row(float *r, int m, int two, int update, float a, float b, const float *x0,
+static void emu_row(float *r, int m, int update, float a, float b, const float *x0,
                     const float *x1, const float *y0, const float *y1, double out[2])
 {
     const float *y[2] = {y0, y1};
-    double o[2][4] = {{0}};
-    int j = 0, w = two ? 16 : 8;
-    while (j + w <= m) {
-        int end = j + w * EMU_TERMS <= m ? j + w * EMU_TERMS : m - (m - j) % w;
+    double o[2][8] = {{0}};
+    int j = 0;
+    while (j + 16 <= m) {
+        int end = j + 16 * EMU_TERMS <= m ? j + 16 * EMU_TERMS : m - (m - j) % 16;
         float s[2][16] = {{0}};
-        for (; j < end; j += w)
-            for (int l = 0; l < w; l++) {
+        for (; j < end; j += 16)
+            for (int l = 0; l < 16; l++) {
                 float v = emu_entry(r, j + l, update, a, b, x0, x1);
                 for (int c = 0; c < 2; c++)
                     s[c][l] = fmaf(v, y[c][j + l], s[c][l]);
             }
         for (int c = 0; c < 2; c++) {
             emu_fold(o[c], s[c]);
-            if (two)
-                emu_fold(o[c], s[c] + 8);
+            emu_fold(o[c], s[c] + 8);
         }
     }
-    if (two && j + 8 <= m) {
+    if (j + 8 <= m) {
         float s[2][8] = {{0}};
         for (int l = 0; l < 8; l++) {
             float v = emu_entry(r, j + l, update, a, b, x0, x1);
@@ -256,8 +254,12 @@ static void emu_row(float *r, int m, int two, int update, float a, float b, cons
         for (int c = 0; c < 2; c++)
             emu_fold(o[c], s[c]);
     }
-    for (int c = 0; c < 2; c++)
-        out[c] = (o[c][0] + o[c][2]) + (o[c][1] + o[c][3]);
+    for (int c = 0; c < 2; c++) {
+        double w[4];
+        for (int i = 0; i < 4; i++)
+            w[i] = o[c][i] + o[c][i + 4];
+        out[c] = (w[0] + w[2]) + (w[1] + w[3]);
+    }
 }
 
 /* The T = 2 passes of the vector build against emu_row, bit for bit, on the rows that go
@@ -291,7 +293,7 @@ static void order_one(struct rng *g, int n, int m)
         int same = 1;
         for (int i = 0; i < 2 * pairs; i++) {
             double out[2];
-            emu_row(M2 + (size_t)i * m, m, i / 2 >= nf, 1, (float)C[i], (float)C[n + i], X, X + m,
+            emu_row(M2 + (size_t)i * m, m, 1, (float)C[i], (float)C[n + i], X, X + m,
                     Y, Y + m, out);
             same &= !memcmp(M1 + (size_t)i * m, M2 + (size_t)i * m, sizeof(float) * m) &&
                     !memcmp(&O1[i], &out[0], sizeof(double)) &&
@@ -308,7 +310,7 @@ static void order_one(struct rng *g, int n, int m)
         for (int p = 0; p < n; p++) {
             double out[2];
             const float *ys = Y + (size_t)s * 2 * m;
-            emu_row(M0 + (size_t)p * m, m, 0, 0, 0, 0, X, X + m, ys, ys + m, out);
+            emu_row(M0 + (size_t)p * m, m, 0, 0, 0, X, X + m, ys, ys + m, out);
             same &= !memcmp(&Z[(size_t)s * 2 * n + p], &out[0], sizeof(double)) &&
                     !memcmp(&Z[(size_t)s * 2 * n + n + p], &out[1], sizeof(double));
         }
