@@ -213,8 +213,8 @@ static float emu_entry(float *r, int j, int update, float a, float b, const floa
     return v;
 }
 
-static void emu_row(float *r, int m, int update, float a, float b, const float *x0,
-                    const float *x1, const float *y0, const float *y1, double out[2])
+static void emu_row(float *r, int m, int update, float a, float b, const float *x0, const float *x1,
+                    const float *y0, const float *y1, double out[2])
 {
     const float *y[2] = {y0, y1};
     double o[2][8] = {{0}};
@@ -265,13 +265,13 @@ static void emu_row(float *r, int m, int update, float a, float b, const float *
 /* The T = 2 passes of the vector build against emu_row, bit for bit, on the rows that go
  * through the vector kernels (every row of a pair; an odd last row takes the portable loop):
  * kern_update_project_f32 (two partial sums), kern_update_project_ahead_f32 with every pair,
- * half of them or none projected ahead (one partial sum for those, two for the rest), and
- * kern_project_fused_order_f32's teacher rows for three samples. Planted in the 16-lane kernels:
- * a block of the two-sum pass one 16-column step longer fails 36 checks (every m > 256), the two
- * halves of the look-ahead pass's registers read as the wrong row 200, the second teacher row of
- * a register folded from the first's half 120; the 8-lane kernels
- * (x86-64-v3 build) are held to the same order. (Folding t before s cannot show: a sum in double
- * of a few float partial sums is exact, in either order.) */
+ * half of them or none projected ahead (every sum in the one order, four rows at a time with
+ * AVX-512), and kern_project_fused_order_f32's teacher rows for three samples. Planted in the 16-lane kernels:
+ * a block of the pass one 16-column step longer fails 48 checks, the total's lanes added as
+ * neighbours (l + 1) instead of l + 4 708, the second teacher row multiplied by the first's
+ * register 93, the fourth row of the look-ahead's four taking the third's coefficient b 186; the
+ * 8-lane kernels (x86-64-v3 build) are held to the same order. (Folding t before s cannot show:
+ * a sum in double of a few float partial sums is exact, in either order.) */
 static void order_one(struct rng *g, int n, int m)
 {
     size_t nm = (size_t)n * m;
@@ -293,8 +293,8 @@ static void order_one(struct rng *g, int n, int m)
         int same = 1;
         for (int i = 0; i < 2 * pairs; i++) {
             double out[2];
-            emu_row(M2 + (size_t)i * m, m, 1, (float)C[i], (float)C[n + i], X, X + m,
-                    Y, Y + m, out);
+            emu_row(M2 + (size_t)i * m, m, 1, (float)C[i], (float)C[n + i], X, X + m, Y, Y + m,
+                    out);
             same &= !memcmp(M1 + (size_t)i * m, M2 + (size_t)i * m, sizeof(float) * m) &&
                     !memcmp(&O1[i], &out[0], sizeof(double)) &&
                     !memcmp(&O1[n + i], &out[1], sizeof(double));

@@ -134,7 +134,8 @@ static inline void row_tail_f32(const float *r, float *w, int m, int j, float a,
             _mm256_storeu_ps(w + j, v);
         }
         for (int q = 0; q < ny; q++)
-            o[q] = acc_add(o[q], _mm256_fmadd_ps(v, _mm256_loadu_ps(y[q] + j), _mm256_setzero_ps()));
+            o[q] =
+                acc_add(o[q], _mm256_fmadd_ps(v, _mm256_loadu_ps(y[q] + j), _mm256_setzero_ps()));
         j += 8;
     }
     if (j < m) {
