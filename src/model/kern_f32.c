@@ -389,8 +389,9 @@ static inline void update_project_pair_f_f32(float *r0, float *r1, const float *
 int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C, const float *X,
                                   const float *Y, double *O, int nf)
 {
-    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs, i = 0;
+    int pairs = n / 2, done = T != 2 ? 0 : nf < pairs ? nf : pairs;
 #if KERN_F32_VECTOR
+    int i = 0;
 #if KERN_F32_512
     if (T == 2)
         for (; i + KERN_F32_ROWS <= n; i += KERN_F32_ROWS) {
