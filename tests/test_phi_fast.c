@@ -16,6 +16,8 @@
  *   n2 at all 6 points.
  * - tanh's noise expectations (noise.c's Mehler sums) against a 3D trapezoidal rule, and
  *   softmax's at T = 2 against the 4D Gauss-Hermite rule it replaced, at 64 nodes per axis.
+ * - Hermite activations' noise expectations (the rule exact for their degree) against a 40-node
+ *   rule on every axis.
  */
 #include <math.h>
 #include <string.h>
@@ -324,6 +326,33 @@ static void noise_smooth(void)
     }
 }
 
+/* Hermite activations' noise expectations (noise_eval: the rule exact for sigma's degree k, 2k
+ * nodes on w and z1 and k on z2) against a 40-node rule on every axis, itself exact many times
+ * over: equal to rounding (1e-12 relative), T = 2 and 3, S symmetric or not, c up to the
+ * Cauchy-Schwarz edge. Planted error: k - 1 nodes on z2 (exact only to degree 2k - 3) fails 32
+ * checks: n2 at every point with psi11 != omega11 (where z2 enters), both T, every activation of
+ * degree above 1. */
+static void noise_hermite_exact(void)
+{
+    const char *names[] = {"h1", "h2", "h3", "h4", "hermite(0.3,-1,0.5,0.25,-0.125,0.0625,0.02)"};
+    const double pts[][3] = {{1.0, 0.3, 0.2},  {2.0, 1.5, 0.9},  {0.5, 0.5, 0.1},
+                             {1.0, 1.0, 0.99}, {1.0, -0.5, 0.3}, {3.0, 0.2, -1.2}};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        struct act a = parse(names[n]);
+        for (int T = 2; T <= 3; T++)
+            for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+                double om = pts[i][0], psi = pts[i][1], c = pts[i][2];
+                struct noise_val v, q;
+                char what[160];
+                snprintf(what, sizeof what, "%s noise T=%d (%g, %g, %g)", names[n], T, om, psi, c);
+                CHECK(noise_eval(&a, T, om, psi, c, 0, &v) == 0, "%s: eval", what);
+                CHECK(noise_eval_rule(&a, T, om, psi, c, 40, 40, &q) == 0, "%s: rule", what);
+                CHECK_CLOSE(v.n1, q.n1, 1e-13, 1e-12, what);
+                CHECK_CLOSE(v.n2, q.n2, 1e-13, 1e-12, what);
+            }
+    }
+}
+
 /* act_f_df, which the noise term's rules call, against act_f and act_df: equal bit for bit at
  * 2001 points of [-8, 8] for Hermite series of degree 1 to 6 (a series with every term, so a
  * coefficient summed with the wrong derivative factor or index shows at once), tanh, relu and
@@ -357,6 +386,7 @@ int main(void)
     noise_tanh();
     noise_softmax2();
     noise_smooth();
+    noise_hermite_exact();
     f_df_together();
     return check_done("test_phi_fast");
 }

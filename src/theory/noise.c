@@ -17,7 +17,8 @@
  * Gaussian integral under the law (pair_expect), one per pattern of coinciding indices (law_rule).
  *
  * Rules: Gauss-Hermite products. Hermite activations of degree k are integrated exactly with
- * 2k + 2 nodes per axis; relu and erf have closed forms, tanh a Mehler expansion (below).
+ * 2k nodes per axis (k on the cross term's innermost one); relu and erf have closed forms, tanh
+ * a Mehler expansion (below).
  *
  * relu: D(u, w) = (u - R) 1(u > 0), R = relu(w). With P = 1/4 + asin(r)/(2 pi) the orthant
  * probability of a centred pair of correlation r, and sx, sy its deviations,
@@ -129,10 +130,13 @@ static int chol3_make(double om, double psi, double c, struct chol3 *k)
     return 0;
 }
 
-static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d, int n3d,
+/* n2d nodes per axis for E[delta^2]; n3d for the outer axes (w, z1) of the cross term and nin
+ * for its inner one (z2), over which each delta is a polynomial of sigma's degree twice less one
+ * for a Hermite sigma. */
+static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d, int n3d, int nin,
                       double *n1, double *n2)
 {
-    struct gh g;
+    struct gh g, gi;
     double s1 = 0.0, s2 = 0.0;
     gh_make(&g, n2d);
     for (int i = 0; i < g.n; i++) {
@@ -144,15 +148,16 @@ static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d
         }
     }
     gh_make(&g, n3d);
+    gh_make(&gi, nin);
     for (int i = 0; i < g.n; i++) {
         double w = g.x[i], fw = act_f(a, w);
         for (int j = 0; j < g.n; j++) {
             double u1 = k->c * w + k->s1 * g.x[j];
             double d1 = delta_at(a, u1, fw);
             double inner = 0.0;
-            for (int l = 0; l < g.n; l++) {
-                double u2 = k->c * w + k->r * g.x[j] + k->s2 * g.x[l];
-                inner += g.w[l] * delta_at(a, u2, fw);
+            for (int l = 0; l < gi.n; l++) {
+                double u2 = k->c * w + k->r * g.x[j] + k->s2 * gi.x[l];
+                inner += gi.w[l] * delta_at(a, u2, fw);
             }
             s2 += g.w[i] * g.w[j] * d1 * inner;
         }
@@ -793,7 +798,7 @@ int noise_eval_rule(const struct act *a, int T, double omega11, double psi11, do
     struct chol3 k;
     if (a->kind == ACT_SOFTMAX || chol3_make(omega11, psi11, omega12, &k))
         return -1;
-    elem_rule(a, T, &k, n2d, n3d, &out->n1, &out->n2);
+    elem_rule(a, T, &k, n2d, n3d, n3d, &out->n1, &out->n2);
     return isfinite(out->n1) && isfinite(out->n2) ? 0 : -1;
 }
 
@@ -842,8 +847,10 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
             out->err = fmax(fabs(n1 - m1), fabs(n2 - m2));
         }
     } else if (a->kind == ACT_HERMITE) {
-        int n = 2 * a->degree + 2;
-        elem_rule(a, T, &k, n, n, &n1, &n2);
+        /* exact: delta is a polynomial of degree 2k - 1 in (w, z1, z2), the cross term's
+         * integrand of degree 4k - 2 in w and z1 (2k nodes) and 2k - 1 in z2 (k nodes) */
+        int n = 2 * a->degree, nin = a->degree;
+        elem_rule(a, T, &k, n > 1 ? n : 1, n > 1 ? n : 1, nin > 1 ? nin : 1, &n1, &n2);
     } else if (a->kind == ACT_RELU) {
         if (relu_closed(T, omega11, psi11, omega12, &n1, &n2))
             return -1;
