@@ -131,8 +131,8 @@ static int chol3_make(double om, double psi, double c, struct chol3 *k)
 }
 
 /* n2d nodes per axis for E[delta^2]; n3d for the outer axes (w, z1) of the cross term and nin
- * for its inner one (z2), over which each delta is a polynomial of sigma's degree twice less one
- * for a Hermite sigma. */
+ * for its inner one (z2), over which each delta is a polynomial of degree 2k - 1 for a Hermite
+ * sigma of degree k. A constant sigma (k = 0, no nodes) has delta = 0 and gives 0. */
 static void elem_rule(const struct act *a, int T, const struct chol3 *k, int n2d, int n3d, int nin,
                       double *n1, double *n2)
 {
@@ -849,8 +849,7 @@ int noise_eval(const struct act *a, int T, double omega11, double psi11, double 
     } else if (a->kind == ACT_HERMITE) {
         /* exact: delta is a polynomial of degree 2k - 1 in (w, z1, z2), the cross term's
          * integrand of degree 4k - 2 in w and z1 (2k nodes) and 2k - 1 in z2 (k nodes) */
-        int n = 2 * a->degree, nin = a->degree;
-        elem_rule(a, T, &k, n > 1 ? n : 1, n > 1 ? n : 1, nin > 1 ? nin : 1, &n1, &n2);
+        elem_rule(a, T, &k, 2 * a->degree, 2 * a->degree, a->degree, &n1, &n2);
     } else if (a->kind == ACT_RELU) {
         if (relu_closed(T, omega11, psi11, omega12, &n1, &n2))
             return -1;
