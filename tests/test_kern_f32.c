@@ -344,6 +344,14 @@ int main(void)
         for (size_t a = 0; a < sizeof on / sizeof on[0]; a++)
             for (size_t b = 0; b < sizeof om / sizeof om[0]; b++)
                 order_one(&g, on[a], om[b]);
+        /* more teacher rows than one block of kern_project_fused_order_f32 (32), rows of
+         * several spans (512 columns) with every kind of end (planted: spans ending 16 columns
+         * early fail 176 checks, the rows past the first 32 of a block taken from its start 8) */
+        int bn[] = {33, 67};
+        int bm[] = {513, 1024, 1100, 1545};
+        for (size_t a = 0; a < sizeof bn / sizeof bn[0]; a++)
+            for (size_t b = 0; b < sizeof bm / sizeof bm[0]; b++)
+                order_one(&g, bn[a], bm[b]);
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

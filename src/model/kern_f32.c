@@ -305,15 +305,17 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
  * makes it. nr ny <= KERN_F32_SUMS. */
 #define KERN_F32_SUMS 16
 
-static inline __attribute__((always_inline)) void
-project_rows_f32(const float *f, int nr, int m, const float *const *y, int ny, double *out)
+/* Columns j0 to j1 of the blocks of project_rows_f32 into the totals o (j0 a multiple of
+ * 16 KERN_F32_TERMS, and so is j1 unless it is m): the sums of the whole row, span after span,
+ * are the sums of one span from 0 to m. */
+static inline __attribute__((always_inline)) void project_rows_span_f32(const float *f, int nr,
+                                                                        int m, int j0, int j1,
+                                                                        const float *const *y,
+                                                                        int ny, kacc *o)
 {
-    kacc o[KERN_F32_SUMS];
-    for (int q = 0; q < nr * ny; q++)
-        o[q] = acc_zero();
-    int j = 0;
-    while (j + 16 <= m) {
-        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+    int j = j0;
+    while (j + 16 <= j1) {
+        int end = j + 16 * KERN_F32_TERMS <= j1 ? j + 16 * KERN_F32_TERMS : j1 - (j1 - j) % 16;
 #if KERN_F32_512
         __m512 s[KERN_F32_SUMS]; /* [s | t] of row h and token q at ny h + q */
         for (int q = 0; q < nr * ny; q++)
@@ -351,8 +353,17 @@ project_rows_f32(const float *f, int nr, int m, const float *const *y, int ny, d
             o[q] = acc_add(acc_add(o[q], s[q]), t[q]);
 #endif
     }
+}
+
+static inline __attribute__((always_inline)) void
+project_rows_f32(const float *f, int nr, int m, const float *const *y, int ny, double *out)
+{
+    kacc o[KERN_F32_SUMS];
+    for (int q = 0; q < nr * ny; q++)
+        o[q] = acc_zero();
+    project_rows_span_f32(f, nr, m, 0, m, y, ny, o);
     for (int h = 0; h < nr; h++)
-        row_tail_f32(f + (size_t)h * m, NULL, m, j, 0, 0, NULL, NULL, y, ny, o + ny * h);
+        row_tail_f32(f + (size_t)h * m, NULL, m, m - m % 16, 0, 0, NULL, NULL, y, ny, o + ny * h);
     for (int q = 0; q < nr * ny; q++)
         out[q] = acc_sum(o[q]);
 }
@@ -420,27 +431,49 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 #if KERN_F32_VECTOR
     /* rows of F against the tokens of several samples per read: two rows and four samples with
      * AVX-512, one row and two samples with AVX2 (the registers each has); the tokens of missing
-     * samples repeat the first one's, and their sums are not stored */
-    enum { RSTEP = KERN_F32_512 ? 2 : 1, SSTEP = KERN_F32_512 ? 4 : 2 };
-    for (int p = 0; p < nf; p += RSTEP)
+     * samples repeat the first one's, and their sums are not stored. The rows go RBLOCK at a
+     * time in spans of SPAN columns (two folds), so that the tokens' span stays in the
+     * first-level cache while the rows stream past it: eight tokens of 1600 floats do not fit
+     * there, and every load of a token came from the second level (tied at d = 1600 took 1.2
+     * times as long a step). The spans end where the folds do, so each sum is made as in one
+     * span over the row. */
+    enum {
+        RSTEP = KERN_F32_512 ? 2 : 1,
+        SSTEP = KERN_F32_512 ? 4 : 2,
+        RBLOCK = 32,
+        SPAN = 32 * KERN_F32_TERMS
+    };
+    for (int p0 = 0; p0 < nf; p0 += RBLOCK)
         for (int s0 = 0; s0 < K; s0 += SSTEP) {
-            int ns = K - s0 < SSTEP ? K - s0 : SSTEP, rows = nf - p < RSTEP ? nf - p : RSTEP;
+            int ns = K - s0 < SSTEP ? K - s0 : SSTEP, nb = nf - p0 < RBLOCK ? nf - p0 : RBLOCK;
             const float *y[2 * SSTEP];
-            double out[2 * SSTEP * RSTEP];
+            kacc o[RBLOCK * 2 * SSTEP];
             for (int u = 0; u < SSTEP; u++) {
                 y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
                 y[2 * u + 1] = y[2 * u] + m;
             }
-            if (rows == RSTEP)
-                project_rows_f32(F + (size_t)p * m, RSTEP, m, y, 2 * SSTEP, out);
-            else
-                project_rows_f32(F + (size_t)p * m, 1, m, y, 2 * SSTEP, out);
-            for (int h = 0; h < rows; h++)
+            for (int q = 0; q < nb * 2 * SSTEP; q++)
+                o[q] = acc_zero();
+            for (int j0 = 0; j0 < m; j0 += SPAN) {
+                int j1 = m - j0 > SPAN ? j0 + SPAN : m;
+                for (int h = 0; h < nb; h += RSTEP) {
+                    const float *f = F + (size_t)(p0 + h) * m;
+                    if (nb - h >= RSTEP)
+                        project_rows_span_f32(f, RSTEP, m, j0, j1, y, 2 * SSTEP, o + 2 * SSTEP * h);
+                    else
+                        project_rows_span_f32(f, 1, m, j0, j1, y, 2 * SSTEP, o + 2 * SSTEP * h);
+                }
+            }
+            for (int h = 0; h < nb; h++) {
+                kacc *oh = o + 2 * SSTEP * h;
+                row_tail_f32(F + (size_t)(p0 + h) * m, NULL, m, m - m % 16, 0, 0, NULL, NULL, y,
+                             2 * SSTEP, oh);
                 for (int u = 0; u < ns; u++) {
                     double *z = Z + (size_t)(s0 + u) * ldzs;
-                    z[p + h] = out[2 * SSTEP * h + 2 * u];
-                    z[ldz + p + h] = out[2 * SSTEP * h + 2 * u + 1];
+                    z[p0 + h] = acc_sum(oh[2 * u]);
+                    z[ldz + p0 + h] = acc_sum(oh[2 * u + 1]);
                 }
+            }
         }
     return 0;
 #else
