@@ -23,7 +23,7 @@ W=$1
 rm -rf "$W" && mkdir -p "$W" || exit 1
 . "$SRCDIR/tests/harness_lib.sh"
 SWEEP=$SRCDIR/tests/stall.yaml
-NTASK=8
+NTASK=16
 STALL=2
 
 "$AIMSWEEP" run "$SWEEP" --db "$W/x.db" --stall-timeout -1 2>"$W/x.err"
