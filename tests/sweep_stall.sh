@@ -10,7 +10,8 @@
 #   B. It never comes back: the job must still end (its task rerun on rank 2), exit code 0 (the
 #      sweep is complete; docs/model.md §13), with the stopped rank killed by MPI_Abort and every
 #      task stored once, rows as the serial run. (Open MPI's mpirun may then hang in its own
-#      shutdown with every rank gone; it is killed as jobs/sweep.sbatch does, see below.)
+#      shutdown with every rank gone, or crash there; it is killed, or its code replaced by the
+#      logged one, as jobs/sweep.sbatch does, see below.)
 # Planted errors (tried): a late result passed on to the store makes task X `interrupted` (A: exit
 # code 4, not every task done, summary, trajectory and rows differ: 5 checks fail); STOP instead
 # of ABANDON lets rank 1 write a checkpoint of X after rank 2 removed its own (A: "checkpoints
@@ -118,6 +119,12 @@ if wait_for 90 eval '! kill -0 $job 2>/dev/null'; then
     wait $job
     rc=$?
     ended=1
+    # or mpirun crashes there (SIGSEGV in PMIx_server_finalize, exit 139): the logged code stands,
+    # as in jobs/sweep.sbatch
+    if [ $rc -gt 128 ] && in_log "$W/b.db" "ending the job with MPI_Abort, exit code"; then
+        echo "B: mpirun ended by signal $((rc - 128)) after the abort (as jobs/sweep.sbatch, the logged code stands)"
+        rc=$(sed -n 's/.*ending the job with MPI_Abort, exit code \([0-9]*\).*/\1/p' "$W/b.db.log" | tail -n 1)
+    fi
 elif in_log "$W/b.db" "ending the job with MPI_Abort, exit code" && ranks_gone $job; then
     echo "B: mpirun still running 90 s after the SIGSTOP, with every rank gone: killed (as jobs/sweep.sbatch does)"
     kill -9 $job
