@@ -86,6 +86,9 @@ case_ export_table "has no table or view 'resuls' (did you mean 'results'?); it 
 case_ export_format "--format 'jsn' is not csv or json (did you mean 'json'?)" $A export "$W/ok.db" --format jsn
 case_ export_flag "unknown flag '--tabel' (did you mean --table?)" $A export "$W/ok.db" --tabel tasks
 case_ query_flag "unknown flag '--cvs' (did you mean --csv?)" $A query "$W/ok.db" "SELECT 1" --cvs
+case_ query_sql "SQL error: no such column: tua_wr" $A query "$W/ok.db" "SELECT tua_wr FROM summary"
+case_ query_two "one SQL statement at a time" $A query "$W/ok.db" "SELECT 1; SELECT 2"
+case_ bench_format "--format takes table or csv, not 'cvs'" $A bench --format cvs
 case_ command_typo "unknown command 'plann' (did you mean 'plan'?)" $A plann "$W/s.yaml"
 
 # --set applies to plan and run alike: the override shows in plan and in the stored points

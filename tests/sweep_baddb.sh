@@ -50,10 +50,10 @@ expect query_missing 2 "No such file" "$AIMSWEEP" query "$W/none.db" "SELECT 1"
 [ -e "$W/none.db" ] && { echo "FAIL query_missing: file created"; fails=$((fails + 1)); }
 
 # a good database, then a bad query: a clear message, nothing changed (a statement that would
-# write is refused before it runs, exit 2; an SQL error exits 1)
+# write is refused before it runs, exit 2; SQL that cannot run as written is bad input too, exit 2)
 "$AIMSWEEP" run "$SWEEP" --db "$W/good.db" --quiet || { echo "FAIL good run"; fails=$((fails + 1)); }
 expect query_write 2 "a query only reads the database" "$AIMSWEEP" query "$W/good.db" "DELETE FROM tasks"
-expect query_syntax 1 "SQL error" "$AIMSWEEP" query "$W/good.db" "SELEKT 1"
+expect query_syntax 2 "SQL error" "$AIMSWEEP" query "$W/good.db" "SELEKT 1"
 n=$("$AIMSWEEP" query "$W/good.db" "SELECT count(*) FROM tasks WHERE status = 'done'" --csv --no-header)
 [ "$n" = 12 ] || { echo "FAIL good.db: $n done tasks, expected 12"; fails=$((fails + 1)); }
 

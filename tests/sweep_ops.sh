@@ -115,6 +115,9 @@ st=$(q "$W/ode.db" "SELECT status FROM tasks")
 echo "ode point: exit $rc, status $st, $dt s with --task-timeout 5"
 [ $rc -eq 3 ] || fail "ode point: exit $rc, expected 3 (finished with a timeout)"
 [ "$st" = timeout ] || fail "ode point: status $st, expected timeout"
+# status lists the timeout's message, as it does an error's
+"$AIMSWEEP" status "$W/ode.db" | grep -q "timeout.*stopped by its wall limit" ||
+    fail "ode point: status does not list the timeout's message"
 # the task's own wall time against its limit (the job's also counts MPI's start, slow under load)
 ws=$(q "$W/ode.db" "SELECT wall_s FROM tasks")
 echo "ode point: the task's wall time $ws s"

@@ -145,6 +145,14 @@ static void test_zip_expr(void)
         }
     }
     free(p);
+    /* a zip's list may repeat a value (each closure with its own orders); the pairs differ */
+    p = expand("grid:\n  zip:\n    closure: [spectral, spectral, free_cumulant]\n"
+               "    order_m: [1, 2, 2]\nsolvers: [ode]\n",
+               &n, err, sizeof err);
+    CHECK(p && n == 3 && p[0].order_m == 1 && p[1].order_m == 2 && p[2].order_m == 2 &&
+              p[0].closure == p[1].closure && p[2].closure != p[1].closure,
+          "zip with a repeated value: %zu points (%s)", p ? n : 0, err);
+    free(p);
     /* an expression in a grid list, of a grid key */
     p = expand("grid:\n  d: [20, 40]\n  lr: [\"1/d\", \"2/d\"]\n", &n, err, sizeof err);
     CHECK(p && n == 4 && p[0].lr == 0.05 && p[1].lr == 0.1 && p[2].lr == 0.025 && p[3].lr == 0.05,
@@ -166,6 +174,13 @@ static void test_zip_expr(void)
         {"fixed:\n  lr: \"1 - d\"\n",
          "x.yaml:2: key 'lr': expression '1 - d' = -99: lr = -99: must be a number in (0, 1000]"},
         {"fixed:\n  zip:\n    d: [40]\n", "zip blocks go under grid"},
+        /* the same pair twice (5e-2 is 0.05): the same points twice */
+        {"grid:\n  zip:\n    d: [40, 80, 40]\n    lr: [0.05, 0.1, 5e-2]\n",
+         "x.yaml:3: key 'zip': value 3 of the zip (d = 40, ...) repeats value 1 (line 3): the same points twice"},
+        {"grid:\n  zip:\n    d: [40, 40]\n",
+         "x.yaml:3: key 'zip': value 2 of the zip (d = 40, ...) repeats value 1"},
+        /* outside a zip a repeat is refused as before */
+        {"grid:\n  d: [40, 80, 40]\n", "x.yaml:2: key 'd': value '40' repeats '40'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         p = expand(bad[i][0], &n, err, sizeof err);

@@ -140,6 +140,14 @@ int main(void)
     CHECK(set(&c, "log_grid", "-1") != 0, "negative log start accepted");
     set(&c, "log_grid", "0.6"); /* above the default tau_end 0.5 */
     CHECK(params_validate(&c, err, sizeof err) != 0, "log start above tau_end accepted");
+    /* a number is a start (1 is tau = 1, not on), 0 is off, the words are on and off */
+    CHECK(set(&c, "log_grid", "1") == 0 && c.log_grid && c.log_start == 1,
+          "log_grid 1 is not a start");
+    CHECK(set(&c, "log_grid", "0") == 0 && !c.log_grid && c.log_start == 0,
+          "log_grid 0 is not off");
+    CHECK(set(&c, "log_grid", "yes") == 0 && c.log_grid && c.log_start == 0,
+          "log_grid yes is not on");
+    CHECK(set(&c, "log_grid", "off") == 0 && !c.log_grid, "log_grid off is not off");
 
     params_default(&c);
     set(&c, "decomposition", "untied");

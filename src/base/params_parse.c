@@ -314,12 +314,19 @@ static int parse_lr_schedule(struct params *p, const char *value, char *err, siz
     return -1;
 }
 
-/* log_grid: on | off | a start tau > 0 (which turns the log grid on) */
+/* log_grid: on | off (or another of parse_bool's words) | a start tau > 0 (which turns the log
+ * grid on) | 0 (off). A number is a start: "1" is tau = 1, not on. */
 static int parse_log_grid(struct params *p, const char *value, char *err, size_t errlen)
 {
     int b;
     double v;
-    if (!parse_bool(value, &b)) {
+    if (!parse_double(value, &v)) {
+        if (v == 0) {
+            p->log_grid = 0;
+            p->log_start = 0;
+            return 0;
+        }
+    } else if (!parse_bool(value, &b)) {
         p->log_grid = b;
         p->log_start = 0;
         return 0;

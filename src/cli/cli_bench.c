@@ -207,7 +207,7 @@ int cli_bench(int argc, char **argv)
     unsigned decomps = 7, precisions = 1; /* bit 0 double, bit 1 single */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help")) {
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf(
                 "usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
                 "                      [--seconds S] [--format table|csv]\n"
@@ -259,6 +259,10 @@ int cli_bench(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--format") && v) {
+            if (strcmp(v, "csv") && strcmp(v, "table")) {
+                fprintf(stderr, "aimsweep bench: --format takes table or csv, not '%s'\n", v);
+                return 2;
+            }
             csv = !strcmp(v, "csv");
             i++;
         } else {

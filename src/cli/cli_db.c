@@ -161,8 +161,9 @@ static int rows_end(sqlite3 *db, sqlite3_stmt *q, int rc)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* Runs one statement and prints its rows. Returns 0, -1 with the SQLite message printed, or
- * -2 for a statement refused before it ran (it would write, attach or detach). */
+/* Runs one statement and prints its rows. Returns 0, -1 with the SQLite message printed when it
+ * failed while running, or -2 for a statement that cannot run as given (bad SQL, more than one
+ * statement) or is refused before it runs (it would write, attach or detach). */
 static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int header, FILE *f)
 {
     sqlite3_stmt *q = NULL;
@@ -175,7 +176,7 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
             return -2;
         }
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
-        return -1;
+        return -2; /* the statement, as given, cannot run: bad input */
     }
     if (!q)
         return 0; /* empty statement */
@@ -184,7 +185,7 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     if (tail && *tail) {
         fprintf(stderr, "aimsweep: one SQL statement at a time (extra text: '%.40s')\n", tail);
         sqlite3_finalize(q);
-        return -1;
+        return -2;
     }
     if (!sqlite3_stmt_readonly(q) || !strncasecmp(sql + strspn(sql, " \t\n;"), "vacuum", 6)) {
         fprintf(stderr,
@@ -275,9 +276,10 @@ int cli_query(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(
-                "usage: aimsweep query FILE \"SQL\" [--csv] [--no-header] [--timeout S]\n"
+                "usage: aimsweep query FILE \"SQL\" [--csv | --format table|csv] [--no-header] [--timeout S]\n"
                 "  runs one read-only SQL statement (tables sweeps, tasks, sweep_tasks, trajectory, summary;\n"
-                "  views results, recovery_segments) and prints an aligned table, or csv with --csv.\n"
+                "  views results, recovery, recovery_segments, curves) and prints an aligned table, or csv\n"
+                "  with --csv (--format csv); --no-header leaves out the line of column names.\n"
                 "  crossing(th, x_prev, x, m_prev, m) interpolates a row of recovery_segments: weak recovery\n"
                 "  for any threshold th (docs/model.md); every column is explained in docs/model.md.\n"
                 "  A statement that runs longer than --timeout S seconds is stopped [%g; 0 = no limit].\n",
@@ -647,8 +649,11 @@ int cli_status(int argc, char **argv)
         " FROM tasks GROUP BY decomposition, activation ORDER BY decomposition, activation",
         done, done, diverged, error, error, to_run);
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
+    /* the messages of the tasks that ended in error or timeout (the two of run's exit 3) */
+    const char *timeout = task_status_name(TASK_TIMEOUT);
     sqlite3_stmt *q = NULL;
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status = '%s'", error);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status IN ('%s', '%s')", error,
+             timeout);
     int qrc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
     if (qrc == SQLITE_OK)
         qrc = sqlite3_step(q);
@@ -656,11 +661,11 @@ int cli_status(int argc, char **argv)
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
         rc = 1;
     } else if (sqlite3_column_int(q, 0) > 0) {
-        printf("\nmost frequent errors\n");
+        printf("\nmost frequent errors and timeouts\n");
         snprintf(sql, sizeof sql,
-                 "SELECT count(*) AS tasks, error FROM tasks WHERE status = '%s'"
-                 " GROUP BY error ORDER BY count(*) DESC LIMIT 5",
-                 error);
+                 "SELECT count(*) AS tasks, status, error FROM tasks WHERE status IN ('%s', '%s')"
+                 " GROUP BY status, error ORDER BY count(*) DESC LIMIT 5",
+                 error, timeout);
         rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     }
     sqlite3_finalize(q);

@@ -88,8 +88,9 @@ struct run_ctx {
 
 /* Rank 0's preparation: loads the sweep, expands the grid, makes the tasks, opens the database,
  * registers the sweep and picks what is left to do (todo shares the texts of tasks, which owns
- * them). Returns 0, or the exit code (2) after printing; the caller frees what was made either
- * way. Not collective (rank 0 alone; MPI only for the library's version string). */
+ * them). Returns 0, or the exit code after printing: 2 for a sweep, grid or database that cannot
+ * be used (nothing written), 1 for a write that failed or memory; the caller frees what was made
+ * either way. Not collective (rank 0 alone; MPI only for the library's version string). */
 int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, struct params **pts,
                 size_t *npts, struct task **tasks, struct store **store, struct task **todo,
                 size_t *ntodo, size_t *old_errors);

@@ -329,11 +329,13 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
     attempts = calloc(n, sizeof *attempts);
     if (!*tasks || !*todo || !status || !attempts) {
         fprintf(stderr, "aimsweep: out of memory\n");
+        rc = 1;
         goto out;
     }
     for (size_t i = 0; i < *npts; i++)
         if (task_make(&(*pts)[i], &(*tasks)[i])) {
             fprintf(stderr, "aimsweep: out of memory\n");
+            rc = 1;
             goto out;
         }
     if (o->part_n > 1) {
@@ -450,7 +452,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
     }
     rc = 0;
     goto out;
-dberr:
+dberr: /* a write that failed (disk full, I/O): the run failed, exit 1, as one later */
+    rc = 1;
     fprintf(stderr, "aimsweep: %s: %s\n", o->db, err[0] ? err : store_errmsg(*store));
 out:
     free(status);

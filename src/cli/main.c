@@ -20,7 +20,7 @@ struct command {
 
 static const struct command commands[] = {
     {"single", cli_single, "run one grid point and print its trajectories"},
-    {"bench", cli_bench, "SGD steps per second against the measured memory bandwidth"},
+    {"bench", cli_bench, "SGD steps per second against the machine's measured roofline"},
     {"run", cli_run, "run a sweep file into a results database (under mpirun, or serially)"},
     {"plan", cli_plan, "a sweep's grid size, cost estimate, and what a database already holds"},
     {"status", cli_status, "what a results database holds: sweeps and task statuses"},
@@ -36,7 +36,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "aimsweep %s: sweeps of attention-indexed teacher-student learning\n\n",
             AIMSWEEP_VERSION);
-    fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n\n");
+    fprintf(f, "usage: aimsweep COMMAND [options]   (aimsweep COMMAND --help for its options)\n");
+    fprintf(f, "       aimsweep --version\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
 }

@@ -246,11 +246,66 @@ static int add_param(struct spec_walk *w, const yaml_node_t *knode, const yaml_n
     }
     free(joined);
 out:
-    if (!rc)
+    if (!rc && !zip) /* a zip's axes may repeat values: its tuples may not (walk_zip) */
         rc = spec_repeat_check(w, a, canons);
     for (size_t j = 0; canons && j < a->n; j++)
         free(canons[j]);
     free(canons);
+    return rc;
+}
+
+/* The first position of the zip block whose axes grid[first..] hold, value by value, the
+ * canonical texts of an earlier position's (the same points twice). One list may repeat a value
+ * (closure [spectral, spectral, free_cumulant] beside order_m [1, 2, 2]); a whole tuple may not.
+ * Returns 0, or -1 after spec_fail(). */
+static int zip_repeat_check(struct spec_walk *w, const char *name, size_t first)
+{
+    const struct spec_axis *ax = &w->s->grid[first];
+    size_t na = w->s->ngrid - first, n = ax->n, later, earlier;
+    char **tuples = calloc(n ? n : 1, sizeof *tuples);
+    int rc = tuples ? 0 : spec_fail(w, ax->line, name, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t len = 0, cap = 64 * na + 1;
+        char *t = malloc(cap);
+        if (!(tuples[i] = t)) {
+            rc = spec_fail(w, ax->lines[i], name, "out of memory");
+            break;
+        }
+        t[0] = '\0';
+        for (size_t k = 0; !rc && k < na; k++) {
+            const struct spec_axis *a = &w->s->grid[first + k];
+            char canon[512];
+            int is_expr;
+            if (spec_check_value_x(w, a->key, a->values[i], a->lines[i], canon, sizeof canon,
+                                   &is_expr)) {
+                rc = -1;
+                break;
+            }
+            size_t more = strlen(canon) + 1; /* with the separator \x1f */
+            if (len + more + 1 > cap) {
+                char *nt = realloc(t, cap = 2 * (len + more + 1));
+                if (!nt) {
+                    rc = spec_fail(w, a->lines[i], name, "out of memory");
+                    break;
+                }
+                tuples[i] = t = nt;
+            }
+            memcpy(t + len, canon, more - 1);
+            t[len + more - 1] = '\x1f';
+            t[len += more] = '\0';
+        }
+    }
+    int r = rc ? 0 : spec_find_repeat(tuples, n, &later, &earlier);
+    if (r < 0)
+        rc = spec_fail(w, ax->line, name, "out of memory");
+    else if (r > 0)
+        rc = spec_fail(w, ax->lines[later], name,
+                       "value %zu of the zip (%s = %s, ...) repeats value %zu (line %d): the same "
+                       "points twice",
+                       later + 1, ax->key, ax->values[later], earlier + 1, ax->lines[earlier]);
+    for (size_t i = 0; tuples && i < n; i++)
+        free(tuples[i]);
+    free(tuples);
     return rc;
 }
 
@@ -283,7 +338,7 @@ static int walk_zip(struct spec_walk *w, const yaml_node_t *k, const yaml_node_t
                 "lists of unequal length: %s has %zu values (line %d), %s has %zu; the values of a zip go together, one from each list",
                 a0->key, a0->n, a0->line, a->key, a->n);
     }
-    return 0;
+    return zip_repeat_check(w, name, first);
 }
 
 static int walk_section(struct spec_walk *w, const yaml_node_t *sec, const char *name, int list)

@@ -597,12 +597,11 @@ int words_check(const struct params *p, char *err, size_t errlen)
     }
     nl = p->decomposition == DECOMP_TIED ? 2 : 5;
     if (M < 2 || M + 1 > (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN)) {
-        snprintf(
-            err, errlen,
-            "order_m = %d: the word hierarchy of %s with closure %s needs an order from %d to %d",
-            p->order_m, params_decomp_name(p->decomposition), params_closure_name(p->closure),
-            p->closure == CLOSURE_AUTO ? 3 : 2,
-            (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1);
+        snprintf(err, errlen,
+                 "order_m = %d: the word hierarchy of %s with closure %s needs an order of %s %d",
+                 p->order_m, params_decomp_name(p->decomposition), params_closure_name(p->closure),
+                 M < 2 ? "at least" : "at most",
+                 M < 2 ? 2 : (nl == 2 ? WORDS_MAX_LEN : WORDS_UNTIED_MAX_LEN) - 1);
         return -1;
     }
     if (closure == CLOSURE_SPECTRAL || closure == CLOSURE_SPECTRAL_MP) {
