@@ -16,14 +16,17 @@ run() { # SWEEP DB
 if [ "${2:-}" != "--figures-only" ]; then
     run phase phase
     run phase-sgd phase
-    for s in scaling-small scaling-small-d240 scaling-small-d320 scaling-small-d480 scaling-lnd-d120 \
+    for s in scaling-small scaling-small-d240 scaling-small-d320 scaling-lnd-d120 \
              scaling-lnd-d80 scaling-lnd-d60 scaling-lnd-d40 scaling-h1-small scaling-du-small \
              scaling-h3-small; do
         run "$s" scaling
     done
+    run scaling-small-d480 scaling-d480 # single precision: kept apart (scaling-d480-*.csv)
+    run lnd-probe-d40 lnd-probe-d40
     run scaling-lnd lnd
     run scaling-lnd-d240 lnd
     run scaling-ode ode
+    run scaling-ode-d1280 ode
     run fig1-d400 fig1
     run fig1-ode-d400 fig1
     run fig1-ode-d400-m1 fig1
@@ -36,6 +39,7 @@ if [ "${2:-}" != "--figures-only" ]; then
     run fig3-d120 fig3
     run k3-collapse k3
     run k3-collapse-d160 k3
+    run k3-h34-probe k3-h34-probe
     run quick quick
 fi
 py=/usr/bin/python3
@@ -60,7 +64,7 @@ $py analysis/figures.py "$dir/quick.db" --out "$tmp/quick" --no-pdf
 cp "$tmp/quick/curves-04-"*.png analysis/figs/fig2-wishart.png
 $py analysis/scaling.py "$dir/scaling.db" --out "$tmp/scaling-all" --csv analysis/data/results/scaling-per-d.csv \
     > analysis/data/results/scaling-fits.txt
-$py analysis/scaling.py "$dir/scaling.db" --select decomposition=tied --select activation=h2 --select solver=sgd \
+$py analysis/scaling.py "$dir/scaling.db" "$dir/scaling-d480.db" --select decomposition=tied --select activation=h2 --select solver=sgd \
     --out "$tmp/scaling" --csv analysis/data/results/scaling-k2-per-d.csv > analysis/data/results/scaling-k2-fits.txt
 cp "$tmp/scaling/scaling-nwr.png" analysis/figs/scaling-nwr.png
 for db in lnd ode; do
@@ -72,10 +76,10 @@ $py analysis/fig1_gaps.py "$dir/fig1.db" > analysis/data/results/fig1-gaps.txt
 build/aimsweep query "$dir/k3.db" --csv "$K3_FINAL" > analysis/data/results/k3-final.csv
 $py analysis/phase.py "$dir/phase.db" --x init_scale --y lr --out "$tmp/phase" > analysis/data/results/phase.txt
 for f in fraction diverged tauwr; do cp "$tmp/phase/phase-$f.png" "analysis/figs/phase-$f.png"; done
-for db in fig1 fig1-200 fig2 fig3 scaling phase lnd ode k3; do
+for db in fig1 fig1-200 fig2 fig3 scaling scaling-d480 phase lnd lnd-probe-d40 ode k3 k3-h34-probe; do
     build/aimsweep query "$dir/$db.db" --csv "SELECT * FROM recovery" > "analysis/data/results/$db-recovery.csv"
 done
-for db in fig1 fig1-200 fig2 fig3 scaling lnd ode k3; do
+for db in fig1 fig1-200 fig2 fig3 scaling scaling-d480 lnd lnd-probe-d40 ode k3 k3-h34-probe; do
     build/aimsweep query "$dir/$db.db" --csv "SELECT task_id, decomposition, activation, info_exponent, d, lr,
         init_scale, width, teacher, order_m, closure, tau_end, seed, solver, status, tau_wr, samples_wr,
         final_overlap, final_loss, max_gap_to_sgd, diverged_at_samples, wall_s FROM results" \

@@ -3,8 +3,12 @@
 # points with sgd, flow and ode) on three MPI ranks into quick.db, then prints its status and
 # the weak-recovery table and the command that draws its figures. Rerunning resumes: only what
 # is not done runs again.
-# usage: scripts/demo.sh [DB]   (default quick.db)
+# usage: scripts/demo.sh [DB]   (default quick.db in the source tree; a relative DB is taken
+# from the directory the script is called from)
 set -euo pipefail
+if [ $# -gt 0 ] && [ "${1#/}" = "$1" ]; then
+    set -- "$PWD/$1"
+fi
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

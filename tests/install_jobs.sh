@@ -30,12 +30,19 @@ EOS
 done
 ln -s "$AIMSWEEP" "$W/submit/build/aimsweep"
 base=$W/fake:/usr/bin:/bin
-job() { # job NAME SCRIPT [VAR=VALUE...]: runs the job script from the submit directory
+job() { # job NAME SCRIPT [VAR=VALUE...] [-- RUN OPTIONS]: runs the job script from the submit directory
     name=$1 script=$2
     shift 2
+    vars=
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        vars="$vars $1"
+        shift
+    done
+    [ $# -gt 0 ] && shift
     rm -f "$W/launched"
-    (cd "$W/submit" && env -u AIMSWEEP SLURM_NTASKS=1 SLURM_JOB_ID=0 SLURM_SUBMIT_DIR="$W/submit" "$@" \
-        bash "$SRCDIR/jobs/$script" "$SRCDIR/tests/tiny.yaml" "$W/$name.db") >"$W/$name.log" 2>&1
+    # shellcheck disable=SC2086 # vars holds VAR=VALUE words without spaces
+    (cd "$W/submit" && env -u AIMSWEEP SLURM_NTASKS=1 SLURM_JOB_ID=0 SLURM_SUBMIT_DIR="$W/submit" $vars \
+        bash "$SRCDIR/jobs/$script" "$SRCDIR/tests/tiny.yaml" "$W/$name.db" "$@") >"$W/$name.log" 2>&1
 }
 for script in sweep.sbatch sweep-srun.sbatch; do
     job path "$script" PATH="$P/bin:$base" || fail "$script from PATH: exit $? ($(tail -1 "$W/path.log"))"
@@ -55,5 +62,39 @@ for script in sweep.sbatch sweep-srun.sbatch; do
     [ "$rc" -eq 2 ] && grep -q "aimsweep not found" "$W/none.log" || fail "$script without a binary: exit $rc"
     ln -s "$AIMSWEEP" "$W/submit/build/aimsweep"
 done
+
+# options the scripts would also pass: the user's replace theirs (aimsweep run refuses a flag
+# given twice), and sweep.sbatch's plan sees the --set overrides
+job opts sweep.sbatch PATH="$P/bin:$base" -- --term-grace 5 --end-time $(($(date +%s) + 3600)) --set tau_end=0.02 ||
+    fail "sweep.sbatch with --term-grace, --end-time, --set: exit $? ($(tail -1 "$W/opts.log"))"
+grep -q "term-grace as given" "$W/opts.log" && grep -q "end-time as given" "$W/opts.log" &&
+    grep -q "tau_end = 0.02 (--set)" "$W/opts.log" || fail "sweep.sbatch: the user's options not taken as given"
+[ "$(q "$W/opts.db" "SELECT count(*) FROM tasks WHERE status = 'done' AND tau_end = 0.02")" = 12 ] ||
+    fail "sweep.sbatch with options: not 12 done tasks at tau_end 0.02"
+job grace sweep-srun.sbatch PATH="$P/bin:$base" -- --grace 10 ||
+    fail "sweep-srun.sbatch --grace 10: exit $? ($(tail -1 "$W/grace.log"))"
+
+# an array element run from Slurm's copy of the script (not under jobs/), submitted from a
+# directory without jobs/: it finds sweep.sbatch beside the installed aimsweep, runs its part
+# and merges it into the study; --part among the options is refused
+mkdir -p "$W/spool" && cp "$P/share/aimsweep/jobs/sweep-array.sbatch" "$W/spool/" && rm -rf "$W/submit/jobs"
+array() { # array NAME [RUN OPTIONS]
+    name=$1
+    shift
+    (cd "$W/submit" && env -u AIMSWEEP PATH="$P/bin:$base" SLURM_NTASKS=1 SLURM_JOB_ID=0 SLURM_SUBMIT_DIR="$W/submit" \
+        SLURM_ARRAY_JOB_ID=0 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MIN=1 \
+        bash "$W/spool/sweep-array.sbatch" "$SRCDIR/tests/tiny.yaml" "$W/$name.db" "$@") >"$W/$name.log" 2>&1
+}
+array study || fail "installed array element: exit $? ($(tail -1 "$W/study.log"))"
+grep -q "merged into $W/study.db" "$W/study.log" || fail "installed array element: no merge"
+[ "$(q "$W/study.db" "SELECT count(*) FROM tasks WHERE status = 'done'")" = 12 ] ||
+    fail "installed array element: not 12 done tasks in the study"
+array parted --part 1/2
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "leave --part out" "$W/parted.log" || fail "array element with --part: exit $rc"
+env -u AIMSWEEP PATH="$base" SLURM_SUBMIT_DIR="$W/submit" bash "$W/spool/sweep-array.sbatch" x.yaml x.db >"$W/nojobs.log" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "sweep.sbatch not found" "$W/nojobs.log" || fail "array without sweep.sbatch: exit $rc"
+
 [ "$fails" -eq 0 ] && echo "install_jobs: all checks passed"
 [ "$fails" -eq 0 ]

@@ -263,7 +263,9 @@ static int zip_repeat_check(struct spec_walk *w, const char *name, size_t first)
     const struct spec_axis *ax = &w->s->grid[first];
     size_t na = w->s->ngrid - first, n = ax->n, later, earlier;
     char **tuples = calloc(n ? n : 1, sizeof *tuples);
-    int rc = tuples ? 0 : spec_fail(w, ax->line, name, "out of memory");
+    if (!tuples)
+        return spec_fail(w, ax->line, name, "out of memory");
+    int rc = 0;
     for (size_t i = 0; !rc && i < n; i++) {
         size_t len = 0, cap = 64 * na + 1;
         char *t = malloc(cap);
@@ -303,7 +305,7 @@ static int zip_repeat_check(struct spec_walk *w, const char *name, size_t first)
                        "value %zu of the zip (%s = %s, ...) repeats value %zu (line %d): the same "
                        "points twice",
                        later + 1, ax->key, ax->values[later], earlier + 1, ax->lines[earlier]);
-    for (size_t i = 0; tuples && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         free(tuples[i]);
     free(tuples);
     return rc;
