@@ -319,7 +319,7 @@ static const struct store_column_doc column_docs[] = {
     {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
     {"tasks", "error", "", "why the task failed (status error)"},
     {NULL, "info_exponent", "",
-     "information exponent: lowest k >= 1 with c_k != 0 (Hermite activations; NULL otherwise)"},
+     "information exponent: lowest k >= 1 with c_k != 0 of a Hermite series at a standard Gaussian argument (NULL for relu, tanh, erf, softmax)"},
     {NULL, "cost", "s", "estimated core-seconds (cost model of task.c)"},
     {NULL, "params", "", "canonical parameter text: aimsweep single accepts every key=value"},
     {NULL, "solver", "", "sgd (online SGD), flow (population flow), ode (moment ODE)"},

@@ -6,7 +6,8 @@
  * kappa = sqrt(r d):
  *   direct:   S = s0 goe, plus init_trace t: S = s0 goe + t I. Then t1(0) = t + Tr(s0 goe)/d and
  *             Omega12(0) = s0 Tr(goe S*)/d + t t2 (t2 = Tr(S*)/d): the trace reaches the
- *             teacher's trace even where the centred index cannot see it.
+ *             teacher's trace. The centred index removes only the mean delta_ab Tr S, so the
+ *             loss sees the shift through Omega11 and Psi11 (t^2 + 2 t t1 more each).
  *   gaussian: W (tied) or U, V (untied) with i.i.d. N(0, s0^2) entries.
  *   orthogonal: the same Gaussian draw G (d x r, r <= d) made orthonormal, G = Q R with
  *             diag R > 0 (so Q is Haar on the Stiefel manifold), and W = c Q, scaled so that

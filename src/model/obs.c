@@ -9,7 +9,7 @@
  * loss has odd powers of Omega12 (Mehler: E sigma(u) sigma(w) = sum_k a_k b_k k! rho^k with
  * rho = Omega12/sqrt(Omega11), a_k and b_k the He_k coefficients of sigma(sqrt(Omega11) z) and
  * sigma(z); a_K b_K != 0 for the top odd degree K of a polynomial, a_1 b_1 != 0 for relu, tanh,
- * erf), m < 0 raises the loss (h3: -12 Omega12^3 per entry), and a run with m <= -threshold has
+ * erf), m < 0 raises the loss (h3: -6 Omega12^3 per ordered entry), and a run with m <= -threshold has
  * learned the opposite of the teacher: it is not recovery. softmax(beta): the same, its linear
  * response in h being odd.
  */
