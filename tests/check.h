@@ -49,10 +49,13 @@ static inline int check_record(int ok, const char *file, int line, const char *c
               what, ca_, cb_, fabs(ca_ - cb_));                                                    \
     } while (0)
 
+/* 1 when a check failed, or when none ran (a section name that matched nothing checks nothing) */
 static inline int check_done(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, check_pass, check_fail);
-    return check_fail ? 1 : 0;
+    if (check_pass + check_fail == 0)
+        fprintf(stderr, "%s: no check ran\n", name);
+    return check_fail || check_pass + check_fail == 0 ? 1 : 0;
 }
 
 #endif

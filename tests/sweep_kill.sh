@@ -90,6 +90,7 @@ rows "$W/ref.db" > "$W/ref.rows"
 rows "$W/k.db" > "$W/k.rows"
 cmp -s "$W/ref.rows" "$W/k.rows" || fail "rows differ from the uninterrupted run (diff $W/ref.rows $W/k.rows)"
 # a task that was running each of the last 3 times a job died is not started a 4th time
+command -v sqlite3 >/dev/null || fail "the sqlite3 command-line tool is missing (scripts/install-deps.sh installs it)"
 if command -v sqlite3 >/dev/null; then
     cp "$W/ref.db" "$W/poison.db"
     # attempts counts the deaths before this one: the third death makes rowid 5 an error

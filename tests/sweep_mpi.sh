@@ -26,10 +26,14 @@ cmp -s "$W/serial.rows" "$W/mpi.rows" || fail "rows differ from the serial run's
 for id in $(q "$W/mpi.db" "SELECT task_id FROM tasks ORDER BY task_id"); do
     flags=$(q "$W/mpi.db" "SELECT params FROM tasks WHERE task_id = '$id'" | sed 's/^"//; s/"$//' |
             tr ';' '\n' | sed 's/^\([^=]*\)=\(.*\)$/--\1 \2/' | tr '\n' ' ')
-    "$AIMSWEEP" single $flags --format csv 2>/dev/null | tail -n +2 > "$W/single.csv"
+    "$AIMSWEEP" single $flags --format csv > "$W/single.all" 2>"$W/single.err" ||
+        fail "task $id: aimsweep single $flags: exit $? ($(tail -1 "$W/single.err"))"
+    tail -n +2 "$W/single.all" > "$W/single.csv"
     q "$W/mpi.db" "SELECT solver, tau, samples, omega11, psi11, omega12, trace, overlap, loss FROM trajectory
                    WHERE task_id = '$id' ORDER BY CASE solver WHEN 'sgd' THEN 0 WHEN 'flow' THEN 1 ELSE 2 END, k" \
         > "$W/db.csv"
+    [ -s "$W/single.csv" ] && [ "$(wc -l < "$W/single.csv")" = "$(wc -l < "$W/db.csv")" ] ||
+        fail "task $id: $(wc -l < "$W/single.csv") rows from aimsweep single, $(wc -l < "$W/db.csv") in the database"
     awk -F, 'NR == FNR { a[FNR] = $0; n = FNR; next }
              { split(a[FNR], x, ","); if ($1 != x[1]) bad = 1
                for (i = 2; i <= NF; i++) { d = $i - x[i]; if (d < 0) d = -d; s = x[i] < 0 ? -x[i] : x[i]

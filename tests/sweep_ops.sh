@@ -204,6 +204,7 @@ rows "$W/study.db" | cmp -s - "$W/ref.rows" || fail "reset: rows differ after th
 "$AIMSWEEP" status "$W/study.db" | grep -A3 "by build" | tail -1 | grep -q "$NTASK" || fail "status: counts per build"
 
 # 8. a database of schema version 1: migrated to the current version on the first run, its results kept
+command -v sqlite3 >/dev/null || fail "the sqlite3 command-line tool is missing (scripts/install-deps.sh installs it)"
 if command -v sqlite3 >/dev/null; then
     sqlite3 "$W/v1.db" <"$SRCDIR/tests/data/schema_v1.sql"
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 1 ] || fail "v1 fixture"

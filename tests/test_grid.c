@@ -404,10 +404,16 @@ static void test_view(void)
             sqlite3_bind_text(q, 2, solver, -1, SQLITE_STATIC);
             int found;
             double want = direct_tau_wr(db, hex, solver, 0.3, &found);
-            if (sqlite3_step(q) == SQLITE_ROW && found) {
+            int have = sqlite3_step(q) == SQLITE_ROW;
+            CHECK(have, "%s %s: no summary row", hex, solver);
+            if (have && found) {
                 CHECK_CLOSE(sqlite3_column_double(q, 0), want, 1e-14, 1e-12, "summary.tau_wr");
                 CHECK(!strcmp((const char *)sqlite3_column_text(q, 1), "integer"),
                       "samples_wr not INTEGER");
+            } else if (have) { /* never reached: both NULL */
+                CHECK(sqlite3_column_type(q, 0) == SQLITE_NULL &&
+                          !strcmp((const char *)sqlite3_column_text(q, 1), "null"),
+                      "%s %s: summary has a recovery the trajectory does not show", hex, solver);
             }
             sqlite3_finalize(q);
         }

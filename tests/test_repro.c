@@ -40,12 +40,12 @@ int main(void)
         struct task_result r1, r2, other, r3;
         params_for(&p, decomps[i], 9);
         params_for(&q, decomps[(i + 1) % 3], 4);
-        worker_run(&p, &r1, NULL, NULL);
-        worker_run(&q, &other, NULL, NULL); /* something else runs in between */
-        worker_run(&p, &r2, NULL, NULL);
+        CHECK(!worker_run(&p, &r1, NULL, NULL), "%s: first run failed", decomps[i]);
+        CHECK(!worker_run(&q, &other, NULL, NULL), "%s: the run between failed", decomps[i]);
+        CHECK(!worker_run(&p, &r2, NULL, NULL), "%s: rerun failed", decomps[i]);
         CHECK(same(&r1, &r2), "%s: rerun differs", decomps[i]);
         p.seed = 10;
-        worker_run(&p, &r3, NULL, NULL);
+        CHECK(!worker_run(&p, &r3, NULL, NULL), "%s: run at seed 10 failed", decomps[i]);
         CHECK(!same(&r1, &r3), "%s: another seed gives the same numbers", decomps[i]);
         worker_result_free(&r1);
         worker_result_free(&r2);
