@@ -188,7 +188,10 @@ def check_flags(case):
         names = set(keys) | {k.replace("_", "-") for k in keys}
         # a refused combination may name a parameter set by default alongside (d, tau_end)
         names |= {"d", "tau_end", "records", "order_m", "tau-end", "order-m"}
-        if not any(n and n in err for n in names):
+        # named as a flag (--d), a quoted word ('d'), or a key with its value (d = 5, d: ..., teacher 'x'),
+        # not as any substring ("d" is in almost every message)
+        pats = [r"--%s(?![\w-])|'%s'|(?<![\w-])%s(?: =|:| ')" % ((re.escape(n),) * 3) for n in names if n]
+        if not any(re.search(p, err) for p in pats):
             return "single %s: exit 2 without the flag: %s" % (" ".join(args), err[:300])
     return None
 
