@@ -536,6 +536,57 @@ static void noise_case(const char *text, int nsamp, double tol)
         "drift/eta| %.3e\n",
         text, dim, worst, name, scale, mc);
     CHECK(worst < tol * scale, "noise drift vs one-step second order %s", text);
+    /* The right-hand side's own noise term, q, is the drift at the law's E n1_D, E n2_D (the
+     * drift is linear in them): recover the two from q by least squares on drift(1, 0) and
+     * drift(0, 1), then hold them to the means of n1_D, n2_D over NMEAN samples (4 standard
+     * errors, about 1.3 % here); q must lie in that span to rounding. Planted: the law taken at
+     * 1.3 Omega11 fails both cases. */
+    enum { NMEAN = 40000 }; /* n_D alone is cheap: many more samples than the traces take */
+    double sn[2] = {0, 0}, sn2[2] = {0, 0};
+    for (int k = 0; k < NMEAN; k++) {
+        rng_normals(&gen, x, (size_t)T * d);
+        model_index(d, T, S0, x, h);
+        model_index(d, T, m->teacher, x, hs);
+        model_loss(&p.activation, T, h, hs, D);
+        double n1 = 0, n2 = 0;
+        for (int a = 0; a < T; a++)
+            for (int c = 0; c < T; c++) {
+                n1 += D[a * T + c] * D[a * T + c];
+                n2 += D[a * T + c] * D[c * T + a];
+            }
+        sn[0] += n1, sn[1] += n2, sn2[0] += n1 * n1, sn2[1] += n2 * n2;
+    }
+    double *e1 = malloc(sizeof(double) * dim), *e2 = malloc(sizeof(double) * dim);
+    words_noise_drift(&on, on.y0, 1, 0, e1);
+    words_noise_drift(&on, on.y0, 0, 1, e2);
+    double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0, rmax = 0, qmax = 0;
+    for (int i = 0; i < dim; i++) {
+        a11 += e1[i] * e1[i], a12 += e1[i] * e2[i], a22 += e2[i] * e2[i];
+        b1 += e1[i] * q[i], b2 += e2[i] * q[i];
+    }
+    double det = a11 * a22 - a12 * a12, l1, l2;
+    if (det > 1e-12 * a11 * a22) {
+        l1 = (a22 * b1 - a12 * b2) / det;
+        l2 = (a11 * b2 - a12 * b1) / det;
+    } else { /* drift(1, 0) and drift(0, 1) parallel (tied: D symmetric, n1_D = n2_D): one
+              * number along their sum */
+        l1 = l2 = (b1 + b2) / (a11 + 2 * a12 + a22);
+    }
+    for (int i = 0; i < dim; i++) {
+        rmax = fmax(rmax, fabs(q[i] - l1 * e1[i] - l2 * e2[i]));
+        qmax = fmax(qmax, fabs(q0[i]));
+    }
+    CHECK(rmax <= 1e-9 * (scale + qmax / p.lr), "%s: the noise term is not drift(n1, n2): %.3g",
+          text, rmax);
+    for (int j = 0; j < 2; j++) {
+        double mean = sn[j] / NMEAN, se = sqrt((sn2[j] / NMEAN - mean * mean) / (NMEAN - 1));
+        double law = j ? l2 : l1;
+        printf("  E n%d_D: law %.6g, sample mean %.6g +- %.2g\n", j + 1, law, mean, se);
+        CHECK(fabs(law - mean) <= 4 * se, "%s: E n%d_D of the law %.6g vs sample mean %.6g +- %.2g",
+              text, j + 1, law, mean, se);
+    }
+    free(e1);
+    free(e2);
     for (int i = 0; i < nl; i++)
         free(lm[i]);
     free(q);
