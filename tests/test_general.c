@@ -373,10 +373,12 @@ static void solvers_one(const char *decomp, const char *act, int d, double lr, d
         g_ode, g_ode_mu, g_sl, g_sl_mu);
     CHECK(g_sgd < tol_sgd && g_sgd_mu < 5 * tol_sgd,
           "%s %s d=%d: SGD leaves the flow by %.3g (mu %.3g)", decomp, act, d, g_sgd, g_sgd_mu);
-    CHECK(g_ode < tol_ode && g_ode_mu < 10 * tol_ode,
+    /* mu is O(1) here (goe_mean(1)): its gaps are held on the scale of omega12's (measured: untied
+     * h2 0.058 stiff, 0.027 slaved, h1 0.006, 0.013; 10 tol_ode + 0.05 let mu be off by 1) */
+    CHECK(g_ode < tol_ode && g_ode_mu < 2 * tol_ode,
           "%s %s d=%d: the stiff ODE leaves the flow by %.3g (mu %.3g)", decomp, act, d, g_ode,
           g_ode_mu);
-    CHECK(g_sl < 3 * tol_ode + 0.02 && g_sl_mu < 10 * tol_ode + 0.05,
+    CHECK(g_sl < 3 * tol_ode + 0.02 && g_sl_mu < 2 * tol_ode + 0.02,
           "%s %s d=%d: the slaved ODE ends %.3g (mu %.3g) from the flow", decomp, act, d, g_sl,
           g_sl_mu);
     CHECK(fabs(fl->rows[fl->n - 1].overlap) > 0.5,
