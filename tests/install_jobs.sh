@@ -30,9 +30,11 @@ EOS
 done
 ln -s "$AIMSWEEP" "$W/submit/build/aimsweep"
 base=$W/fake:/usr/bin:/bin
-job() { # job NAME SCRIPT [VAR=VALUE...] [-- RUN OPTIONS]: runs the job script from the submit directory
+job() { # job NAME SCRIPT [VAR=VALUE...] [-- RUN OPTIONS]: runs the job script (under jobs/, or a
+    # path) from the submit directory
     name=$1 script=$2
     shift 2
+    case $script in /*) ;; *) script=$SRCDIR/jobs/$script ;; esac
     vars=
     while [ $# -gt 0 ] && [ "$1" != -- ]; do
         vars="$vars $1"
@@ -42,7 +44,7 @@ job() { # job NAME SCRIPT [VAR=VALUE...] [-- RUN OPTIONS]: runs the job script f
     rm -f "$W/launched"
     # shellcheck disable=SC2086 # vars holds VAR=VALUE words without spaces
     (cd "$W/submit" && env -u AIMSWEEP SLURM_NTASKS=1 SLURM_JOB_ID=0 SLURM_SUBMIT_DIR="$W/submit" $vars \
-        bash "$SRCDIR/jobs/$script" "$SRCDIR/tests/tiny.yaml" "$W/$name.db" "$@") >"$W/$name.log" 2>&1
+        bash "$script" "$SRCDIR/tests/tiny.yaml" "$W/$name.db" "$@") >"$W/$name.log" 2>&1
 }
 for script in sweep.sbatch sweep-srun.sbatch; do
     job path "$script" PATH="$P/bin:$base" || fail "$script from PATH: exit $? ($(tail -1 "$W/path.log"))"
@@ -78,12 +80,11 @@ job grace sweep-srun.sbatch PATH="$P/bin:$base" -- --grace 10 ||
 # directory without jobs/: it finds sweep.sbatch beside the installed aimsweep, runs its part
 # and merges it into the study; --part among the options is refused
 mkdir -p "$W/spool" && cp "$P/share/aimsweep/jobs/sweep-array.sbatch" "$W/spool/" && rm -rf "$W/submit/jobs"
-array() { # array NAME [RUN OPTIONS]
+array() { # array NAME [RUN OPTIONS]: element 1 of 1
     name=$1
     shift
-    (cd "$W/submit" && env -u AIMSWEEP PATH="$P/bin:$base" SLURM_NTASKS=1 SLURM_JOB_ID=0 SLURM_SUBMIT_DIR="$W/submit" \
-        SLURM_ARRAY_JOB_ID=0 SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MIN=1 \
-        bash "$W/spool/sweep-array.sbatch" "$SRCDIR/tests/tiny.yaml" "$W/$name.db" "$@") >"$W/$name.log" 2>&1
+    job "$name" "$W/spool/sweep-array.sbatch" PATH="$P/bin:$base" SLURM_ARRAY_JOB_ID=0 SLURM_ARRAY_TASK_ID=1 \
+        SLURM_ARRAY_TASK_COUNT=1 SLURM_ARRAY_TASK_MIN=1 -- "$@"
 }
 array study || fail "installed array element: exit $? ($(tail -1 "$W/study.log"))"
 grep -q "merged into $W/study.db" "$W/study.log" || fail "installed array element: no merge"

@@ -433,6 +433,25 @@ static void test_conv(void)
         untied);
 }
 
+/* One sample's tokens x (T x d) and its loss derivative D = dl/dh (T x T) at the student S0, with
+ * n1 = sum_ab D_ab^2 and n2 = sum_ab D_ab D_ba, what the noise drift takes (docs/noise.md). */
+static void noise_sample(struct rng *gen, const struct model *m, const double *S0, double *x,
+                         double *D, double *n1, double *n2)
+{
+    int d = m->d, T = m->T;
+    double h[64], hs[64];
+    rng_normals(gen, x, (size_t)T * d);
+    model_index(d, T, S0, x, h);
+    model_index(d, T, m->teacher, x, hs);
+    model_loss(&m->p.activation, T, h, hs, D);
+    *n1 = *n2 = 0;
+    for (int a = 0; a < T; a++)
+        for (int c = 0; c < T; c++) {
+            *n1 += D[a * T + c] * D[a * T + c];
+            *n2 += D[a * T + c] * D[c * T + a];
+        }
+}
+
 /* The O(eta) noise drift at tau = 0 against the second-order term of one SGD step, averaged
  * over samples: for each sample, b(w) = (m(w; +eps) + m(w; -eps) - 2 m(w))/(2 eps^2) with the
  * exact one-step update of the parameters; E b(w) must equal the drift / eta at leading order. */
@@ -464,7 +483,7 @@ static void noise_case(const char *text, int nsamp, double tol)
                    *fm = malloc(sizeof(double) * n), *acc = calloc(n, sizeof(double));
     double *pred = malloc(sizeof(double) * dim), *res = calloc(dim, sizeof(double));
     double *x = malloc(sizeof(double) * T * d), *g = malloc(sizeof(double) * dd),
-           *A = malloc(sizeof(double) * dr), *B = malloc(sizeof(double) * dr), h[64], hs[64], D[64];
+           *A = malloc(sizeof(double) * dr), *B = malloc(sizeof(double) * dr), D[64];
     for (int i = 0; i < nl; i++)
         lm[i] = malloc(sizeof(double) * dd);
     words_letters(b, d, r, m->kappa, m->W0, m->V0, m->teacher, lm);
@@ -475,10 +494,8 @@ static void noise_case(const char *text, int nsamp, double tol)
     rng_init(&gen, 11, STREAM_TEST, (uint32_t)d);
     const double eps = 1e-5; /* eps^2 g^2 must stay small even for samples with large D */
     for (int k = 0; k < nsamp; k++) {
-        rng_normals(&gen, x, (size_t)T * d);
-        model_index(d, T, S0, x, h);
-        model_index(d, T, m->teacher, x, hs);
-        model_loss(&p.activation, T, h, hs, D);
+        double n1, n2;
+        noise_sample(&gen, m, S0, x, D, &n1, &n2);
         memset(g, 0, sizeof(double) * dd);
         for (int a = 0; a < T; a++)
             for (int c = 0; c < T; c++) {
@@ -508,12 +525,6 @@ static void noise_case(const char *text, int nsamp, double tol)
             words_traces(b, d, (const double *const *)lm, sign > 0 ? fp : fm);
         }
         /* control variate: the leading-order term with this sample's own D */
-        double n1 = 0, n2 = 0;
-        for (int a = 0; a < T; a++)
-            for (int c = 0; c < T; c++) {
-                n1 += D[a * T + c] * D[a * T + c];
-                n2 += D[a * T + c] * D[c * T + a];
-            }
         words_noise_drift(&on, on.y0, n1, n2, pred);
         for (int c = 0; c < n; c++)
             acc[c] += (fp[c] + fm[c] - 2 * f0[c]) / (2 * eps * eps) / nsamp;
@@ -549,16 +560,8 @@ static void noise_case(const char *text, int nsamp, double tol)
     enum { NMEAN = 40000 }; /* n_D alone is cheap: many more samples than the traces take */
     double sn[2] = {0, 0}, sn2[2] = {0, 0};
     for (int k = 0; k < NMEAN; k++) {
-        rng_normals(&gen, x, (size_t)T * d);
-        model_index(d, T, S0, x, h);
-        model_index(d, T, m->teacher, x, hs);
-        model_loss(&p.activation, T, h, hs, D);
-        double n1 = 0, n2 = 0;
-        for (int a = 0; a < T; a++)
-            for (int c = 0; c < T; c++) {
-                n1 += D[a * T + c] * D[a * T + c];
-                n2 += D[a * T + c] * D[c * T + a];
-            }
+        double n1, n2;
+        noise_sample(&gen, m, S0, x, D, &n1, &n2);
         sn[0] += n1, sn[1] += n2, sn2[0] += n1 * n1, sn2[1] += n2 * n2;
     }
     double *e1 = malloc(sizeof(double) * dim), *e2 = malloc(sizeof(double) * dim);

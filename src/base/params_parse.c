@@ -321,19 +321,14 @@ static int parse_log_grid(struct params *p, const char *value, char *err, size_t
     int b;
     double v;
     if (!parse_double(value, &v)) {
-        if (v == 0) {
-            p->log_grid = 0;
-            p->log_start = 0;
+        if (v >= 0) {
+            p->log_grid = v > 0;
+            p->log_start = v > 0 ? v : 0; /* -0 too */
             return 0;
         }
     } else if (!parse_bool(value, &b)) {
         p->log_grid = b;
         p->log_start = 0;
-        return 0;
-    }
-    if (!parse_double(value, &v) && v > 0) {
-        p->log_grid = 1;
-        p->log_start = v;
         return 0;
     }
     seterr(err, errlen,

@@ -121,9 +121,10 @@ static int paren_balance(const char *s)
 }
 
 /* Adds key -> values to the grid (list = 1) or fixed (list = 0) section; zip > 0 puts a grid
- * axis into that zip block. */
+ * axis into that zip block, and then *canons_out takes the axis's canonical texts (a->n of them,
+ * the caller's to free) for the block's own repeat check. */
 static int add_param(struct spec_walk *w, const yaml_node_t *knode, const yaml_node_t *vnode,
-                     int list, int zip)
+                     int list, int zip, char ***canons_out)
 {
     const char *raw = scalar(knode);
     char key[64];
@@ -246,7 +247,11 @@ static int add_param(struct spec_walk *w, const yaml_node_t *knode, const yaml_n
     }
     free(joined);
 out:
-    if (!rc && !zip) /* a zip's axes may repeat values: its tuples may not (walk_zip) */
+    if (!rc && zip) { /* a zip's axes may repeat values: its tuples may not (walk_zip) */
+        *canons_out = canons;
+        return 0;
+    }
+    if (!rc)
         rc = spec_repeat_check(w, a, canons);
     for (size_t j = 0; canons && j < a->n; j++)
         free(canons[j]);
@@ -254,50 +259,30 @@ out:
     return rc;
 }
 
-/* The first position of the zip block whose axes grid[first..] hold, value by value, the
- * canonical texts of an earlier position's (the same points twice). One list may repeat a value
+/* The first position of a zip block whose na axes hold, value by value, the canonical texts
+ * (cs[k], n each) of an earlier position's (the same points twice). One list may repeat a value
  * (closure [spectral, spectral, free_cumulant] beside order_m [1, 2, 2]); a whole tuple may not.
- * Returns 0, or -1 after spec_fail(). */
-static int zip_repeat_check(struct spec_walk *w, const char *name, size_t first)
+ * ax is the block's first axis. Returns 0, or -1 after spec_fail(). */
+static int zip_repeat_check(struct spec_walk *w, const char *name, const struct spec_axis *ax,
+                            char ***cs, size_t na)
 {
-    const struct spec_axis *ax = &w->s->grid[first];
-    size_t na = w->s->ngrid - first, n = ax->n, later, earlier;
+    size_t n = ax->n, later, earlier;
     char **tuples = calloc(n ? n : 1, sizeof *tuples);
     if (!tuples)
         return spec_fail(w, ax->line, name, "out of memory");
-    int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        size_t len = 0, cap = 64 * na + 1;
-        char *t = malloc(cap);
-        if (!(tuples[i] = t)) {
-            rc = spec_fail(w, ax->lines[i], name, "out of memory");
-            break;
-        }
-        t[0] = '\0';
-        for (size_t k = 0; !rc && k < na; k++) {
-            const struct spec_axis *a = &w->s->grid[first + k];
-            char canon[512];
-            int is_expr;
-            if (spec_check_value_x(w, a->key, a->values[i], a->lines[i], canon, sizeof canon,
-                                   &is_expr)) {
-                rc = -1;
-                break;
-            }
-            size_t more = strlen(canon) + 1; /* with the separator \x1f */
-            if (len + more + 1 > cap) {
-                char *nt = realloc(t, cap = 2 * (len + more + 1));
-                if (!nt) {
-                    rc = spec_fail(w, a->lines[i], name, "out of memory");
-                    break;
-                }
-                tuples[i] = t = nt;
-            }
-            memcpy(t + len, canon, more - 1);
-            t[len + more - 1] = '\x1f';
-            t[len += more] = '\0';
-        }
+    int r = 0;
+    for (size_t i = 0; i < n && r == 0; i++) { /* the texts joined by \x1f */
+        size_t len = 0;
+        for (size_t k = 0; k < na; k++)
+            len += strlen(cs[k][i]) + 1;
+        if (!(tuples[i] = malloc(len + 1)))
+            r = -1;
+        for (size_t k = 0, at = 0; tuples[i] && k < na; k++)
+            at += (size_t)sprintf(tuples[i] + at, "%s\x1f", cs[k][i]);
     }
-    int r = rc ? 0 : spec_find_repeat(tuples, n, &later, &earlier);
+    if (r == 0)
+        r = spec_find_repeat(tuples, n, &later, &earlier);
+    int rc = 0;
     if (r < 0)
         rc = spec_fail(w, ax->line, name, "out of memory");
     else if (r > 0)
@@ -320,27 +305,43 @@ static int walk_zip(struct spec_walk *w, const yaml_node_t *k, const yaml_node_t
             w, line_of(v), name,
             "a zip block is a mapping of parameter: [values] (the lists go together), got %s",
             node_kind(v));
-    int zip = ++w->nzip;
-    size_t first = w->s->ngrid;
+    int zip = ++w->nzip, rc = 0;
+    size_t first = w->s->ngrid, na = 0;
+    /* each axis's canonical texts, from add_param, for the repeat check of the tuples */
+    char ***cs =
+        calloc((size_t)(v->data.mapping.pairs.top - v->data.mapping.pairs.start), sizeof *cs);
+    if (!cs)
+        return spec_fail(w, line_of(v), name, "out of memory");
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
         yaml_node_t *pk = yaml_document_get_node(w->doc, p->key);
         yaml_node_t *pv = yaml_document_get_node(w->doc, p->value);
-        if (pk->type != YAML_SCALAR_NODE)
-            return spec_fail(w, line_of(pk), name, "keys must be parameter names, got %s",
-                             node_kind(pk));
-        if (add_param(w, pk, pv, 1, zip))
-            return -1;
+        if (pk->type != YAML_SCALAR_NODE) {
+            rc = spec_fail(w, line_of(pk), name, "keys must be parameter names, got %s",
+                           node_kind(pk));
+            break;
+        }
+        if ((rc = add_param(w, pk, pv, 1, zip, &cs[na])))
+            break;
+        na++;
     }
     const struct spec_axis *a0 = &w->s->grid[first];
-    for (size_t i = first + 1; i < w->s->ngrid; i++) {
+    for (size_t i = first + 1; !rc && i < w->s->ngrid; i++) {
         const struct spec_axis *a = &w->s->grid[i];
         if (a->n != a0->n)
-            return spec_fail(
+            rc = spec_fail(
                 w, a->line, name,
                 "lists of unequal length: %s has %zu values (line %d), %s has %zu; the values of a zip go together, one from each list",
                 a0->key, a0->n, a0->line, a->key, a->n);
     }
-    return zip_repeat_check(w, name, first);
+    if (!rc)
+        rc = zip_repeat_check(w, name, a0, cs, na);
+    for (size_t k = 0; k < na; k++) {
+        for (size_t i = 0; i < w->s->grid[first + k].n; i++)
+            free(cs[k][i]);
+        free(cs[k]);
+    }
+    free(cs);
+    return rc;
 }
 
 static int walk_section(struct spec_walk *w, const yaml_node_t *sec, const char *name, int list)
@@ -366,7 +367,7 @@ static int walk_section(struct spec_walk *w, const yaml_node_t *sec, const char 
                 return -1;
             continue;
         }
-        if (add_param(w, k, v, list, 0))
+        if (add_param(w, k, v, list, 0, NULL))
             return -1;
     }
     return 0;
