@@ -9,10 +9,11 @@
  *    with M and reaches the finite-d level by M ~ 4-6;
  *  - the scaled solve (spectral_solve_scaled, from log c and z = F/(1 + c)) equals the unscaled
  *    one where both are representable;
- *  - through strong recovery (S -> S*, c -> infinity): tied h4 to tau = 1 (the state is rescaled
- *    for its rate) and h2 to tau = 8 (for its size, past exp's overflow at tau ~ 7) against the
- *    flow, status ok. Without the scaled state both runs end ode_diverged (h4 at tau = 0.31, h2
- *    at 6.93: c overflows), and the checks on status and on the last records fail. */
+ *  - through strong recovery (S -> S*, c -> infinity): tied h4 to tau = 1 and h3 to tau = 2 (the
+ *    state is rescaled for its rate) and h2 to tau = 8 (for its size, past exp's overflow at
+ *    tau ~ 7) against the flow, status ok. Without the scaled state the h4 and h2 runs end
+ *    ode_diverged (h4 at tau = 0.31, h2 at 6.93: c overflows), and the checks on status and on
+ *    the last records fail. */
 #include <gsl/gsl_eigen.h>
 #include <gsl/gsl_linalg.h>
 #include <math.h>
@@ -420,9 +421,9 @@ static void weight_decay(void)
 
 /* Through strong recovery against the flow (tied, wishart(0.5) teacher, init scale 0.7): the
  * ode must end status ok at tau_end with |d omega11|, |d omega12| <= tol at every record from
- * tau_from on (measured: h4 d = 30, 2e-5 from tau = 0.1; h2 d = 30, 4e-5 from tau = 2), and its
- * overlap at the end above ov_min. Before the scaled state both ended ode_diverged (h4 at
- * tau = 0.31, h2 at tau = 6.93) with the records after that missing. A student narrower than the
+ * tau_from on (measured, d = 30: h4 3.8e-5 from tau = 0.1; h3 3.7e-5 from tau = 0.5; h2 4.3e-5
+ * from tau = 2), and its overlap at the end above ov_min. Before the scaled state h4 and h2 ended
+ * ode_diverged (h4 at tau = 0.31, h2 at tau = 6.93) with the records after that missing. A student narrower than the
  * teacher's rank (width 0.25: r = 8 < rank S* = 15 at d = 30) has its fixed point short of S*
  * (overlap 0.97; M = 8 within 2.4e-3 of the flow); without the scale of g in the scaled solve
  * (g/eps ~ 1e-80, its fourth power subnormal) it ended ode_diverged, "step size
@@ -471,6 +472,7 @@ int main(void)
     convergence_in_M("h1", 300, 0.4, 0.005);
     convergence_in_M("h2", 300, 0.2, 0.008);
     recovery_vs_flow("h4", 30, 1.0, 4, 1.0, 10, 0.1, 1e-4, 1.0 - 1e-5);
+    recovery_vs_flow("h3", 30, 1.0, 4, 2.0, 8, 0.5, 1e-4, 1.0 - 1e-5);
     recovery_vs_flow("h2", 30, 1.0, 4, 8.0, 8, 2.0, 1e-4, 1.0 - 1e-5);
     recovery_vs_flow("h4", 30, 0.25, 8, 2.0, 4, 0.5, 5e-3, 0.96);
     return check_done("test_spectral");

@@ -74,8 +74,9 @@
  * M = 4) has eigenvalues -16, -687, -1851, -1.1e4 and two zeros, so it is integrated with the
  * implicit BDF. It is taken (spectral_remap, after an accepted step) once
  * r > SPECTRAL_SCALED_RATE, max x > SPECTRAL_SCALED_LOGC or |g| < SPECTRAL_SCALED_G; a run that
- * never gets there keeps the unscaled state and its output bit for bit (every tied spectral point
- * of sweeps/phase-ode-d60.yaml but h4: h1-h3 have r <= 420 and never cross the other two).
+ * never gets there keeps the unscaled state and its output bit for bit (the tied spectral points
+ * of sweeps/phase-ode-d60.yaml for h1, h2 and the other activations; h3 there reaches r = 420 and
+ * h4 r = 2200, and both move).
  */
 #include "aimsweep/theory/spectral.h"
 
@@ -98,8 +99,12 @@
 #define SPECTRAL_OUTER_YMIN (-60.0) /* fallback scan of log|g| starts here (g -> 0-) */
 /* The scaled state (spectral_remap): taken once max |d log c/dtau| exceeds SPECTRAL_SCALED_RATE
  * (the unscaled state costs the explicit stepper 5-7 r steps per unit tau: h4 14,000) or
- * max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). */
-#define SPECTRAL_SCALED_RATE 1000.0
+ * max log c exceeds SPECTRAL_SCALED_LOGC (exp overflows at 709.8). The rate bound: tied h3 at
+ * d = 60 (phase-ode-d60, r -> 420) took 0.10-0.14 s a point on the explicit stepper and 0.02 s
+ * once it moves at 300; against a run at rtol 1e-12 its records are then within 2.6e-9
+ * (relative; the explicit stepper's 5e-11, h4's 2e-9). At 100 and 200 the implicit stepper takes
+ * over earlier, where the state is not stiff yet, and is off by 2.4e-8. */
+#define SPECTRAL_SCALED_RATE 300.0
 #define SPECTRAL_SCALED_LOGC 600.0
 /* or once |g| at the state falls below SPECTRAL_SCALED_G (a student narrower than the teacher's
  * rank: g^4 in omega11's correction turns subnormal near 1e-77) */
