@@ -48,6 +48,9 @@
  * §10). */
 #define WORDS_FLAT_CUT_TIED 1e-12
 #define WORDS_FLAT_CUT_UNTIED 1e-8
+/* flat: (top class, rotation) pairs per block of flat_top, whose values stay in the L1 cache */
+#define WORDS_FLAT_BLOCK 256
+#define WORDS_FLAT_LANES 16 /* pairs summed at once (a block's rows are padded to a multiple) */
 
 static int letter_type(int x) { return x == WORDS_SIGMA ? 1 : x == WORDS_LAMBDA ? 2 : 0; }
 
@@ -185,18 +188,24 @@ static int build_flat(struct words_closure *cl)
     cl->fnrot = Lt;
     int ntop = b->first[M + 2] - b->first[M + 1];
     cl->fgram = malloc(sizeof(int) * ns * ns);
-    cl->fa = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
-    cl->fb = malloc(sizeof(int) * (size_t)ntop * Lt * ns);
+    size_t npair = (size_t)ntop * Lt;
+    cl->fbt = WORDS_FLAT_BLOCK / Lt > 0 ? WORDS_FLAT_BLOCK / Lt : 1;
+    cl->fst = (cl->fbt * Lt + WORDS_FLAT_LANES - 1) / WORDS_FLAT_LANES * WORDS_FLAT_LANES;
+    size_t nblk = (size_t)cl->fst * ns;
+    cl->fa = malloc(sizeof(int) * npair * ns);
+    cl->fb = malloc(sizeof(int) * npair * ns);
     cl->fG = malloc(sizeof(double) * ns * ns);
     cl->fGp = malloc(sizeof(double) * ns * ns);
     cl->fw = malloc(sizeof(double) * ns);
-    cl->fav = malloc(sizeof(double) * ns);
-    cl->fbv = malloc(sizeof(double) * ns);
+    /* zeroed: the padding past a block's pairs is summed, never read */
+    cl->fav = calloc(nblk, sizeof(double));
+    cl->fbv = calloc(nblk, sizeof(double));
+    cl->fy = calloc(nblk, sizeof(double));
     cl->fsc = malloc(sizeof(double) * ns);
     cl->flwork = 8 * ns + 64;
     cl->fwork = malloc(sizeof(double) * cl->flwork);
     if (!str || !slen || !cl->fgram || !cl->fa || !cl->fb || !cl->fG || !cl->fGp || !cl->fw ||
-        !cl->fav || !cl->fbv || !cl->fsc || !cl->fwork) {
+        !cl->fav || !cl->fbv || !cl->fy || !cl->fsc || !cl->fwork) {
         free(str);
         free(slen);
         return -1;
@@ -230,13 +239,13 @@ static int build_flat(struct words_closure *cl)
                     v[n++] = rw[q];
                 for (int q = 0; q < slen[u]; q++)
                     v[n++] = str[u][q];
-                cl->fa[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+                cl->fa[(size_t)u * npair + (size_t)t * Lt + r] = words_basis_index(b, n, v);
                 n = 0;
                 for (int q = slen[u] - 1; q >= 0; q--)
                     v[n++] = b->tr[str[u][q]];
                 for (int q = ll; q < Lt; q++)
                     v[n++] = rw[q];
-                cl->fb[((size_t)t * Lt + r) * ns + u] = words_basis_index(b, n, v);
+                cl->fb[(size_t)u * npair + (size_t)t * Lt + r] = words_basis_index(b, n, v);
             }
         }
     }
@@ -278,29 +287,48 @@ static int flat_top(struct words_closure *cl, const double *mom, double *out)
     for (int i = 0; i < ns; i++)
         for (int j = 0; j < ns; j++)
             cl->fGp[i * ns + j] *= cl->fsc[i] * cl->fsc[j];
-    int ntop = b->first[M + 2] - b->first[M + 1];
-    for (int t = 0; t < ntop; t++) {
-        int c = b->first[M + 1] + t;
-        if (!b->stud[c]) {
-            out[c] = cl->mom0[c];
-            continue;
-        }
-        double acc = 0;
-        for (int r = 0; r < Lt; r++) {
-            const int *ia = cl->fa + ((size_t)t * Lt + r) * ns,
-                      *ib = cl->fb + ((size_t)t * Lt + r) * ns;
-            for (int u = 0; u < ns; u++) {
-                cl->fav[u] = mom[ia[u]];
-                cl->fbv[u] = mom[ib[u]];
+    /* m(w) = (1/Lt) sum_r a_r^T G^+ b_r over the rotations r, a_r = m(wL u), b_r = m(u^T wR),
+     * a block of top classes at a time with the strings outermost, so that y = G^+ b runs along
+     * the block's (class, rotation) pairs in vector lanes. Each pair's sums keep the order of
+     * a_i (sum_j G^+_ij b_j): the result is the same, bit for bit, as pair by pair. The a and b
+     * classes are shorter than M + 1, so out may be mom. */
+    int ntop = b->first[M + 2] - b->first[M + 1], bt = cl->fbt, st = cl->fst;
+    size_t npair = (size_t)ntop * Lt;
+    double *A = cl->fav, *B = cl->fbv, *Y = cl->fy;
+    for (int t0 = 0; t0 < ntop; t0 += bt) {
+        int nt = ntop - t0 < bt ? ntop - t0 : bt, np = nt * Lt;
+        for (int u = 0; u < ns; u++) {
+            const int *ia = cl->fa + (size_t)u * npair + (size_t)t0 * Lt,
+                      *ib = cl->fb + (size_t)u * npair + (size_t)t0 * Lt;
+            for (int q = 0; q < np; q++) {
+                A[u * st + q] = mom[ia[q]];
+                B[u * st + q] = mom[ib[q]];
             }
-            for (int i = 0; i < ns; i++) {
-                double s = 0;
+        }
+        for (int i = 0; i < ns; i++) {
+            double *y = Y + i * st;
+            const double *g = cl->fGp + i * ns;
+            for (int q0 = 0; q0 < np; q0 += WORDS_FLAT_LANES) {
+                double acc[WORDS_FLAT_LANES] = {0};
                 for (int j = 0; j < ns; j++)
-                    s += cl->fGp[i * ns + j] * cl->fbv[j];
-                acc += cl->fav[i] * s;
+                    for (int l = 0; l < WORDS_FLAT_LANES; l++)
+                        acc[l] += g[j] * B[j * st + q0 + l];
+                for (int l = 0; l < WORDS_FLAT_LANES; l++)
+                    y[q0 + l] = acc[l];
             }
         }
-        out[c] = acc / Lt;
+        for (int k = 0; k < nt; k++) {
+            int c = b->first[M + 1] + t0 + k;
+            if (!b->stud[c]) {
+                out[c] = cl->mom0[c];
+                continue;
+            }
+            double acc = 0;
+            for (int r = 0; r < Lt; r++)
+                for (int i = 0; i < ns; i++)
+                    acc += A[i * st + k * Lt + r] * Y[i * st + k * Lt + r];
+            out[c] = acc / Lt;
+        }
     }
     return 0;
 }
@@ -403,6 +431,7 @@ void words_closure_free(struct words_closure *cl)
     free(cl->fwork);
     free(cl->fav);
     free(cl->fbv);
+    free(cl->fy);
     free(cl->fsc);
     memset(cl, 0, sizeof *cl);
 }

@@ -74,9 +74,13 @@ struct words_closure {
     int c_x[3], c_xp[3], c_p, c_pp; /* classes X, X P for X in {S, Sigma, Lambda}; P, P P */
     /* flat: strings of length <= K, the classes of the Gram matrix and of the split vectors */
     int fK, fns, fnrot;
-    int *fgram;   /* fns x fns: class of u^T v */
-    int *fa, *fb; /* per top class, rotation and string: classes of wL u and v^T wR */
-    double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fsc;
+    int *fgram; /* fns x fns: class of u^T v */
+    /* per string u, top class t and rotation r (at u * ntop * fnrot + t * fnrot + r): the classes
+     * of wL u and u^T wR */
+    int *fa, *fb;
+    int fbt, fst; /* top classes per block of flat_top; a block's row stride (padded) */
+    /* fav, fbv, fy: per string, a block's values of m(wL u), m(u^T wR) and (G^+ b)_u */
+    double *fG, *fw, *fwork, *fGp, *fav, *fbv, *fy, *fsc;
     double f_lmin; /* flat: the least eigenvalue / the largest of the last Gram matrix */
     int flwork;
 };
