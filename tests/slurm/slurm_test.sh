@@ -9,7 +9,8 @@
 #   3. a job with a 2-minute limit that is too short for the study resubmits itself
 #      (exit 4, --dependency) until the study is done, with the rows of a serial run;
 #   4. a job array of 2 elements running at once, each on its share (--part), merged: every grid
-#      point once, the rows of a serial run.
+#      point once, the rows of a serial run;
+#   5. every job removed the Open MPI session base it made (the jobs' TMPDIR is the test's own).
 # It stops the daemons it started (by the pids they wrote) and removes its files, also on failure.
 # usage: slurm_test.sh WORKDIR   (env AIMSWEEP, SRCDIR); needs root
 set -u
@@ -59,7 +60,7 @@ trap 'cleanup' EXIT
 trap 'exit 1' INT TERM HUP PIPE
 cluster_start "$C" || { fail "the cluster did not start"; tail -5 "$C"/log/*.log; exit 1; }
 say "cluster up in $(($(date +%s) - T0)) s (KillWait $(scontrol show config | awk '$1 == "KillWait" { print $3 }') s)"
-mkdir -p "$J/jobs" && cp "$SRCDIR"/jobs/*.sbatch "$SRCDIR"/tests/slurm/*.yaml "$J/" && cp "$SRCDIR"/jobs/*.sbatch "$J/jobs/"
+mkdir -p "$J/jobs" "$J/tmp" && cp "$SRCDIR"/jobs/*.sbatch "$SRCDIR"/tests/slurm/*.yaml "$J/" && cp "$SRCDIR"/jobs/*.sbatch "$J/jobs/"
 chown -R "$CLUSTER_USER" "$J"
 export AIMSWEEP OPENBLAS_NUM_THREADS=1
 q() { "$AIMSWEEP" query "$1" "$2" --csv --no-header; }
@@ -70,7 +71,7 @@ rows() {
             FROM summary ORDER BY task_id, solver"
 }
 # submit ARGS...: sbatch as the user from the job directory; prints the job id
-submit() { (cd "$J" && as_user env AIMSWEEP="$AIMSWEEP" sbatch --parsable "$@"); }
+submit() { (cd "$J" && as_user env AIMSWEEP="$AIMSWEEP" TMPDIR="$J/tmp" sbatch --parsable "$@"); }
 state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 # wait_gone ID SECONDS: until the job has left the queue (or ended); 1 on time-out
 wait_gone() {
@@ -186,6 +187,8 @@ a=$(rows "$W/ref-long.db" | md5sum | cut -c1-12)
 b=$(rows "$J/term.db" | md5sum | cut -c1-12)
 say "checkpointed task: md5 of its rows $b resumed, $a uninterrupted"
 [ "$a" = "$b" ] || fail "term: the resumed trajectory differs from the uninterrupted one"
+left=$(cd "$J/tmp" && ls -d aimsweep-ompi.* 2>/dev/null | tr '\n' ' ')
+[ -z "$left" ] || fail "Open MPI session bases left behind in the jobs' TMPDIR: $left"
 say "slurm test: $(($(date +%s) - T0)) s"
 [ $fails -eq 0 ] && rm -rf "$J"
 echo "$fails failed"
