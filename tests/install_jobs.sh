@@ -18,11 +18,11 @@ cmake --install "$B" --prefix "$P" >"$W/install.log" 2>&1 || { cat "$W/install.l
     fail "jobs and sweeps not installed"
 "$P/bin/aimsweep" single --help >/dev/null 2>&1 || fail "the installed binary does not run"
 
-# stand-ins: log the binary, drop the launcher's own options, run the rest
+# stand-ins: log the binary, drop the launcher's own options (-n N, --mca KEY VALUE), run the rest
 for l in mpirun srun; do
     cat >"$W/fake/$l" <<EOS
 #!/bin/sh
-while [ \$# -gt 0 ] && case \$1 in -n) shift 2 ;; -*) shift ;; *) false ;; esac; do :; done
+while [ \$# -gt 0 ] && case \$1 in -n) shift 2 ;; --mca) shift 3 ;; -*) shift ;; *) false ;; esac; do :; done
 echo "\$1" >>"$W/launched"
 exec "\$@"
 EOS
