@@ -1,4 +1,4 @@
-/* Direct's two steps per pass (src/solvers/sgd_direct.c) against the one-step path on the same
+/* Two steps per pass (src/solvers/sgd_two.c, direct and tied) against the one-step path on the same
  * grid point (same teacher, initial student and samples), and the two-step path against itself
  * cut anywhere: in chunks of odd lengths with the student read between them (which applies a
  * deferred correction early), and saved and restored at odd and even step counts (after and away
@@ -7,19 +7,21 @@
  *
  * The tolerance of the first comparison. P takes the same operations on both paths given the
  * same coefficients (test_kern checks that to the bit); the paths differ only in how a sample's
- * projections y = S x are summed (another order, or the closed form), by at most about d u |S|
- * |x| (u = 2^-53), which moves the step's coefficients, and through them S, by eta/d of that
- * relative to S: at most eta u |S| per step. Independent from step to step, over n steps these
- * add in quadrature, sqrt(n) eta u, amplified by the linearised flow by at most e^{L tau} (C_GROWTH
- * = e, tau <= 0.5 here). We allow C_GROWTH sqrt(n) d u of the largest entry (d/eta = 480-740
- * times that bound); what is seen is 6e-4 to 1.2e-3 of it. Planted (tried): dropping the
- * diagonal term diag x from the closed form fails the softmax points (the only outputs here with
- * trD != 0) by 10^7 tolerances; leaving alpha out of the closed form fails the four points with
- * weight decay by 10^6-10^7 tolerances; a flush that leaves the deferral set (the correction then
- * applied twice) fails every cut run. The kernel's order of operations on an entry is
- * test_kern's (two_step). The cut runs must be the uninterrupted one bit for bit: the students
- * are compared with memcmp, then again after a few more steps (which read this and the next
- * sample's projections and any deferred correction). */
+ * projections (y = S x, or a = W^T x for tied) are summed (another order, or the closed form), by
+ * at most about d u |P| |x| (u = 2^-53), which moves the step's coefficients, and through them
+ * the parameters, by eta/d of that relative to them: at most eta u |P| per step. Independent
+ * from step to step, over n steps these add in quadrature, sqrt(n) eta u, amplified by the
+ * linearised flow by at most e^{L tau} (C_GROWTH = e; tau = n eta/d^2 is 0.37-0.87 here). We
+ * allow C_GROWTH sqrt(n) d u of the largest entry (d/eta = 480-740 times that bound); what is
+ * seen is 6e-4 to 1.2e-3 of it for direct, 1e-3 to 3.9e-3 for tied. Planted (tried): dropping
+ * the diagonal term diag x from direct's closed form fails the softmax points (the only outputs
+ * here with trD != 0) by 10^7 tolerances; leaving alpha out of the closed form fails the four
+ * direct points with weight decay by 10^6-10^7 tolerances, and all four tied points (whose alpha
+ * holds 2 mu trD/sqrt(d) too) by 10^7-10^8; a flush that leaves the deferral set (the correction
+ * then applied twice) fails every cut run, direct's and tied's. The kernel's order of operations
+ * on an entry is test_kern's (two_step). The cut runs must be the uninterrupted one bit for bit:
+ * the students are compared with memcmp, then again after a few more steps (which read this and
+ * the next sample's projections and any deferred correction). */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +33,15 @@
 
 #define C_GROWTH 2.718281828459045
 
+/* Entries of the student's first matrix: S (d x d) or W (d x r). */
+static size_t entries(const struct student *s)
+{
+    return (size_t)s->d * (s->decomposition == DECOMP_DIRECT ? s->d : s->r);
+}
+
 static double rel_diff(const struct student *a, const struct student *b)
 {
-    size_t n = (size_t)a->d * a->d;
+    size_t n = entries(a);
     double e = 0, ref = 0;
     for (size_t i = 0; i < n; i++) {
         e = fmax(e, fabs(a->A[i] - b->A[i]));
@@ -58,19 +66,19 @@ static int same_run(struct sgd_state *a, struct sgd_state *b)
     int same = 1;
     for (int k = 0; k < 2; k++) {
         const struct student *x = sgd_student(a), *y = sgd_student(b);
-        same &= !memcmp(x->A, y->A, sizeof(double) * (size_t)x->d * x->d);
+        same &= !memcmp(x->A, y->A, sizeof(double) * entries(x));
         sgd_steps(a, 7);
         sgd_steps(b, 7);
     }
     return same;
 }
 
-static void one(const char *act, int d, double wd, long n, const char *extra)
+static void one(const char *decomp, const char *act, int d, double wd, long n, const char *extra)
 {
     struct params p;
     char err[256] = "";
     params_default(&p);
-    int ok = !params_set(&p, "decomposition", "direct", err, sizeof err) &&
+    int ok = !params_set(&p, "decomposition", decomp, err, sizeof err) &&
              !params_set(&p, "activation", act, err, sizeof err);
     p.d = d;
     p.weight_decay = wd;
@@ -111,8 +119,8 @@ static void one(const char *act, int d, double wd, long n, const char *extra)
         "%s d=%d wd=%g n=%ld: two-step differs from one-step by %.3g (tolerance %.3g, moved %.3g)",
         act, d, wd, n, e, tol, moved);
     if (getenv("AIMSWEEP_TEST_VERBOSE"))
-        printf("%s d=%d %s: %.3g of tolerance, moved %.3g, steps per pass %d\n", act, d,
-               extra ? extra : "", e / tol, moved, sgd_steps_per_pass(two));
+        printf("%s %s d=%d %s: %.3g of tolerance, moved %.3g, steps per pass %d\n", decomp, act,
+               d, extra ? extra : "", e / tol, moved, sgd_steps_per_pass(two));
 
     /* the same run cut into odd chunks with the student read between them, saved and restored
      * at odd and even counts (5001, 8192 right after a resync, 8193) */
@@ -155,10 +163,15 @@ static void one(const char *act, int d, double wd, long n, const char *extra)
 int main(void)
 {
     long n = 10000; /* past two resyncs (SGD_RESYNC = 4096) */
-    one("tanh", 24, 0.5, n, NULL);
-    one("softmax(1)", 24, 0.5, n, NULL);
-    one("softmax(1)", 37, 0.0, n, NULL); /* odd d: the kernel's tails and its last row */
-    one("relu", 37, 0.5, n, NULL);
-    one("h1", 25, 0.5, n, "token_corr=0.3;outputs=all;index=uncentred");
+    one("direct", "tanh", 24, 0.5, n, NULL);
+    one("direct", "softmax(1)", 24, 0.5, n, NULL);
+    one("direct", "softmax(1)", 37, 0.0, n, NULL); /* odd d: the kernel's tails and its last row */
+    one("direct", "relu", 37, 0.5, n, NULL);
+    one("direct", "h1", 25, 0.5, n, "token_corr=0.3;outputs=all;index=uncentred");
+    /* tied: no diagonal term; the factor alpha moves with the step's trD (softmax) */
+    one("tied", "tanh", 24, 0.5, n, NULL);
+    one("tied", "softmax(1)", 37, 0.0, n, NULL);
+    one("tied", "relu", 30, 0.5, n, "width=0.5"); /* r = 15 rows: the last row alone */
+    one("tied", "h1", 25, 0.0, n, "token_corr=0.3;width=1.6"); /* r = 40 > d */
     return check_done("test_two_step");
 }

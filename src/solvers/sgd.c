@@ -59,16 +59,17 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * Direct with the paired layout makes two steps per pass (sgd_direct.c): the step at even n
- * defers its correction and makes its successor's projections in closed form, O(T^2 d), and the
- * pass of the step at odd n applies both corrections to each row, the entries bit for bit as
- * two one-step passes leave them, and projects the two samples that follow: half the bytes of
- * S per step. Its projections are summed in another order than the one-step pass's, so direct's
- * output in double differs from the one-step path's at the level of rounding (tests/
- * test_two_step.c); where a run stops changes no bit.
+ * Direct and tied with the paired layout make two steps per pass (sgd_two.c): the step at even
+ * n defers its correction and makes its successor's projections in closed form, O(T^2 (d +
+ * rows)), and the pass of the step at odd n applies both corrections to each row, the entries
+ * bit for bit as two one-step passes leave them, and projects the two samples that follow: half
+ * the bytes of S or W^T per step. Its projections are summed in another order than the one-step
+ * pass's, so the output of direct and tied in double differs from the one-step path's at the
+ * level of rounding (tests/test_two_step.c); where a run stops changes no bit. Untied keeps one
+ * step per pass (its two matrices would need a kernel of their own).
  *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
- * sgd_sample.c (the samples and the look-ahead), sgd_reference.c (the plain step the tests
+ * sgd_two.c (two steps per pass), sgd_sample.c (the samples and the look-ahead), sgd_reference.c (the plain step the tests
  * compare with). The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for
  * checkpoints and reads it back.
  */
@@ -195,8 +196,8 @@ static void reorder(struct sgd_state *st, double *M, int to_rows)
 static void sgd_resync(struct sgd_state *st)
 {
     size_t n = (size_t)st->rows * st->d;
-    sgd_direct_flush(st);
-    st->yn_ready = 0; /* made again from the folded rows (sgd_direct.c) */
+    sgd_two_flush(st);
+    st->yn_ready = 0; /* made again from the folded rows (sgd_two.c) */
     fold(st->P, st->Pf, n, &st->sp);
     /* the norms are the same sums over the row-major arrays as without the paired layout */
     int rows = st->paired && st->s.decomposition != DECOMP_DIRECT;
@@ -285,7 +286,7 @@ const struct student *sgd_student(struct sgd_state *st)
 {
     if (st->synced)
         return &st->s;
-    sgd_direct_flush(st);
+    sgd_two_flush(st);
     struct student *s = &st->s;
     int d = st->d, r = st->r;
     double sp = st->sp, sq = st->sq;
@@ -343,14 +344,14 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    st->two = st->paired && p->decomposition == DECOMP_DIRECT;
-    size_t tw = st->two ? Td : 0;
+    st->two = st->paired && p->decomposition != DECOMP_UNTIED;
+    size_t tw = st->two ? Td : 0, tn = st->two ? Tn : 0;
     double **bufs[] = {&st->P,  &st->Q,    &st->Ft,  &st->x,  &st->xn, &st->pa,
                        &st->pb, &st->pan,  &st->pbn, &st->z,  &st->zn, &st->ca,
                        &st->cb, &st->ptmp, &st->xp,  &st->cp, &st->pnn};
     size_t sizes[] = {
         sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,         Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
-        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0, tw, tw, tw};
+        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0, tw, tn, tn};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -528,9 +529,14 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     double nrm = alpha * alpha * st->trS * st->s.kappa -
                  2 * alpha * sgd_dot_rows(st->pa, st->ca, r, T) +
                  gram_pair(xx, st->ca, st->ca, r, T);
-    sgd_scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
     int f = 0;
-    sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    if (st->two) {
+        f = st->nfz; /* the teacher rows of xn made ahead (sgd_sample.c) */
+        sgd_two_step(st, st->ca, 0, alpha);
+    } else {
+        sgd_scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
+        sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+    }
     sgd_teacher_rest(st, st->xn, st->xnf, st->zn, f);
     st->trS = nrm / st->s.kappa;
 }
@@ -592,8 +598,8 @@ int sgd_steps_per_pass(const struct sgd_state *st) { return st->two ? 2 : 1; }
 
 void sgd_set_two_step(struct sgd_state *st, int on)
 {
-    sgd_direct_flush(st);
-    st->two = on && st->paired && st->s.decomposition == DECOMP_DIRECT && st->xp;
+    sgd_two_flush(st);
+    st->two = on && st->paired && st->s.decomposition != DECOMP_UNTIED && st->xp;
     st->yn_ready = 0;
 }
 

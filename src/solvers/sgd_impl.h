@@ -3,7 +3,7 @@
  * (sgd_state.c) and by no one else. The interface is include/aimsweep/solvers/sgd.h; how the
  * parameters are stored (scaled arrays along rows, P and Q for untied) is explained at the top
  * of sgd.c. The functions below are the ones the step's files share: sgd.c (the steps, tied
- * and untied, the run), sgd_direct.c (direct's step and its two-step pass), sgd_sample.c (the
+ * and untied, the run), sgd_direct.c (direct's step), sgd_two.c (two steps per pass), sgd_sample.c (the
  * samples and their teacher projections).
  */
 #ifndef AIMSWEEP_SOLVERS_SGD_IMPL_H
@@ -46,12 +46,13 @@ struct sgd_state {
     double *ca, *cb;   /* T x rows: coefficients of the rank-T correction */
     double trS, trP;   /* Tr S and Tr S* */
     double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
-    /* direct's two steps per pass (sgd_direct.c): */
-    int two;         /* on: direct in double with the paired layout */
+    /* two steps per pass (sgd_two.c): */
+    int two;         /* on: direct or tied in double with the paired layout */
     int pending;     /* P lacks the last step's correction cp along xp (its diagonal term is in) */
     int yn_ready;    /* pan holds the projections of xn on the stored parameters (pending 0) */
-    double *xp, *cp; /* T x d: the deferred step's tokens and its correction (over the scale) */
-    double *pnn;     /* T x d: projections of the sample after xn, from the two-step pass */
+    double *xp;      /* T x d: the deferred step's tokens */
+    double *cp;      /* T x rows: its correction (over the scale) */
+    double *pnn;     /* T x rows: projections of the sample after xn, from the two-step pass */
     long n;
 };
 
@@ -73,6 +74,11 @@ double sgd_dot_rows(const double *p, const double *c, int n, int T);
 void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f);
 /* sgd_direct.c */
 void sgd_step_direct(struct sgd_state *st, const double *D, double trD);
-void sgd_direct_flush(struct sgd_state *st);
+/* sgd_two.c: M <- alpha M and P_ii += diag over the new scale (the one-step path's start); a step
+ * of the two-step path with correction e (T x rows, divided by the scale in place) and diagonal
+ * term diag (0 but for direct); the deferred correction applied now, if there is one. */
+void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
+void sgd_two_step(struct sgd_state *st, double *e, double diag, double alpha);
+void sgd_two_flush(struct sgd_state *st);
 
 #endif

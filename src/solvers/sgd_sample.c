@@ -2,7 +2,7 @@
  * sgd_sample.c: the samples of an SGD run (sgd.c) and their teacher projections: drawn one at a
  * time, or SGD_AHEAD at a time with the teacher rows the pass would project made for all of them
  * in one read of the teacher's factor (the look-ahead, see the top of sgd.c), and the sample
- * after the next one for direct's two-step pass (sgd_direct.c). The state is sgd_impl.h.
+ * after the next one for the two-step pass (sgd_two.c). The state is sgd_impl.h.
  */
 #include <string.h>
 

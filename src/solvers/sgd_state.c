@@ -87,7 +87,7 @@ size_t sgd_state_size(struct sgd_state *st)
 void sgd_state_save(struct sgd_state *st, unsigned char *buf)
 {
     struct sgd_state_head h;
-    sgd_direct_flush(st); /* the state as it stands after the step (sgd_direct.c) */
+    sgd_two_flush(st); /* the state as it stands after the step (sgd_two.c) */
     memset(&h, 0, sizeof h);
     h.magic = SGD_STATE_MAGIC;
     h.decomposition = (int32_t)st->s.decomposition;
