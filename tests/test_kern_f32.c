@@ -326,6 +326,56 @@ static void order_one(struct rng *g, int n, int m)
     free(O2);
 }
 
+/* kern_update2_project2_f32 (tied's two steps per pass in single precision, sgd_two.c) against
+ * two one-step passes of the look-ahead kernel: the rows bit for bit, the projections on Y bit
+ * for bit those of the second one-step pass, those on Y2 bit for bit a projection alone over the
+ * same rows, and within KERN_F32_TOL of the exact sums of the kernel's own rows; the first
+ * correction alone (a flush) followed by the second with the projections gives the same rows and
+ * sums. Planted (tried): the corrections in the other order fail every shape with m >= 16;
+ * Y2's sums taken from Y fail them all. */
+static void two_step_one(struct rng *g, int n, int m)
+{
+    size_t nm = (size_t)n * m, Tn = 2 * (size_t)n, Tm = 2 * (size_t)m;
+    float *M0 = floats(g, nm, 0), *X1 = floats(g, Tm, 0), *X2 = floats(g, Tm, 0);
+    float *Y = floats(g, Tm, 0), *Y2 = floats(g, Tm, 0);
+    float *A = malloc(sizeof(float) * nm), *B = malloc(sizeof(float) * nm),
+          *F = malloc(sizeof(float) * nm);
+    double *C1 = malloc(sizeof(double) * Tn), *C2 = malloc(sizeof(double) * Tn);
+    double *Ot = malloc(sizeof(double) * Tn), *Oa = malloc(sizeof(double) * Tn),
+           *O2a = malloc(sizeof(double) * Tn), *Ob = malloc(sizeof(double) * Tn),
+           *O2b = malloc(sizeof(double) * Tn), *Of = malloc(sizeof(double) * Tn),
+           *O2f = malloc(sizeof(double) * Tn);
+    rng_normals(g, C1, Tn);
+    rng_normals(g, C2, Tn);
+    for (size_t i = 0; i < Tn; i++) {
+        C1[i] *= 0.01;
+        C2[i] *= 0.01;
+    }
+    memcpy(A, M0, sizeof(float) * nm);
+    memcpy(B, M0, sizeof(float) * nm);
+    memcpy(F, M0, sizeof(float) * nm);
+    kern_update_project_ahead_f32(A, n, m, 2, C1, X1, Y, Ot, 0);
+    kern_update_project_ahead_f32(A, n, m, 2, C2, X2, Y, Oa, 0);
+    int r0 = kern_update2_project2_f32(A, n, m, NULL, NULL, NULL, NULL, Y2, NULL, O2a, NULL);
+    int r1 = kern_update2_project2_f32(B, n, m, C1, X1, C2, X2, Y, Y2, Ob, O2b);
+    int r2 = kern_update2_project2_f32(F, n, m, C1, X1, NULL, NULL, NULL, NULL, NULL, NULL);
+    int r3 = kern_update2_project2_f32(F, n, m, NULL, NULL, C2, X2, Y, Y2, Of, O2f);
+    CHECK(!r0 && !r1 && !r2 && !r3, "two-step n=%d m=%d: a case refused (%d %d %d %d)", n, m, r0,
+          r1, r2, r3);
+    CHECK(!memcmp(A, B, sizeof(float) * nm) && !memcmp(A, F, sizeof(float) * nm),
+          "two-step n=%d m=%d: the rows are not two one-step passes' bit for bit", n, m);
+    CHECK(!memcmp(Oa, Ob, sizeof(double) * Tn) && !memcmp(Oa, Of, sizeof(double) * Tn),
+          "two-step n=%d m=%d: the sums on Y are not the one-step pass's bit for bit", n, m);
+    CHECK(!memcmp(O2a, O2b, sizeof(double) * Tn) && !memcmp(O2a, O2f, sizeof(double) * Tn),
+          "two-step n=%d m=%d: the sums on Y2 are not a projection's bit for bit", n, m);
+    double e1 = proj_err(B, n, m, 2, Y, Ob, n), e2 = proj_err(B, n, m, 2, Y2, O2b, n);
+    CHECK(e1 <= KERN_F32_TOL && e2 <= KERN_F32_TOL,
+          "two-step n=%d m=%d: sums off the exact ones by %.3g and %.3g u sum |M Y| (tolerance %g)",
+          n, m, e1, e2, KERN_F32_TOL);
+    free(M0), free(X1), free(X2), free(Y), free(Y2), free(A), free(B), free(F);
+    free(C1), free(C2), free(Ot), free(Oa), free(O2a), free(Ob), free(O2b), free(Of), free(O2f);
+}
+
 int main(void)
 {
     struct rng g;
@@ -352,6 +402,11 @@ int main(void)
         for (size_t a = 0; a < sizeof bn / sizeof bn[0]; a++)
             for (size_t b = 0; b < sizeof bm / sizeof bm[0]; b++)
                 order_one(&g, bn[a], bm[b]);
+        int tn[] = {1, 2, 3, 5, 16, 17};
+        int tm[] = {1, 7, 8, 9, 15, 16, 17, 31, 255, 256, 257, 401, 1100};
+        for (size_t a = 0; a < sizeof tn / sizeof tn[0]; a++)
+            for (size_t b = 0; b < sizeof tm / sizeof tm[0]; b++)
+                two_step_one(&g, tn[a], tm[b]);
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

@@ -591,9 +591,9 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
  * time, a last pair block alone, and an odd last row (row-major) by the portable loop's
  * arithmetic. */
 static inline __attribute__((always_inline)) void
-pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, int n, int m, const double *C1,
-        const double *C2, double dg, const double *X1, const double *X2, const double *Y,
-        const double *Y2, double *O, double *O2)
+pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, int n, int m,
+        const double *C1, const double *C2, double dg, const double *X1, const double *X2,
+        const double *Y, const double *Y2, double *O, double *O2)
 {
     int pairs = n / 2, p = 0;
     for (; p + 2 <= pairs; p += 2) {

@@ -481,3 +481,184 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
     return -1;
 #endif
 }
+
+#if KERN_F32_VECTOR
+/* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m: each entry takes the
+ * first correction (a1, b1 along x10, x11; when c1), then the second (a2, b2 along x20, x21;
+ * when c2), each as update_project_rows_f32 makes it, and is stored; then the ny sums row h .
+ * y[q] into out[ny h + q], each made as update_project_rows_f32 makes its sums. */
+static inline __attribute__((always_inline)) void
+update2_rows_f32(const int c1, const int c2, const int ny, float *r, int nr, int m, const float *a1,
+                 const float *b1, const float *a2, const float *b2, const float *x10,
+                 const float *x11, const float *x20, const float *x21, const float *const *y,
+                 double *out)
+{
+    kacc o[8];
+    for (int q = 0; q < ny * nr; q++)
+        o[q] = acc_zero();
+    int j = 0;
+    while (j + 16 <= m) {
+        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+#if KERN_F32_512
+        __m512 A1[2], B1[2], A2[2], B2[2], s[8]; /* [s | t] of row h and token q at ny h + q */
+        for (int h = 0; h < nr; h++) {
+            A1[h] = _mm512_set1_ps(c1 ? a1[h] : 0);
+            B1[h] = _mm512_set1_ps(c1 ? b1[h] : 0);
+            A2[h] = _mm512_set1_ps(c2 ? a2[h] : 0);
+            B2[h] = _mm512_set1_ps(c2 ? b2[h] : 0);
+        }
+        for (int q = 0; q < ny * nr; q++)
+            s[q] = _mm512_setzero_ps();
+        for (; j < end; j += 16) {
+            __m512 v[2];
+            for (int h = 0; h < nr; h++)
+                v[h] = _mm512_loadu_ps(r + (size_t)h * m + j);
+            if (c1) {
+                const __m512 X0 = _mm512_loadu_ps(x10 + j), X1 = _mm512_loadu_ps(x11 + j);
+                for (int h = 0; h < nr; h++)
+                    v[h] = _mm512_fnmadd_ps(B1[h], X1, _mm512_fnmadd_ps(A1[h], X0, v[h]));
+            }
+            if (c2) {
+                const __m512 X0 = _mm512_loadu_ps(x20 + j), X1 = _mm512_loadu_ps(x21 + j);
+                for (int h = 0; h < nr; h++)
+                    v[h] = _mm512_fnmadd_ps(B2[h], X1, _mm512_fnmadd_ps(A2[h], X0, v[h]));
+            }
+            if (c1 || c2)
+                for (int h = 0; h < nr; h++)
+                    _mm512_storeu_ps(r + (size_t)h * m + j, v[h]);
+            for (int q = 0; q < ny; q++) {
+                const __m512 Y = _mm512_loadu_ps(y[q] + j);
+                for (int h = 0; h < nr; h++)
+                    s[ny * h + q] = _mm512_fmadd_ps(v[h], Y, s[ny * h + q]);
+            }
+        }
+        for (int q = 0; q < ny * nr; q++)
+            o[q] = acc_add(acc_add(o[q], _mm512_castps512_ps256(s[q])),
+                           _mm512_extractf32x8_ps(s[q], 1));
+#else
+        __m256 A1[2], B1[2], A2[2], B2[2], s[8], t[8];
+        for (int h = 0; h < nr; h++) {
+            A1[h] = _mm256_set1_ps(c1 ? a1[h] : 0);
+            B1[h] = _mm256_set1_ps(c1 ? b1[h] : 0);
+            A2[h] = _mm256_set1_ps(c2 ? a2[h] : 0);
+            B2[h] = _mm256_set1_ps(c2 ? b2[h] : 0);
+        }
+        for (int q = 0; q < ny * nr; q++)
+            s[q] = t[q] = _mm256_setzero_ps();
+        for (; j < end; j += 16)
+            for (int half = 0; half < 2; half++) {
+                int c = j + 8 * half;
+                __m256 v[2], *acc = half ? t : s;
+                for (int h = 0; h < nr; h++)
+                    v[h] = _mm256_loadu_ps(r + (size_t)h * m + c);
+                if (c1) {
+                    const __m256 X0 = _mm256_loadu_ps(x10 + c), X1 = _mm256_loadu_ps(x11 + c);
+                    for (int h = 0; h < nr; h++)
+                        v[h] = _mm256_fnmadd_ps(B1[h], X1, _mm256_fnmadd_ps(A1[h], X0, v[h]));
+                }
+                if (c2) {
+                    const __m256 X0 = _mm256_loadu_ps(x20 + c), X1 = _mm256_loadu_ps(x21 + c);
+                    for (int h = 0; h < nr; h++)
+                        v[h] = _mm256_fnmadd_ps(B2[h], X1, _mm256_fnmadd_ps(A2[h], X0, v[h]));
+                }
+                if (c1 || c2)
+                    for (int h = 0; h < nr; h++)
+                        _mm256_storeu_ps(r + (size_t)h * m + c, v[h]);
+                for (int q = 0; q < ny; q++) {
+                    const __m256 Y = _mm256_loadu_ps(y[q] + c);
+                    for (int h = 0; h < nr; h++)
+                        acc[ny * h + q] = _mm256_fmadd_ps(v[h], Y, acc[ny * h + q]);
+                }
+            }
+        for (int q = 0; q < ny * nr; q++)
+            o[q] = acc_add(acc_add(o[q], s[q]), t[q]);
+#endif
+    }
+    for (int h = 0; h < nr; h++) {
+        float *row = r + (size_t)h * m;
+        if (c1)
+            row_tail_f32(row, row, m, j, a1[h], b1[h], x10, x11, y, 0, o);
+        row_tail_f32(row, c2 ? row : NULL, m, j, c2 ? a2[h] : 0, c2 ? b2[h] : 0, x20, x21, y, ny,
+                     o + ny * h);
+    }
+    for (int q = 0; q < ny * nr; q++)
+        out[q] = acc_sum(o[q]);
+}
+
+/* The whole pass for the flags: rows two at a time, an odd last row as the portable loop of the
+ * one-step pass takes it (update_project_portable_ld_f32). */
+static inline __attribute__((always_inline)) void
+update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int m, const double *C1,
+                 const float *X1, const double *C2, const float *X2, const float *Y,
+                 const float *Y2, double *O, double *O2)
+{
+    const float *y[4] = {Y, Y ? Y + m : NULL, Y2, Y2 ? Y2 + m : NULL};
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        float a1[2] = {0, 0}, b1[2] = {0, 0}, a2[2] = {0, 0}, b2[2] = {0, 0};
+        double out[8];
+        for (int h = 0; h < 2; h++) {
+            if (c1) {
+                a1[h] = (float)C1[i + h];
+                b1[h] = (float)C1[n + i + h];
+            }
+            if (c2) {
+                a2[h] = (float)C2[i + h];
+                b2[h] = (float)C2[n + i + h];
+            }
+        }
+        update2_rows_f32(c1, c2, ny, M + (size_t)i * m, 2, m, a1, b1, a2, b2, X1, X1 + m, X2,
+                         X2 + m, y, out);
+        for (int h = 0; h < 2 && ny; h++) {
+            O[i + h] = out[ny * h];
+            O[n + i + h] = out[ny * h + 1];
+            if (ny == 4) {
+                O2[i + h] = out[ny * h + 2];
+                O2[n + i + h] = out[ny * h + 3];
+            }
+        }
+    }
+    if (i < n) {
+        float *row = M + (size_t)i * m;
+        for (int a = 0; c1 && a < 2; a++) {
+            float c = (float)C1[(size_t)a * n + i];
+            const float *xa = X1 + (size_t)a * m;
+            for (int j = 0; j < m; j++)
+                row[j] -= c * xa[j];
+        }
+        for (int a = 0; c2 && a < 2; a++) {
+            float c = (float)C2[(size_t)a * n + i];
+            const float *xa = X2 + (size_t)a * m;
+            for (int j = 0; j < m; j++)
+                row[j] -= c * xa[j];
+        }
+        for (int q = 0; q < ny; q++)
+            (q < 2 ? O : O2)[(size_t)(q & 1) * n + i] = kern_dot_f32(row, y[q], (size_t)m);
+    }
+}
+#endif
+
+int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1,
+                              const double *C2, const float *X2, const float *Y, const float *Y2,
+                              double *O, double *O2)
+{
+#if KERN_F32_VECTOR
+    int ny = Y ? (Y2 ? 4 : 2) : 0;
+    /* the step's cases with their flags constant, so that each compiles to its own loop */
+    if (C1 && C2 && ny == 4)
+        update2_pass_f32(1, 1, 4, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+    else if (!C1 && C2 && ny == 4)
+        update2_pass_f32(0, 1, 4, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+    else if (C1 && !C2 && ny == 0)
+        update2_pass_f32(1, 0, 0, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+    else if (!C1 && !C2 && ny == 2)
+        update2_pass_f32(0, 0, 2, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+    else
+        return -1;
+    return 0;
+#else
+    (void)M, (void)n, (void)m, (void)C1, (void)X1, (void)C2, (void)X2, (void)Y, (void)Y2, (void)O,
+        (void)O2;
+    return -1;
+#endif
+}

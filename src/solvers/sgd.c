@@ -59,17 +59,20 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * Direct and tied with the paired layout make two steps per pass (sgd_two.c): the step at even
- * n defers its correction and makes its successor's projections in closed form, O(T^2 (d +
- * rows)), and the pass of the step at odd n applies both corrections to each row, the entries
- * bit for bit as two one-step passes leave them, and projects the two samples that follow: half
- * the bytes of S or W^T per step. Its projections are summed in another order than the one-step
- * pass's, so the output of direct and tied in double differs from the one-step path's at the
- * level of rounding (tests/test_two_step.c); where a run stops changes no bit. Untied keeps one
- * step per pass (its two matrices would need a kernel of their own).
+ * Direct and tied with the paired layout, and tied in single precision with the float kernels,
+ * make two steps per pass (sgd_two.c): the step at even n defers its correction and makes its
+ * successor's projections in closed form, O(T^2 (d + rows)), and the pass of the step at odd n
+ * applies both corrections to each row, the entries bit for bit as two one-step passes leave
+ * them, and projects the two samples that follow: half the bytes of S or W^T per step. Its
+ * projections are summed in another order than the one-step pass's, so the output of direct and
+ * tied in double differs from the one-step path's at the level of rounding (tests/
+ * test_two_step.c), and that of tied in single at the level of float's (the closed form sums in
+ * double what the one-step pass sums over float rows). Where a run stops changes no bit. Untied
+ * keeps one step per pass (its two matrices would need a kernel of their own).
  *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
- * sgd_two.c (two steps per pass), sgd_sample.c (the samples and the look-ahead), sgd_reference.c (the plain step the tests
+ * sgd_two.c (two steps per pass), sgd_sample.c (the samples and the look-ahead), sgd_reference.c
+ * (the plain step the tests
  * compare with). The state's layout is in sgd_impl.h; sgd_state.c writes it as bytes for
  * checkpoints and reads it back.
  */
@@ -344,7 +347,10 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    st->two = st->paired && p->decomposition != DECOMP_UNTIED;
+    /* two steps per pass (sgd_two.c): direct and tied in double with the paired layout, tied in
+     * single with the float kernels (the look-ahead's) */
+    st->two = (st->paired && p->decomposition != DECOMP_UNTIED) ||
+              (sg && ahead && p->decomposition == DECOMP_TIED);
     size_t tw = st->two ? Td : 0, tn = st->two ? Tn : 0;
     double **bufs[] = {&st->P,  &st->Q,    &st->Ft,  &st->x,  &st->xn, &st->pa,
                        &st->pb, &st->pan,  &st->pbn, &st->z,  &st->zn, &st->ca,
@@ -370,8 +376,8 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
         if (!st->ax || !(st->ayy || st->axf) || !st->az || !st->ag)
             goto fail;
     }
-    float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf};
-    size_t fsizes[] = {nP, nQ, (size_t)k * d, Td, Td};
+    float **fbufs[] = {&st->Pf, &st->Qf, &st->Ftf, &st->xf, &st->xnf, &st->xpf};
+    size_t fsizes[] = {nP, nQ, (size_t)k * d, Td, Td, tw};
     for (size_t i = 0; sg && i < sizeof fsizes / sizeof fsizes[0]; i++)
         if (fsizes[i] && !(*fbufs[i] = alloc_floats(fsizes[i])))
             goto fail;
@@ -408,7 +414,7 @@ void sgd_state_destroy(struct sgd_state **pst)
                       st->z, st->zn, st->ca, st->cb, st->ptmp, st->xp, st->cp, st->pnn};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
-    float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf};
+    float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf, st->xpf};
     for (size_t i = 0; i < sizeof fbufs / sizeof fbufs[0]; i++)
         free(fbufs[i]);
     free(st->ax);
@@ -599,7 +605,7 @@ int sgd_steps_per_pass(const struct sgd_state *st) { return st->two ? 2 : 1; }
 void sgd_set_two_step(struct sgd_state *st, int on)
 {
     sgd_two_flush(st);
-    st->two = on && st->paired && st->s.decomposition != DECOMP_UNTIED && st->xp;
+    st->two = on && st->xp; /* xp is there where the two-step pass is */
     st->yn_ready = 0;
 }
 

@@ -47,12 +47,13 @@ struct sgd_state {
     double trS, trP;   /* Tr S and Tr S* */
     double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
     /* two steps per pass (sgd_two.c): */
-    int two;         /* on: direct or tied in double with the paired layout */
-    int pending;     /* P lacks the last step's correction cp along xp (its diagonal term is in) */
-    int yn_ready;    /* pan holds the projections of xn on the stored parameters (pending 0) */
-    double *xp;      /* T x d: the deferred step's tokens */
-    double *cp;      /* T x rows: its correction (over the scale) */
-    double *pnn;     /* T x rows: projections of the sample after xn, from the two-step pass */
+    int two;      /* on: direct or tied in double with the paired layout, tied in single */
+    int pending;  /* P lacks the last step's correction cp along xp (its diagonal term is in) */
+    int yn_ready; /* pan holds the projections of xn on the stored parameters (pending 0) */
+    double *xp;   /* T x d: the deferred step's tokens */
+    float *xpf;   /* their float copy (precision single) */
+    double *cp;   /* T x rows: its correction (over the scale) */
+    double *pnn;  /* T x rows: projections of the sample after xn, from the two-step pass */
     long n;
 };
 
@@ -66,6 +67,7 @@ void sgd_draw_next(struct sgd_state *st);
 void sgd_ahead_rows(struct sgd_state *st);
 void sgd_next_sample(struct sgd_state *st);
 const double *sgd_peek_sample(struct sgd_state *st);
+const float *sgd_peek_sample_f32(struct sgd_state *st);
 void sgd_teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z, int from);
 /* sgd.c */
 void sgd_scale_by(double *a, float *af, size_t n, double *s, double f);

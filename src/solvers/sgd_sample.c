@@ -118,3 +118,11 @@ const double *sgd_peek_sample(struct sgd_state *st)
         ahead_fill(st);
     return st->ax + (size_t)st->apos * st->T * st->d;
 }
+
+/* Its float copy (precision single). */
+const float *sgd_peek_sample_f32(struct sgd_state *st)
+{
+    if (st->apos >= st->acount)
+        ahead_fill(st);
+    return st->axf + (size_t)st->apos * st->T * st->d;
+}

@@ -1,6 +1,8 @@
 /*
  * sgd_two.c: two SGD steps per pass over the stored matrix, for direct and tied in double with
- * the AVX-512 kernel (T = 2, the paired layout).
+ * the AVX-512 kernel (T = 2, the paired layout), and for tied in single precision with the float
+ * vector kernels (T = 2, kern_update2_project2_f32: the rows bit for bit two one-step passes',
+ * every sum in the one order of kern_f32.c).
  *
  * Both steps are a scaling plus a rank-T correction of the rows of the stored matrix M (S for
  * direct, W^T for tied; sgd.c): with a factor alpha, coefficients e (T x rows) and, for direct
@@ -72,12 +74,27 @@ static void times(double *v, size_t n, double s)
         v[i] *= s;
 }
 
+/* The two-step kernel on the stored matrix, in its precision: the correction C1 along the
+ * deferred step's tokens (xp), then dg on the diagonal, then C2 along this sample's (x); the
+ * projections of xn into O when `project`, and of the sample after it into O2 when that is 2. */
+static void kernel(struct sgd_state *st, const double *C1, double dg, const double *C2, int project,
+                   double *O, double *O2)
+{
+    int n = st->rows, d = st->d;
+    if (st->P)
+        kern_update2_project2_paired(st->P, n, d, C1, st->xp, dg, C2, st->x,
+                                     project ? st->xn : NULL,
+                                     project == 2 ? sgd_peek_sample(st) : NULL, O, O2);
+    else /* tied: dg is 0 */
+        kern_update2_project2_f32(st->Pf, n, d, C1, st->xpf, C2, st->xf, project ? st->xnf : NULL,
+                                  project == 2 ? sgd_peek_sample_f32(st) : NULL, O, O2);
+}
+
 void sgd_two_flush(struct sgd_state *st)
 {
     if (!st->pending)
         return;
-    kern_update2_project2_paired(st->P, st->rows, st->d, st->cp, st->xp, 0, NULL, NULL, NULL, NULL,
-                                 NULL, NULL);
+    kernel(st, st->cp, 0, NULL, 0, NULL, NULL);
     st->pending = 0;
 }
 
@@ -88,8 +105,7 @@ static void defer(struct sgd_state *st, const double *e, double diag, double alp
     int d = st->d, n = st->rows, T = st->T, direct = st->s.decomposition == DECOMP_DIRECT;
     size_t Tn = (size_t)T * n;
     if (!st->yn_ready) { /* after a restore or a resync: the pass's sums, over the stored rows */
-        kern_update2_project2_paired(st->P, n, d, NULL, NULL, 0, NULL, NULL, st->xn, NULL, st->pan,
-                                     NULL);
+        kernel(st, NULL, 0, NULL, 1, st->pan, NULL);
         times(st->pan, Tn, st->sp);
     }
     for (int c = 0; c < T; c++) { /* M' y = alpha M y - sum_b e_b (x_b . y) + diag y */
@@ -113,6 +129,8 @@ static void defer(struct sgd_state *st, const double *e, double diag, double alp
     for (size_t i = 0; i < Tn; i++)
         cp[i] = e[i] / sp;
     memcpy(st->xp, st->x, sizeof(double) * T * d);
+    if (st->xpf)
+        memcpy(st->xpf, st->xf, sizeof(float) * T * d);
     st->pending = 1;
     st->yn_ready = 0;
 }
@@ -129,7 +147,7 @@ static void two_pass(struct sgd_state *st, double *e, double diag, double alpha)
         sgd_two_flush(st); /* the scale folds into P: after the deferred correction */
     double dg = 0;
     if (st->pending) {
-        sgd_scale_by(st->P, NULL, (size_t)n * d, &st->sp, alpha);
+        sgd_scale_by(st->P, st->Pf, (size_t)n * d, &st->sp, alpha);
         dg = diag / st->sp;
     } else {
         sgd_scale_and_diag(st, alpha, diag);
@@ -137,8 +155,7 @@ static void two_pass(struct sgd_state *st, double *e, double diag, double alpha)
     double sp = st->sp;
     for (size_t i = 0; i < Tn; i++)
         e[i] /= sp;
-    kern_update2_project2_paired(st->P, n, d, st->pending ? st->cp : NULL, st->xp, dg, e, st->x,
-                                 st->xn, sgd_peek_sample(st), st->pan, st->pnn);
+    kernel(st, st->pending ? st->cp : NULL, dg, e, 2, st->pan, st->pnn);
     times(st->pan, Tn, sp);
     times(st->pnn, Tn, sp);
     st->pending = 0;
