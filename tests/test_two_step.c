@@ -22,9 +22,10 @@
  * then applied twice) fails every cut run, direct's and tied's. Tied in single precision is held
  * to the same bound with float's u (and to have moved 100 times it): seen 4e-4 to 1.5e-3 of it;
  * planted, projecting xn where the sample after it belongs fails all three by 200-900 bounds.
- * The kernel's order of operations on an entry is test_kern's and test_kern_f32's (two_step). The cut runs must be the uninterrupted one bit for bit:
- * the students are compared with memcmp, then again after a few more steps (which read this and
- * the next sample's projections and any deferred correction). */
+ * The kernel's order of operations on an entry is test_kern's and test_kern_f32's (two_step).
+ * The cut runs must be the uninterrupted one bit for bit: the students are compared with
+ * memcmp, then again after a few more steps (which read this and the next sample's projections
+ * and any deferred correction). */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>

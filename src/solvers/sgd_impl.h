@@ -3,8 +3,8 @@
  * (sgd_state.c) and by no one else. The interface is include/aimsweep/solvers/sgd.h; how the
  * parameters are stored (scaled arrays along rows, P and Q for untied) is explained at the top
  * of sgd.c. The functions below are the ones the step's files share: sgd.c (the steps, tied
- * and untied, the run), sgd_direct.c (direct's step), sgd_two.c (two steps per pass), sgd_sample.c (the
- * samples and their teacher projections).
+ * and untied, the run), sgd_direct.c (direct's step), sgd_two.c (two steps per pass),
+ * sgd_sample.c (the samples and their teacher projections).
  */
 #ifndef AIMSWEEP_SOLVERS_SGD_IMPL_H
 #define AIMSWEEP_SOLVERS_SGD_IMPL_H

@@ -22,7 +22,8 @@
  * correction (deferred) and step t + 1's to each row, and makes from the new rows (M_{t+2}) the
  * projections of the two samples that follow, x_{t+2} exactly and y'_{t+3} = M_{t+2} x_{t+3}.
  * Step t + 2 then needs no pass for its sample's successor:
- *   M_{t+3} x = alpha M_{t+2} x - sum_b e_b (x_b . x) + diag x    (alpha, e, x_b, diag of step t + 2),
+ *   M_{t+3} x = alpha M_{t+2} x - sum_b e_b (x_b . x) + diag x
+ * (alpha, e, x_b, diag of step t + 2),
  * O(T^2 (d + rows)), so step t + 2 only defers its correction, and the pass of step t + 3
  * applies both: half the bytes per step and the same multiply-adds
  * (kern_update2_project2_paired).
