@@ -1,5 +1,5 @@
-/* Two steps per pass (src/solvers/sgd_two.c: direct and tied in double, tied in single precision)
- * against the one-step path on the same
+/* Two steps per pass (src/solvers/sgd_two.c: direct, tied and untied in double, tied and untied in
+ * single precision) against the one-step path on the same
  * grid point (same teacher, initial student and samples), and the two-step path against itself
  * cut anywhere: in chunks of odd lengths with the student read between them (which applies a
  * deferred correction early), and saved and restored at odd and even step counts (after and away
@@ -22,6 +22,10 @@
  * then applied twice) fails every cut run, direct's and tied's. Tied in single precision is held
  * to the same bound with float's u (and to have moved 100 times it): seen 4e-4 to 1.5e-3 of it;
  * planted, projecting xn where the sample after it belongs fails all three by 200-900 bounds.
+ * Untied (U and V compared) is seen at 7e-4 to 1.6e-3 of the bound in double and 4e-4 to 2.2e-3
+ * in single; planted, Q's closed form with P's factor alpha + beta fails the softmax point in
+ * double (the only one with beta != 0) by 10^7 bounds, and the closed form's projections left
+ * on P and Q instead of U and V fail all five.
  * The kernel's order of operations on an entry is test_kern's and test_kern_f32's (two_step).
  * The cut runs must be the uninterrupted one bit for bit: the students are compared with
  * memcmp, then again after a few more steps (which read this and the next sample's projections
@@ -43,6 +47,7 @@ static size_t entries(const struct student *s)
     return (size_t)s->d * (s->decomposition == DECOMP_DIRECT ? s->d : s->r);
 }
 
+/* The largest difference of an entry (of U and V for untied) over the largest entry. */
 static double rel_diff(const struct student *a, const struct student *b)
 {
     size_t n = entries(a);
@@ -50,6 +55,10 @@ static double rel_diff(const struct student *a, const struct student *b)
     for (size_t i = 0; i < n; i++) {
         e = fmax(e, fabs(a->A[i] - b->A[i]));
         ref = fmax(ref, fabs(a->A[i]));
+        if (a->B) {
+            e = fmax(e, fabs(a->B[i] - b->B[i]));
+            ref = fmax(ref, fabs(a->B[i]));
+        }
     }
     return e / ref;
 }
@@ -71,6 +80,8 @@ static int same_run(struct sgd_state *a, struct sgd_state *b)
     for (int k = 0; k < 2; k++) {
         const struct student *x = sgd_student(a), *y = sgd_student(b);
         same &= !memcmp(x->A, y->A, sizeof(double) * entries(x));
+        if (x->B)
+            same &= !memcmp(x->B, y->B, sizeof(double) * entries(x));
         sgd_steps(a, 7);
         sgd_steps(b, 7);
     }
@@ -108,7 +119,7 @@ static void one(const char *decomp, const char *act, int d, double wd, long n, c
     /* where the build has the paired kernel the comparison is of two paths, not one with itself */
     int has_two = p.precision == PRECISION_DOUBLE
                       ? kern_paired(p.tokens)
-                      : p.decomposition == DECOMP_TIED && p.tokens == 2 && kern_vector() > 0;
+                      : p.decomposition != DECOMP_DIRECT && p.tokens == 2 && kern_vector() > 0;
     CHECK(sgd_steps_per_pass(two) == (has_two ? 2 : 1),
           "%s: two steps per pass %d, kern_paired(%d) %d", act, sgd_steps_per_pass(two), p.tokens,
           kern_paired(p.tokens));
@@ -184,5 +195,11 @@ int main(void)
     one("tied", "tanh", 24, 0.5, n, "precision=single");
     one("tied", "softmax(1)", 37, 0.0, n, "precision=single");
     one("tied", "relu", 30, 0.5, n, "width=0.5;precision=single");
+    /* untied: P and Q, each with its factor alpha +- beta (beta = mu trD/sqrt(d): softmax) */
+    one("untied", "tanh", 24, 0.5, n, NULL);
+    one("untied", "softmax(1)", 37, 0.0, n, NULL);
+    one("untied", "relu", 30, 0.5, n, "width=0.5");
+    one("untied", "tanh", 24, 0.5, n, "precision=single");
+    one("untied", "softmax(1)", 37, 0.0, n, "width=0.5;precision=single");
     return check_done("test_two_step");
 }

@@ -8,7 +8,7 @@
  * (k = rank of the teacher factor) in double precision, and half that in single (4-byte
  * entries); where the step draws its samples ahead and projects the factor for several at once
  * (sgd_samples_per_factor_read), the factor's term is divided by their number, and where one
- * pass over the parameters makes two steps (sgd_steps_per_pass: direct and tied) so is theirs. The
+ * pass over the parameters makes two steps (sgd_steps_per_pass) so is theirs. The
  * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream
  * over a buffer the size of the parameters, one read stream over a buffer the size of the
  * factor, in the step's element type); the memory time of a step is its bytes over that

@@ -59,16 +59,15 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * Direct and tied with the paired layout, and tied in single precision with the float kernels,
- * make two steps per pass (sgd_two.c): the step at even n defers its correction and makes its
+ * With the paired layout, and for tied and untied in single precision with the float kernels, a
+ * pass makes two steps (sgd_two.c): the step at even n defers its correction and makes its
  * successor's projections in closed form, O(T^2 (d + rows)), and the pass of the step at odd n
  * applies both corrections to each row, the entries bit for bit as two one-step passes leave
- * them, and projects the two samples that follow: half the bytes of S or W^T per step. Its
- * projections are summed in another order than the one-step pass's, so the output of direct and
- * tied in double differs from the one-step path's at the level of rounding (tests/
- * test_two_step.c), and that of tied in single at the level of float's (the closed form sums in
- * double what the one-step pass sums over float rows). Where a run stops changes no bit. Untied
- * keeps one step per pass (its two matrices would need a kernel of their own).
+ * them, and projects the two samples that follow: half the bytes of the parameters per step.
+ * Its projections are summed in another order than the one-step pass's, so the output in double
+ * differs from the one-step path's at the level of rounding (tests/test_two_step.c), and in
+ * single at the level of float's (the closed form sums in double what the one-step pass sums
+ * over float rows). Where a run stops changes no bit.
  *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
  * sgd_two.c (two steps per pass), sgd_sample.c (the samples and the look-ahead), sgd_reference.c
@@ -346,17 +345,16 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    /* two steps per pass (sgd_two.c): direct and tied in double with the paired layout, tied in
-     * single with the float kernels (the look-ahead's) */
-    st->two = (st->paired && p->decomposition != DECOMP_UNTIED) ||
-              (sg && ahead && p->decomposition == DECOMP_TIED);
-    size_t tw = st->two ? Td : 0, tn = st->two ? Tn : 0;
-    double **bufs[] = {&st->P,  &st->Q,    &st->Ft,  &st->x,  &st->xn, &st->pa,
-                       &st->pb, &st->pan,  &st->pbn, &st->z,  &st->zn, &st->ca,
-                       &st->cb, &st->ptmp, &st->xp,  &st->cp, &st->pnn};
+    /* two steps per pass (sgd_two.c): in double with the paired layout, tied and untied in single
+     * with the float kernels (the look-ahead's; direct's diagonal term has no float kernel) */
+    st->two = st->paired || (sg && ahead && p->decomposition != DECOMP_DIRECT);
+    size_t tw = st->two ? Td : 0, tn = st->two ? Tn : 0, tq = nQ ? tn : 0;
+    double **bufs[] = {&st->P,   &st->Q,   &st->Ft,  &st->x,  &st->xn,  &st->pa, &st->pb,
+                       &st->pan, &st->pbn, &st->z,   &st->zn, &st->ca,  &st->cb, &st->ptmp,
+                       &st->xp,  &st->cp,  &st->pnn, &st->cq, &st->pbnn};
     size_t sizes[] = {
         sg ? 0 : nP, sg ? 0 : nQ, sg ? 0 : (size_t)k * d,         Td, Td, Tn, Tn, Tn, Tn, Tk, Tk,
-        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0, tw, tn, tn};
+        Tn,          Tn,          st->paired ? 2 * (size_t)d : 0, tw, tn, tn, tq, tq};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
@@ -409,8 +407,9 @@ void sgd_state_destroy(struct sgd_state **pst)
         return;
     struct sgd_state *st = *pst;
     student_free(&st->s);
-    double *bufs[] = {st->P, st->Q,  st->Ft, st->x,  st->xn,   st->pa, st->pb, st->pan, st->pbn,
-                      st->z, st->zn, st->ca, st->cb, st->ptmp, st->xp, st->cp, st->pnn};
+    double *bufs[] = {st->P,   st->Q,   st->Ft,  st->x,  st->xn,  st->pa, st->pb,
+                      st->pan, st->pbn, st->z,   st->zn, st->ca,  st->cb, st->ptmp,
+                      st->xp,  st->cp,  st->pnn, st->cq, st->pbnn};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         free(bufs[i]);
     float *fbufs[] = {st->Pf, st->Qf, st->Ftf, st->xf, st->xnf, st->xpf};
@@ -537,7 +536,8 @@ static void step_tied(struct sgd_state *st, const double *D, double trD)
     int f = 0;
     if (st->two) {
         f = st->nfz; /* the teacher rows of xn made ahead (sgd_sample.c) */
-        sgd_two_step(st, st->ca, 0, alpha);
+        double *es[2] = {st->ca, NULL}, al[2] = {alpha, 0};
+        sgd_two_step(st, es, 0, al);
     } else {
         sgd_scale_by(st->P, st->Pf, (size_t)r * d, &st->sp, alpha);
         sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
@@ -582,18 +582,24 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
                 beta * (Qv + Pu) + Xuv;
     /* P = (U + V)^T scales by alpha + beta and Q = (U - V)^T by alpha - beta (see the top). */
     size_t n = (size_t)r * d;
-    sgd_scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
-    sgd_scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
     for (size_t i = 0; i < (size_t)T * r; i++) { /* the corrections of P and Q */
         double a = st->ca[i], b = st->cb[i];
         st->ca[i] = a + b;
         st->cb[i] = a - b;
     }
     int f = 0;
-    sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
-    sgd_pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
+    if (st->two) {
+        f = st->nfz; /* the teacher rows of xn made ahead (sgd_sample.c) */
+        double *es[2] = {st->ca, st->cb}, al[2] = {alpha + beta, alpha - beta};
+        sgd_two_step(st, es, 0, al);
+    } else {
+        sgd_scale_by(st->P, st->Pf, n, &st->sp, alpha + beta);
+        sgd_scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
+        sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
+        sgd_pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
+        uv_from_pq(st->pan, st->pbn, (size_t)T * r);
+    }
     sgd_teacher_rest(st, st->xn, st->xnf, st->zn, f);
-    uv_from_pq(st->pan, st->pbn, (size_t)T * r);
     st->trS = tr / st->s.kappa;
 }
 
@@ -636,8 +642,11 @@ int sgd_steps(struct sgd_state *st, long nsteps)
         swap(&st->z, &st->zn);
         swap(&st->pa, &st->pan);
         swap(&st->pb, &st->pbn);
-        if (st->two) /* the two-step pass projected the sample after xn too */
+        if (st->two) { /* the two-step pass projected the sample after xn too */
             swap(&st->pan, &st->pnn);
+            if (st->pbnn)
+                swap(&st->pbn, &st->pbnn);
+        }
         sgd_next_sample(st);
         st->n++;
         if (st->n % SGD_RESYNC == 0)

@@ -38,7 +38,8 @@ void sgd_step_direct(struct sgd_state *st, const double *D, double trD)
     st->trS = alpha * st->trS - sgd_dot_rows(e, st->x, d, T) + d * diag;
     int f = st->nfz; /* the teacher rows of xn made ahead (sgd_sample.c) */
     if (st->two) {
-        sgd_two_step(st, e, diag, alpha);
+        double *es[2] = {e, NULL}, al[2] = {alpha, 0};
+        sgd_two_step(st, es, diag, al);
     } else {
         sgd_scale_and_diag(st, alpha, diag);
         f = 0;

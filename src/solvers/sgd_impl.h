@@ -47,13 +47,16 @@ struct sgd_state {
     double trS, trP;   /* Tr S and Tr S* */
     double nU, nV;     /* |U|^2, |V|^2 (untied), updated in closed form with Tr S */
     /* two steps per pass (sgd_two.c): */
-    int two;      /* on: direct or tied in double with the paired layout, tied in single */
-    int pending;  /* P lacks the last step's correction cp along xp (its diagonal term is in) */
-    int yn_ready; /* pan holds the projections of xn on the stored parameters (pending 0) */
+    int two;      /* on: double with the paired layout, tied and untied in single */
+    int pending;  /* P (Q) lacks the last step's correction cp (cq) along xp (direct: its
+                     diagonal term is in) */
+    int yn_ready; /* pan (pbn) holds the projections of xn on the stored P (Q) (pending 0) */
     double *xp;   /* T x d: the deferred step's tokens */
     float *xpf;   /* their float copy (precision single) */
-    double *cp;   /* T x rows: its correction (over the scale) */
-    double *pnn;  /* T x rows: projections of the sample after xn, from the two-step pass */
+    double *cp;   /* T x rows: its correction of P (over the scale) */
+    double *pnn;  /* T x rows: projections on P of the sample after xn, from the two-step pass */
+    double *cq;   /* untied: the deferred correction of Q */
+    double *pbnn; /* untied: the projections on Q of the sample after xn */
     long n;
 };
 
@@ -76,11 +79,12 @@ double sgd_dot_rows(const double *p, const double *c, int n, int T);
 void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f);
 /* sgd_direct.c */
 void sgd_step_direct(struct sgd_state *st, const double *D, double trD);
-/* sgd_two.c: M <- alpha M and P_ii += diag over the new scale (the one-step path's start); a step
- * of the two-step path with correction e (T x rows, divided by the scale in place) and diagonal
- * term diag (0 but for direct); the deferred correction applied now, if there is one. */
+/* sgd_two.c: P <- alpha P and P_ii += diag over the new scale (the one-step path's start); a step
+ * of the two-step path with corrections e[0] of P and, for untied, e[1] of Q (T x rows, divided
+ * by the scale in place), factors alpha[0] and alpha[1], and diagonal term diag (0 but for
+ * direct); the deferred corrections applied now, if there are. */
 void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
-void sgd_two_step(struct sgd_state *st, double *e, double diag, double alpha);
+void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2]);
 void sgd_two_flush(struct sgd_state *st);
 
 #endif

@@ -1,19 +1,22 @@
 /*
- * sgd_two.c: two SGD steps per pass over the stored matrix, for direct and tied in double with
- * the AVX-512 kernel (T = 2, the paired layout), and for tied in single precision with the float
- * vector kernels (T = 2, kern_update2_project2_f32: the rows bit for bit two one-step passes',
- * every sum in the one order of kern_f32.c).
+ * sgd_two.c: two SGD steps per pass over the stored matrices, for every decomposition in double
+ * with the AVX-512 kernel (T = 2, the paired layout), and for tied and untied in single
+ * precision with the float vector kernels (T = 2, kern_update2_project2_f32: the rows bit for
+ * bit two one-step passes', every sum in the one order of kern_f32.c).
  *
- * Both steps are a scaling plus a rank-T correction of the rows of the stored matrix M (S for
- * direct, W^T for tied; sgd.c): with a factor alpha, coefficients e (T x rows) and, for direct
- * only, a diagonal term diag,
+ * Every step is a scaling plus a rank-T correction of the rows of each stored matrix M (S for
+ * direct, W^T for tied, P = (U + V)^T and Q = (U - V)^T for untied; sgd.c): with a factor alpha,
+ * coefficients e (T x rows) and, for direct only, a diagonal term diag,
  *   M' = alpha M - sum_b e_b x_b^T + diag I,
  * where the step's e depends on the step's projections y = M x of its own sample (direct:
  * e_b = mu/sqrt(d) sum_a D_ab x_a, diag = mu trD/sqrt(d), alpha the weight decay; tied:
- * e_a = c_a = mu sum_b (D_ab + D_ba) a_b/sqrt(d), alpha = 1 - lambda eta/d^2 + 2 mu trD/sqrt(d)).
- * M is stored as s P (sgd.c): s <- alpha s, then P_ii += diag/s and row i of P takes
- * -sum_b (e_b[i]/s) x_b, in one pass (sgd_pass) that also makes the next sample's projections,
- * which the next step's index needs.
+ * e_a = c_a = mu sum_b (D_ab + D_ba) a_b/sqrt(d), alpha = 1 - lambda eta/d^2 + 2 mu trD/sqrt(d);
+ * untied: cu +- cv and alpha +- beta for P and Q, sgd.c's step_untied). M is stored as s P
+ * (sgd.c): s <- alpha s, then P_ii += diag/s and row i of P takes -sum_b (e_b[i]/s) x_b, in one
+ * pass (sgd_pass) that also makes the next sample's projections, which the next step's index
+ * needs. Untied's projections on P and Q are turned into those on U and V once they are final
+ * (the pass's of xn, the closed form's); those of the sample after xn stay on P and Q until the
+ * closed form has taken them.
  *
  * Two steps per pass. A pass reads and writes all of P (16 rows d bytes) for 4 rows d
  * multiply-adds; at d = 400 it streams from the second-level cache, and beyond from the third
@@ -75,19 +78,34 @@ static void times(double *v, size_t n, double s)
         v[i] *= s;
 }
 
-/* The two-step kernel on the stored matrix, in its precision: the correction C1 along the
- * deferred step's tokens (xp), then dg on the diagonal, then C2 along this sample's (x); the
- * projections of xn into O when `project`, and of the sample after it into O2 when that is 2. */
-static void kernel(struct sgd_state *st, const double *C1, double dg, const double *C2, int project,
-                   double *O, double *O2)
+/* The stored matrices of the two-step path: P (direct's S, tied's W^T, untied's (U + V)^T) and,
+ * for untied, Q = (U - V)^T, each with its scale, its deferred correction, and the projections
+ * of xn and of the sample after it on it. */
+struct mat {
+    double *M;
+    float *Mf;
+    double *s, *cp, *on, *onn;
+};
+
+static int mats(struct sgd_state *st, struct mat m[2])
+{
+    m[0] = (struct mat){st->P, st->Pf, &st->sp, st->cp, st->pan, st->pnn};
+    m[1] = (struct mat){st->Q, st->Qf, &st->sq, st->cq, st->pbn, st->pbnn};
+    return st->Q || st->Qf ? 2 : 1;
+}
+
+/* The two-step kernel on a stored matrix, in its precision: the correction C1 along the deferred
+ * step's tokens (xp), then dg on the diagonal, then C2 along this sample's (x); the projections
+ * of xn into O when `project`, and of the sample after it into O2 when that is 2. */
+static void kernel(struct sgd_state *st, const struct mat *m, const double *C1, double dg,
+                   const double *C2, int project, double *O, double *O2)
 {
     int n = st->rows, d = st->d;
-    if (st->P)
-        kern_update2_project2_paired(st->P, n, d, C1, st->xp, dg, C2, st->x,
-                                     project ? st->xn : NULL,
+    if (m->M)
+        kern_update2_project2_paired(m->M, n, d, C1, st->xp, dg, C2, st->x, project ? st->xn : NULL,
                                      project == 2 ? sgd_peek_sample(st) : NULL, O, O2);
-    else /* tied: dg is 0 */
-        kern_update2_project2_f32(st->Pf, n, d, C1, st->xpf, C2, st->xf, project ? st->xnf : NULL,
+    else /* tied or untied: dg is 0 */
+        kern_update2_project2_f32(m->Mf, n, d, C1, st->xpf, C2, st->xf, project ? st->xnf : NULL,
                                   project == 2 ? sgd_peek_sample_f32(st) : NULL, O, O2);
 }
 
@@ -95,40 +113,63 @@ void sgd_two_flush(struct sgd_state *st)
 {
     if (!st->pending)
         return;
-    kernel(st, st->cp, 0, NULL, 0, NULL, NULL);
+    struct mat m[2];
+    for (int k = 0, nm = mats(st, m); k < nm; k++)
+        kernel(st, &m[k], m[k].cp, 0, NULL, 0, NULL, NULL);
     st->pending = 0;
 }
 
-/* Step at even n: defer the correction e (over the new scale into cp, the tokens into xp) and
- * make xn's projections on M' in closed form from those on M (pan). */
-static void defer(struct sgd_state *st, const double *e, double diag, double alpha)
+/* Untied's projections of a sample on P and Q into those on U and V (sgd.c's uv_from_pq). */
+static void uv_from_pq(double *p, double *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double a = p[i], b = q[i];
+        p[i] = (a + b) / 2;
+        q[i] = (a - b) / 2;
+    }
+}
+
+/* Step at even n: defer the corrections e[k] (over the new scales into cp, the tokens into xp)
+ * and make xn's projections on M' in closed form from those on M (pan, and pbn for Q). */
+static void defer(struct sgd_state *st, double *const e[2], double diag, const double alpha[2])
 {
     int d = st->d, n = st->rows, T = st->T, direct = st->s.decomposition == DECOMP_DIRECT;
     size_t Tn = (size_t)T * n;
-    if (!st->yn_ready) { /* after a restore or a resync: the pass's sums, over the stored rows */
-        kernel(st, NULL, 0, NULL, 1, st->pan, NULL);
-        times(st->pan, Tn, st->sp);
-    }
-    for (int c = 0; c < T; c++) { /* M' y = alpha M y - sum_b e_b (x_b . y) + diag y */
-        double g[PARAMS_MAX_TOKENS], *o = st->pan + (size_t)c * n;
-        const double *y = st->xn + (size_t)c * d;
+    struct mat m[2];
+    int nm = mats(st, m);
+    double g[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS]; /* g[c T + b] = x_b . xn_c */
+    for (int c = 0; c < T; c++)
         for (int b = 0; b < T; b++)
-            g[b] = kern_dot(st->x + (size_t)b * d, y, d);
-        for (int i = 0; i < n; i++) /* the terms in this order, each loop along i */
-            o[i] *= alpha;
-        for (int b = 0; b < T; b++) {
-            const double gb = g[b], *eb = e + (size_t)b * n;
-            for (int i = 0; i < n; i++)
-                o[i] -= gb * eb[i];
+            g[c * T + b] = kern_dot(st->x + (size_t)b * d, st->xn + (size_t)c * d, d);
+    for (int k = 0; k < nm; k++) {
+        if (!st->yn_ready) { /* after a restore or a resync: the pass's sums over the stored rows */
+            kernel(st, &m[k], NULL, 0, NULL, 1, m[k].on, NULL);
+            times(m[k].on, Tn, *m[k].s);
         }
-        if (direct)
-            for (int i = 0; i < n; i++)
-                o[i] += diag * y[i];
+        for (int c = 0; c < T; c++) { /* M' y = alpha M y - sum_b e_b (x_b . y) + diag y */
+            double *o = m[k].on + (size_t)c * n;
+            const double *y = st->xn + (size_t)c * d;
+            for (int i = 0; i < n; i++) /* the terms in this order, each loop along i */
+                o[i] *= alpha[k];
+            for (int b = 0; b < T; b++) {
+                const double gb = g[c * T + b], *eb = e[k] + (size_t)b * n;
+                for (int i = 0; i < n; i++)
+                    o[i] -= gb * eb[i];
+            }
+            if (direct)
+                for (int i = 0; i < n; i++)
+                    o[i] += diag * y[i];
+        }
+        if (k == 0)
+            sgd_scale_and_diag(st, alpha[0], diag);
+        else
+            sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
+        double sc = *m[k].s, *cp = m[k].cp; /* locals: a store through cp could alias the scale */
+        for (size_t i = 0; i < Tn; i++)
+            cp[i] = e[k][i] / sc;
     }
-    sgd_scale_and_diag(st, alpha, diag);
-    double sp = st->sp, *cp = st->cp; /* locals: a store through cp could alias st->sp */
-    for (size_t i = 0; i < Tn; i++)
-        cp[i] = e[i] / sp;
+    if (nm == 2)
+        uv_from_pq(st->pan, st->pbn, Tn);
     memcpy(st->xp, st->x, sizeof(double) * T * d);
     if (st->xpf)
         memcpy(st->xpf, st->xf, sizeof(float) * T * d);
@@ -136,34 +177,44 @@ static void defer(struct sgd_state *st, const double *e, double diag, double alp
     st->yn_ready = 0;
 }
 
-/* A pass with this step's correction, and the deferred one's first when there is one (dg is then
- * this step's diagonal term, added between them); the projections of xn into pan and of the
- * sample after it into pnn (sgd_steps moves them to pa and pan). */
-static void two_pass(struct sgd_state *st, double *e, double diag, double alpha)
+/* A pass with this step's corrections, and the deferred ones first when there are (dg is then
+ * this step's diagonal term, added between them); the projections of xn into pan (pbn) and of
+ * the sample after it into pnn (pbnn), which sgd_steps moves to pa and pan (pb and pbn). */
+static void two_pass(struct sgd_state *st, double *const e[2], double diag, const double alpha[2])
 {
     int d = st->d, n = st->rows;
     size_t Tn = (size_t)st->T * n;
-    double ns = st->sp * alpha;
-    if (st->pending && !(fabs(ns) >= SGD_SCALE_MIN && fabs(ns) <= 1 / SGD_SCALE_MIN))
-        sgd_two_flush(st); /* the scale folds into P: after the deferred correction */
-    double dg = 0;
-    if (st->pending) {
-        sgd_scale_by(st->P, st->Pf, (size_t)n * d, &st->sp, alpha);
-        dg = diag / st->sp;
-    } else {
-        sgd_scale_and_diag(st, alpha, diag);
+    struct mat m[2];
+    int nm = mats(st, m);
+    for (int k = 0; k < nm; k++) {
+        double ns = *m[k].s * alpha[k];
+        if (st->pending && !(fabs(ns) >= SGD_SCALE_MIN && fabs(ns) <= 1 / SGD_SCALE_MIN))
+            sgd_two_flush(st); /* the scale folds into the array: after the deferred correction */
     }
-    double sp = st->sp;
-    for (size_t i = 0; i < Tn; i++)
-        e[i] /= sp;
-    kernel(st, st->pending ? st->cp : NULL, dg, e, 2, st->pan, st->pnn);
-    times(st->pan, Tn, sp);
-    times(st->pnn, Tn, sp);
+    for (int k = 0; k < nm; k++) {
+        double dg = 0;
+        if (st->pending) {
+            sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
+            dg = k == 0 ? diag / *m[k].s : 0;
+        } else if (k == 0) {
+            sgd_scale_and_diag(st, alpha[0], diag);
+        } else {
+            sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
+        }
+        double sc = *m[k].s;
+        for (size_t i = 0; i < Tn; i++)
+            e[k][i] /= sc;
+        kernel(st, &m[k], st->pending ? m[k].cp : NULL, dg, e[k], 2, m[k].on, m[k].onn);
+        times(m[k].on, Tn, sc);
+        times(m[k].onn, Tn, sc);
+    }
+    if (nm == 2)
+        uv_from_pq(st->pan, st->pbn, Tn);
     st->pending = 0;
     st->yn_ready = 1;
 }
 
-void sgd_two_step(struct sgd_state *st, double *e, double diag, double alpha)
+void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2])
 {
     if (st->n % 2 == 0 && !st->pending)
         defer(st, e, diag, alpha);

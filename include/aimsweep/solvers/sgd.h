@@ -35,8 +35,8 @@ int sgd_steps(struct sgd_state *st, long nsteps);
  * Only the factor's rows the pass would project are shared (all of them when the teacher's rank
  * is at most half the student's rows, as in the bench); the others are read once a sample. */
 int sgd_samples_per_factor_read(const struct sgd_state *st);
-/* Steps per pass over the stored parameters: 2 for the two-step pass of direct and tied (double,
- * the AVX-512 kernel, T = 2; sgd_two.c), else 1. */
+/* Steps per pass over the stored parameters: 2 for the two-step pass (T = 2: in double with the
+ * AVX-512 kernel, tied and untied in single with the float kernels; sgd_two.c), else 1. */
 int sgd_steps_per_pass(const struct sgd_state *st);
 /* on = 0: one step per pass from here on, as in a build without the two-step kernel (for the
  * tests and the bench, which compare the two); on = 1: back to the two-step pass where there is
