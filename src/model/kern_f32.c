@@ -16,8 +16,8 @@
  * the inputs themselves (each float entry is within u of the double it replaces), where a float
  * accumulation over the whole row would grow with m.
  *
- * One order for every sum of the T = 2 passes (the step's pass, the look-ahead's pass and the
- * teacher's rows, update_project_rows_f32): two float partial sums of eight lanes per sum, over
+ * One order for every sum of the T = 2 passes (the step's pass, the look-ahead's pass, the
+ * two-step pass and the teacher's rows, update_project_rows_f32): two float partial sums of eight lanes per sum, over
  * columns 16c + l and 16c + 8 + l, folded every 16 q columns into a total of eight double lanes
  * (one conversion and one addition per partial sum), the lanes added at the end. An 8-lane
  * register per partial sum with AVX2; with AVX-512 (a build for a machine that has it) one

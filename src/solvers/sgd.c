@@ -159,7 +159,7 @@ void sgd_scale_by(double *a, float *af, size_t n, double *s, double f)
 }
 
 /* In place, the projections (U + V)^T y, (U - V)^T y into U^T y, V^T y (n entries each). */
-static void uv_from_pq(double *p, double *q, size_t n)
+void sgd_uv_from_pq(double *p, double *q, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         double a = p[i], b = q[i];
@@ -272,7 +272,7 @@ static void load_student(struct sgd_state *st)
             kern_project_f32(st->Qf, n, d, T, st->xf, st->pb, n);
         else
             kern_project(st->Q, n, d, T, st->x, st->pb, n);
-        uv_from_pq(st->pa, st->pb, (size_t)T * n);
+        sgd_uv_from_pq(st->pa, st->pb, (size_t)T * n);
     }
     if (st->paired) { /* projected row-major above, stored paired from here on */
         reorder(st, st->P, 0);
@@ -597,7 +597,7 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
         sgd_scale_by(st->Q, st->Qf, n, &st->sq, alpha - beta);
         sgd_pass(st, st->P, st->Pf, st->sp, st->ca, st->pan, &f);
         sgd_pass(st, st->Q, st->Qf, st->sq, st->cb, st->pbn, &f);
-        uv_from_pq(st->pan, st->pbn, (size_t)T * r);
+        sgd_uv_from_pq(st->pan, st->pbn, (size_t)T * r);
     }
     sgd_teacher_rest(st, st->xn, st->xnf, st->zn, f);
     st->trS = tr / st->s.kappa;

@@ -74,6 +74,7 @@ const float *sgd_peek_sample_f32(struct sgd_state *st);
 void sgd_teacher_rest(struct sgd_state *st, const double *y, const float *yf, double *z, int from);
 /* sgd.c */
 void sgd_scale_by(double *a, float *af, size_t n, double *s, double f);
+void sgd_uv_from_pq(double *p, double *q, size_t n);
 size_t sgd_at(const struct sgd_state *st, int i, int j);
 double sgd_dot_rows(const double *p, const double *c, int n, int T);
 void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, double *O, int *f);

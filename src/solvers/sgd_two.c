@@ -119,16 +119,6 @@ void sgd_two_flush(struct sgd_state *st)
     st->pending = 0;
 }
 
-/* Untied's projections of a sample on P and Q into those on U and V (sgd.c's uv_from_pq). */
-static void uv_from_pq(double *p, double *q, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        double a = p[i], b = q[i];
-        p[i] = (a + b) / 2;
-        q[i] = (a - b) / 2;
-    }
-}
-
 /* Step at even n: defer the corrections e[k] (over the new scales into cp, the tokens into xp)
  * and make xn's projections on M' in closed form from those on M (pan, and pbn for Q). */
 static void defer(struct sgd_state *st, double *const e[2], double diag, const double alpha[2])
@@ -169,7 +159,7 @@ static void defer(struct sgd_state *st, double *const e[2], double diag, const d
             cp[i] = e[k][i] / sc;
     }
     if (nm == 2)
-        uv_from_pq(st->pan, st->pbn, Tn);
+        sgd_uv_from_pq(st->pan, st->pbn, Tn);
     memcpy(st->xp, st->x, sizeof(double) * T * d);
     if (st->xpf)
         memcpy(st->xpf, st->xf, sizeof(float) * T * d);
@@ -209,7 +199,7 @@ static void two_pass(struct sgd_state *st, double *const e[2], double diag, cons
         times(m[k].onn, Tn, sc);
     }
     if (nm == 2)
-        uv_from_pq(st->pan, st->pbn, Tn);
+        sgd_uv_from_pq(st->pan, st->pbn, Tn);
     st->pending = 0;
     st->yn_ready = 1;
 }

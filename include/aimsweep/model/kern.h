@@ -28,8 +28,8 @@ void kern_update_project(double *M, int n, int m, int T, const double *C, const 
 int kern_update_project_fused(double *M, int n, int m, int T, const double *C, const double *X,
                               const double *Y, double *O, const double *F, int nf, double *Z,
                               int ldz);
-/* The paired layout of an n x m matrix, for the AVX-512 kernel (direct's S in double): rows 2p
- * and 2p + 1 share their 2m entries at 2p m, four columns of row 2p, the same four of row
+/* The paired layout of an n x m matrix, for the AVX-512 kernel (the stored matrices in double):
+ * rows 2p and 2p + 1 share their 2m entries at 2p m, four columns of row 2p, the same four of row
  * 2p + 1, and so on, then the last m % 4 columns of row 2p and those of row 2p + 1; an odd last
  * row stays in place. One 8-lane vector then holds the same four columns of both rows, which is
  * what lets the 8-lane kernel add every product in the four-lane kernel's order. The index of
@@ -46,7 +46,7 @@ int kern_paired(int T);
 int kern_update_project_fused_paired(double *M, int n, int m, int T, const double *C,
                                      const double *X, const double *Y, double *O, const double *F,
                                      int nf, double *Z, int ldz);
-/* Two SGD steps' corrections in one pass over M in the paired layout (T = 2, direct's S), and
+/* Two SGD steps' corrections in one pass over M in the paired layout (T = 2; sgd_two.c), and
  * the projections of two samples on the result: for each row i,
  *   M_i <- M_i - C1[i] X1_0 - C1[n + i] X1_1,  then M_ii += dg (when dg != 0; needs n = m),
  *   M_i <- M_i - C2[i] X2_0 - C2[n + i] X2_1,  then O[b n + i] = M_i . Y_b, O2[b n + i] = M_i . Y2_b,
@@ -115,18 +115,18 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
                                   const float *Y, double *O, int nf);
 int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
                                  double *Z, size_t ldzs, int ldz);
-/* a . b over m float entries, every product added in double. */
-/* Two SGD steps' corrections in one pass over M (precision single, T = 2, no diagonal term: tied),
- * as kern_update2_project2_paired does in double: each entry takes the correction C1 along X1
- * (when C1), then C2 along X2 (when C2), each as two one-step passes of kern_update_project_f32
- * would give it, bit for bit; then O = M' Y (when Y) and O2 = M' Y2 (when Y2, Y given), T x n
- * each, every sum made as kern_update_project_ahead_f32 makes it. The cases: both corrections
- * and both projections, the second correction and both projections, the first correction alone,
- * the projection Y alone. Returns 0, or -1 (M untouched) for another case or when the build has
- * no float vector kernels (kern_vector() == 0). */
+/* Two SGD steps' corrections in one pass over M (precision single, T = 2, no diagonal term: tied
+ * and untied), as kern_update2_project2_paired does in double: each entry takes the correction
+ * C1 along X1 (when C1), then C2 along X2 (when C2), each as two one-step passes of
+ * kern_update_project_f32 would give it, bit for bit; then O = M' Y (when Y) and O2 = M' Y2
+ * (when Y2, Y given), T x n each, every sum made as kern_update_project_ahead_f32 makes it. The
+ * cases: both corrections and both projections, the second correction and both projections, the
+ * first correction alone, the projection Y alone. Returns 0, or -1 (M untouched) for another
+ * case or when the build has no float vector kernels (kern_vector() == 0). */
 int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
                               double *O, double *O2);
+/* a . b over m float entries, every product added in double. */
 double kern_dot_f32(const float *a, const float *b, size_t m);
 void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
                                       const float *X, const float *Y, double *O);
