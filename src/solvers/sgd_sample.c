@@ -122,7 +122,6 @@ const double *sgd_peek_sample(struct sgd_state *st)
 /* Its float copy (precision single). */
 const float *sgd_peek_sample_f32(struct sgd_state *st)
 {
-    if (st->apos >= st->acount)
-        ahead_fill(st);
+    sgd_peek_sample(st); /* draws ahead when none is left */
     return st->axf + (size_t)st->apos * st->T * st->d;
 }

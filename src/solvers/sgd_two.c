@@ -109,6 +109,16 @@ static void kernel(struct sgd_state *st, const struct mat *m, const double *C1, 
                                   project == 2 ? sgd_peek_sample_f32(st) : NULL, O, O2);
 }
 
+/* Matrix k's scale times alpha, and for P the diagonal term over the new scale (as the one-step
+ * path starts a step); Q has none. */
+static void scale(struct sgd_state *st, const struct mat *m, int k, double alpha, double diag)
+{
+    if (k == 0)
+        sgd_scale_and_diag(st, alpha, diag);
+    else
+        sgd_scale_by(m->M, m->Mf, (size_t)st->rows * st->d, m->s, alpha);
+}
+
 void sgd_two_flush(struct sgd_state *st)
 {
     if (!st->pending)
@@ -150,10 +160,7 @@ static void defer(struct sgd_state *st, double *const e[2], double diag, const d
                 for (int i = 0; i < n; i++)
                     o[i] += diag * y[i];
         }
-        if (k == 0)
-            sgd_scale_and_diag(st, alpha[0], diag);
-        else
-            sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
+        scale(st, &m[k], k, alpha[k], diag);
         double sc = *m[k].s, *cp = m[k].cp; /* locals: a store through cp could alias the scale */
         for (size_t i = 0; i < Tn; i++)
             cp[i] = e[k][i] / sc;
@@ -186,10 +193,8 @@ static void two_pass(struct sgd_state *st, double *const e[2], double diag, cons
         if (st->pending) {
             sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
             dg = k == 0 ? diag / *m[k].s : 0;
-        } else if (k == 0) {
-            sgd_scale_and_diag(st, alpha[0], diag);
         } else {
-            sgd_scale_by(m[k].M, m[k].Mf, (size_t)n * d, m[k].s, alpha[k]);
+            scale(st, &m[k], k, alpha[k], diag);
         }
         double sc = *m[k].s;
         for (size_t i = 0; i < Tn; i++)
