@@ -31,6 +31,10 @@ void rng_seek_normal(struct rng *g, uint64_t n);
 /* Fills out with n standard normals. */
 void rng_normals(struct rng *g, double *out, size_t n);
 
+/* The 4 nb 32-bit words of the stream's next nb Philox4x32-10 blocks, block by block (what
+ * the normals are made from), and the stream moved past them. */
+void rng_words(struct rng *g, uint32_t *w, int nb);
+
 /* One uniform in (0, 1). */
 double rng_uniform(struct rng *g);
 
