@@ -463,6 +463,13 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
 
 #if KERN_AVX512
 
+/* How far ahead of its loads (in doubles along the pair block) the two-step pass asks for its
+ * rows into the first-level cache: eight lines. The hardware's own prefetch left part of the
+ * second-level cache's latency in the pass; asking ahead made the double step 3-10% faster at
+ * d = 400 and up to 5% at 800-1600 (32 and 128 did as well within the noise, 256 less, and a
+ * whole pair block ahead slowed it by 8%). The arithmetic is unchanged. */
+#define KERN_PP_AHEAD 64
+
 /* The two-step pass (kern_update2_project2_paired) on the pair blocks of rows i, i + 1 (blk0)
  * and, when `two`, of rows i + 2, i + 3 (blk1) of the n x m paired matrix.
  * Each entry takes the first correction (two multiply-adds, as the one-step kernel), then dg on
@@ -504,6 +511,9 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
     __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
     for (int j = 0; j < q; j += 4) {
         double *v_ = blk0 + 2 * j, *u_ = two ? blk1 + 2 * j : v_;
+        _mm_prefetch((const char *)(v_ + KERN_PP_AHEAD), _MM_HINT_T0);
+        if (two)
+            _mm_prefetch((const char *)(u_ + KERN_PP_AHEAD), _MM_HINT_T0);
         __m512d v = _mm512_loadu_pd(v_), u = two ? _mm512_loadu_pd(u_) : v;
         if (c1) {
             const __m512d X0 = bcast4(x10 + j), X1v = bcast4(x11 + j);
