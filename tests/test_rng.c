@@ -51,8 +51,8 @@ int main(void)
                 if (memcmp(w, ref, sizeof(uint32_t) * 4))
                     words_bad++;
             }
-    CHECK(words_bad == 0, "%d of %d batches of words differ from Random123's philox4x32",
-          words_bad, 2 * words_checked);
+    CHECK(words_bad == 0, "%d of %d batches of words differ from Random123's philox4x32", words_bad,
+          2 * words_checked);
 
     /* normals: Box-Muller on the reference words, u = (w + 1/2) 2^-32 */
     enum { NN = 4 * MAXB };
@@ -64,13 +64,15 @@ int main(void)
     words_ref(77, 1, 60, (1ULL << 32) - 100, MAXB, ref);
     double worst = 0;
     for (int j = 0; j < NN / 2; j++) {
-        double u1 = ((double)ref[2 * j] + 0.5) * 0x1p-32, u2 = ((double)ref[2 * j + 1] + 0.5) * 0x1p-32;
+        double u1 = ((double)ref[2 * j] + 0.5) * 0x1p-32,
+               u2 = ((double)ref[2 * j + 1] + 0.5) * 0x1p-32;
         double rad = sqrt(-2.0 * log(u1)), th = 2 * M_PI * u2;
         double e0 = fabs(x[2 * j] - rad * cos(th)) / (rad + 1);
         double e1 = fabs(x[2 * j + 1] - rad * sin(th)) / (rad + 1);
         worst = fmax(worst, fmax(e0, e1));
     }
-    CHECK(worst < 1e-13, "normals differ from Box-Muller on Philox's words by %.3g (relative to "
+    CHECK(worst < 1e-13,
+          "normals differ from Box-Muller on Philox's words by %.3g (relative to "
           "the radius + 1; the vector math library is within a few units of the last place)",
           worst);
 
@@ -83,7 +85,8 @@ int main(void)
         rng_normals(&g, y + at, (size_t)n);
         at += n;
     }
-    CHECK(!memcmp(x, y, sizeof x), "the stream read in pieces differs from the stream read at once");
+    CHECK(!memcmp(x, y, sizeof x),
+          "the stream read in pieces differs from the stream read at once");
     rng_init(&g, 77, 1, 60);
     rng_seek_normal(&g, 4 * ((1ULL << 32) - 100) + 301);
     rng_normals(&g, y, NN - 301);
