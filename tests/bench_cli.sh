@@ -34,6 +34,15 @@ bad=$(awk -F, '
             printf "%s d=%s: compute time %s us is not %d multiply-adds at %s GFMA/s\n", dec, d, comp, want, $c["gfma_per_s"]
     }' "$W/b.csv")
 [ -z "$bad" ] && passed=$((passed + 1)) || fail "$bad"
+# bench/compare.sh: one row per configuration, one column per build, the first build at 1.00x
+# (the same binary twice: the second within the machine's noise of it, not checked)
+sh_out=$(bash "$SRCDIR/bench/compare.sh" --d 40 --decomposition tied,untied --rounds 2 \
+    --seconds 0.02 "$AIMSWEEP" "$AIMSWEEP" 2>&1) || fail "bench/compare.sh exited $?: $sh_out"
+n=$(printf '%s\n' "$sh_out" | grep -c '^| \(tied\|untied\)/40/double | [0-9]* (1.00x) | [0-9]* ([0-9.]*x) |$')
+[ "$n" -eq 2 ] && passed=$((passed + 1)) || fail "bench/compare.sh: $n of 2 rows as expected in
+$sh_out"
+bash "$SRCDIR/bench/compare.sh" "$AIMSWEEP" >/dev/null 2>&1
+[ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench/compare.sh with one build: not refused with exit 2"
 # a malformed option is refused with exit 2
 "$AIMSWEEP" bench --precision quad >/dev/null 2>&1
 [ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench --precision quad: not refused with exit 2"

@@ -465,9 +465,10 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
 
 /* How far ahead of its loads (in doubles along the pair block) the two-step pass asks for its
  * rows into the first-level cache: eight lines. The hardware's own prefetch left part of the
- * second-level cache's latency in the pass; asking ahead made the double step 3-10% faster at
- * d = 400 and up to 5% at 800-1600 (32 and 128 did as well within the noise, 256 less, and a
- * whole pair block ahead slowed it by 8%). The arithmetic is unchanged. */
+ * second-level cache's latency in the pass; asking ahead made the double step 1.04-1.14x as fast
+ * at d = 400, 1.02-1.05x at 800, 1.00-1.12x at 1600 and 1.11-1.21x at 3200 (bench/compare.sh,
+ * three rounds; 32 and 128 did as well within the noise, 256 less, and a block of rows ahead
+ * lost 3-12%). The arithmetic is unchanged. */
 #define KERN_PP_AHEAD 64
 
 /* The two-step pass (kern_update2_project2_paired) on the pair blocks of rows i, i + 1 (blk0)

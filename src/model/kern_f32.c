@@ -488,9 +488,9 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
  * when c2), each as update_project_rows_f32 makes it, and is stored; then the ny sums row h .
  * y[q] into out[ny h + q], each made as update_project_rows_f32 makes its sums.
  * With AVX-512 the loop asks for the next pair's rows, at the same columns, into the
- * first-level cache (a pair's pass ahead). Over four rounds of `aimsweep bench` against the
- * loop without it (medians): tied and untied in single 1.1-1.17x at d = 800, 1.2-1.3x at 3200,
- * 1.01-1.04x at 400, but 0.92-0.96x at 1600; one or four pairs ahead did no better at 1600
+ * first-level cache (a pair's pass ahead). Against the loop without it (bench/compare.sh,
+ * three and four rounds): tied and untied in single 1.09-1.18x at d = 800, 1.22-1.40x at 3200,
+ * 1.01-1.04x at 400, but 0.92-0.97x at 1600; one or four pairs ahead did no better at 1600
  * and less elsewhere, and the next pair's first row alone gained half as much. Where it reads
  * past the last row it asks for what it does not use: a prefetch does not fault. */
 static inline __attribute__((always_inline)) void
