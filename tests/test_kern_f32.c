@@ -407,6 +407,15 @@ int main(void)
         for (size_t a = 0; a < sizeof tn / sizeof tn[0]; a++)
             for (size_t b = 0; b < sizeof tm / sizeof tm[0]; b++)
                 two_step_one(&g, tn[a], tm[b]);
+        /* long rows (over 1024 columns: spans of 512 columns, 16 pairs of rows at a time), more
+         * rows than one block, every kind of end (planted: spans ending 16 columns early fail
+         * every shape of two rows or more with rows over 1024 columns; every pair of a block
+         * corrected with the first pair's coefficients fails every shape of two pairs or more) */
+        int ln[] = {2, 33, 67};
+        int lm[] = {1025, 1040, 1536, 1545, 2055};
+        for (size_t a = 0; a < sizeof ln / sizeof ln[0]; a++)
+            for (size_t b = 0; b < sizeof lm / sizeof lm[0]; b++)
+                two_step_one(&g, ln[a], lm[b]);
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

@@ -483,10 +483,26 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 }
 
 #if KERN_F32_VECTOR
-/* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m: each entry takes the
- * first correction (a1, b1 along x10, x11; when c1), then the second (a2, b2 along x20, x21;
- * when c2), each as update_project_rows_f32 makes it, and is stored; then the ny sums row h .
- * y[q] into out[ny h + q], each made as update_project_rows_f32 makes its sums.
+/* Rows longer than KERN_F32_LONG columns go through the two-step pass KERN_F32_BLOCK pairs at a
+ * time in spans of KERN_F32_SPAN columns (two folds), each pair's totals kept between spans: its
+ * eight tokens (two corrections' and the projections' of two samples) are 8 d floats, 51 KB at
+ * d = 1600, more than the first-level cache, and each of the eight loads of the inner loop then
+ * came from the second level (400 rows of 1600 took 1.34 times as long an entry as rows of 800
+ * with the rows themselves in the first level). A span's tokens are 16 KB. The spans end where
+ * the folds do, so each sum is the sum of one span over the row, bit for bit. Against the pass
+ * without spans (bench/compare.sh, three rounds): tied and untied in single 1.20-1.26x at
+ * d = 1600 and 1.11-1.16x at 3200; spans of 256 or 1024 columns gained less, blocks of 8 or 32
+ * pairs the same, and spans at d = 800 (tokens of 25 KB) lost 8-13%. */
+#define KERN_F32_LONG 1024
+#define KERN_F32_SPAN (32 * KERN_F32_TERMS)
+#define KERN_F32_BLOCK 16
+/* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m, over columns j0 to j1
+ * (j0 a multiple of 16 KERN_F32_TERMS, and so is j1 unless it is m; the last m % 16 columns are
+ * update2_finish_f32's): each entry takes the first correction (a1, b1 along x10, x11; when c1),
+ * then the second (a2, b2 along x20, x21; when c2), each as update_project_rows_f32 makes it,
+ * and is stored; its products with the ny tokens y[q] go into the totals o[ny h + q], each sum
+ * made as update_project_rows_f32 makes its sums, so that spans one after the other make the
+ * sums of one span over the row.
  * With AVX-512 the loop asks for the next pair's rows, at the same columns, into the
  * first-level cache (a pair's pass ahead). Against the loop without it (bench/compare.sh,
  * three and four rounds): tied and untied in single 1.09-1.18x at d = 800, 1.22-1.40x at 3200,
@@ -494,17 +510,14 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
  * and less elsewhere, and the next pair's first row alone gained half as much. Where it reads
  * past the last row it asks for what it does not use: a prefetch does not fault. */
 static inline __attribute__((always_inline)) void
-update2_rows_f32(const int c1, const int c2, const int ny, float *r, int nr, int m, const float *a1,
-                 const float *b1, const float *a2, const float *b2, const float *x10,
-                 const float *x11, const float *x20, const float *x21, const float *const *y,
-                 double *out)
+update2_span_f32(const int c1, const int c2, const int ny, float *r, int nr, int m, int j0, int j1,
+                 const float *a1, const float *b1, const float *a2, const float *b2,
+                 const float *x10, const float *x11, const float *x20, const float *x21,
+                 const float *const *y, kacc *o)
 {
-    kacc o[8];
-    for (int q = 0; q < ny * nr; q++)
-        o[q] = acc_zero();
-    int j = 0;
-    while (j + 16 <= m) {
-        int end = j + 16 * KERN_F32_TERMS <= m ? j + 16 * KERN_F32_TERMS : m - (m - j) % 16;
+    int j = j0;
+    while (j + 16 <= j1) {
+        int end = j + 16 * KERN_F32_TERMS <= j1 ? j + 16 * KERN_F32_TERMS : j1 - (j1 - j) % 16;
 #if KERN_F32_512
         __m512 A1[2], B1[2], A2[2], B2[2], s[8]; /* [s | t] of row h and token q at ny h + q */
         for (int h = 0; h < nr; h++) {
@@ -582,6 +595,17 @@ update2_rows_f32(const int c1, const int c2, const int ny, float *r, int nr, int
             o[q] = acc_add(acc_add(o[q], s[q]), t[q]);
 #endif
     }
+}
+
+/* The last m % 16 columns of the rows (as the one-step pass takes them) and the sums out of
+ * their totals o. */
+static inline __attribute__((always_inline)) void
+update2_finish_f32(const int c1, const int c2, const int ny, float *r, int nr, int m,
+                   const float *a1, const float *b1, const float *a2, const float *b2,
+                   const float *x10, const float *x11, const float *x20, const float *x21,
+                   const float *const *y, kacc *o, double *out)
+{
+    int j = m - m % 16;
     for (int h = 0; h < nr; h++) {
         float *row = r + (size_t)h * m;
         if (c1)
@@ -601,31 +625,51 @@ update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int 
                  const float *Y2, double *O, double *O2)
 {
     const float *y[4] = {Y, Y ? Y + m : NULL, Y2, Y2 ? Y2 + m : NULL};
+    /* KERN_F32_BLOCK pairs at a time, over spans of KERN_F32_SPAN columns when the rows are long */
+    const int span = m > KERN_F32_LONG ? KERN_F32_SPAN : m;
     int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        float a1[2] = {0, 0}, b1[2] = {0, 0}, a2[2] = {0, 0}, b2[2] = {0, 0};
-        double out[8];
-        for (int h = 0; h < 2; h++) {
-            if (c1) {
-                a1[h] = (float)C1[i + h];
-                b1[h] = (float)C1[n + i + h];
+    for (; i + 2 <= n; i += 2 * KERN_F32_BLOCK) {
+        int np = (n - i) / 2 < KERN_F32_BLOCK ? (n - i) / 2 : KERN_F32_BLOCK;
+        float a1[KERN_F32_BLOCK][2] = {{0}}, b1[KERN_F32_BLOCK][2] = {{0}},
+              a2[KERN_F32_BLOCK][2] = {{0}}, b2[KERN_F32_BLOCK][2] = {{0}};
+        kacc o[KERN_F32_BLOCK][8];
+        for (int p = 0; p < np; p++) {
+            for (int h = 0; h < 2; h++) {
+                int r = i + 2 * p + h;
+                if (c1) {
+                    a1[p][h] = (float)C1[r];
+                    b1[p][h] = (float)C1[n + r];
+                }
+                if (c2) {
+                    a2[p][h] = (float)C2[r];
+                    b2[p][h] = (float)C2[n + r];
+                }
             }
-            if (c2) {
-                a2[h] = (float)C2[i + h];
-                b2[h] = (float)C2[n + i + h];
-            }
+            for (int q = 0; q < 2 * ny; q++)
+                o[p][q] = acc_zero();
         }
-        update2_rows_f32(c1, c2, ny, M + (size_t)i * m, 2, m, a1, b1, a2, b2, X1, X1 + m, X2,
-                         X2 + m, y, out);
-        for (int h = 0; h < 2 && ny; h++) {
-            O[i + h] = out[ny * h];
-            O[n + i + h] = out[ny * h + 1];
-            if (ny == 4) {
-                O2[i + h] = out[ny * h + 2];
-                O2[n + i + h] = out[ny * h + 3];
+        for (int j0 = 0; j0 < m; j0 += span) {
+            int j1 = m - j0 > span ? j0 + span : m;
+            for (int p = 0; p < np; p++)
+                update2_span_f32(c1, c2, ny, M + (size_t)(i + 2 * p) * m, 2, m, j0, j1, a1[p],
+                                 b1[p], a2[p], b2[p], X1, X1 + m, X2, X2 + m, y, o[p]);
+        }
+        for (int p = 0; p < np; p++) {
+            int r = i + 2 * p;
+            double out[8];
+            update2_finish_f32(c1, c2, ny, M + (size_t)r * m, 2, m, a1[p], b1[p], a2[p], b2[p], X1,
+                               X1 + m, X2, X2 + m, y, o[p], out);
+            for (int h = 0; h < 2 && ny; h++) {
+                O[r + h] = out[ny * h];
+                O[n + r + h] = out[ny * h + 1];
+                if (ny == 4) {
+                    O2[r + h] = out[ny * h + 2];
+                    O2[n + r + h] = out[ny * h + 3];
+                }
             }
         }
     }
+    i = n - n % 2;
     if (i < n) {
         float *row = M + (size_t)i * m;
         for (int a = 0; c1 && a < 2; a++) {
