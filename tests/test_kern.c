@@ -387,6 +387,16 @@ int main(void)
     int rn[] = {6, 9, 12, 13}, rm[] = {9, 6, 5, 40};
     for (size_t a = 0; a < sizeof rn / sizeof rn[0]; a++)
         two_step(&g, rn[a], rm[a], 0);
+    /* rows over 600 columns: groups of pair blocks over spans of 256 columns, more rows than one
+     * round of groups, the diagonal in every span, every tail (planted: spans ending four columns
+     * early fail every shape; every group corrected with the first group's coefficients fails
+     * every shape of two groups or more) */
+    int ln[] = {601, 603, 640, 641, 1030, 70, 67}, lm[] = {601, 603, 640, 641, 1030, 700, 1025};
+    for (size_t a = 0; a < sizeof ln / sizeof ln[0]; a++) {
+        two_step(&g, ln[a], lm[a], 0);
+        if (ln[a] == lm[a])
+            two_step(&g, ln[a], lm[a], -0.375);
+    }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"
                                                                       : "no (portable loops)");

@@ -478,10 +478,10 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
  * passes leave it; the projections then run over the entry just stored, one accumulator per sum
  * whatever the flags, so that a sum does not depend on which of the corrections came with it. */
 static inline __attribute__((always_inline)) void
-pp_blocks(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
-          double *blk1, int i, int n, int m, const double *C1, const double *C2, double dg,
-          const double *X1, const double *X2, const double *Y, const double *Y2, double *O,
-          double *O2)
+pp_span(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
+        double *blk1, int i, int n, int m, int j0, int j1, const double *C1, const double *C2,
+        double dg, const double *X1, const double *X2, const double *Y, const double *Y2,
+        __m512d *acc, size_t pf)
 {
     const int q = m & ~3;
     const double *x10 = X1, *x11 = X1 + m, *x20 = X2, *x21 = X2 + m;
@@ -509,12 +509,13 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
     const int jd0 = i + 1 < q ? i & ~3 : -1, jd1 = i + 3 < q ? (i + 2) & ~3 : -1;
     const __mmask8 mk0 = (__mmask8)((1u << (i & 3)) | (1u << (4 + ((i + 1) & 3)))),
                    mk1 = (__mmask8)((1u << ((i + 2) & 3)) | (1u << (4 + ((i + 3) & 3))));
-    __m512d s0 = _mm512_setzero_pd(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-    for (int j = 0; j < q; j += 4) {
+    __m512d s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], t0 = acc[4], t1 = acc[5],
+            t2 = acc[6], t3 = acc[7];
+    for (int j = j0; j < j1; j += 4) {
         double *v_ = blk0 + 2 * j, *u_ = two ? blk1 + 2 * j : v_;
-        _mm_prefetch((const char *)(v_ + KERN_PP_AHEAD), _MM_HINT_T0);
+        _mm_prefetch((const char *)(v_ + pf), _MM_HINT_T0);
         if (two)
-            _mm_prefetch((const char *)(u_ + KERN_PP_AHEAD), _MM_HINT_T0);
+            _mm_prefetch((const char *)(u_ + pf), _MM_HINT_T0);
         __m512d v = _mm512_loadu_pd(v_), u = two ? _mm512_loadu_pd(u_) : v;
         if (c1) {
             const __m512d X0 = bcast4(x10 + j), X1v = bcast4(x11 + j);
@@ -564,6 +565,22 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
             }
         }
     }
+    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
+    acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
+    (void)q;
+}
+
+/* The last m % 4 columns of those rows (the one-step kernel's tail) and the sums out of their
+ * accumulators acc. */
+static inline __attribute__((always_inline)) void
+pp_finish(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
+          double *blk1, int i, int n, int m, const double *C1, const double *C2, double dg,
+          const double *X1, const double *X2, const double *Y, const double *Y2, double *O,
+          double *O2, const __m512d *acc)
+{
+    const int q = m & ~3;
+    const double *x10 = X1, *x11 = X1 + m, *x20 = X2, *x21 = X2 + m;
+    const double *y0 = Y, *y1 = Y + m, *y2 = Y2, *y3 = Y2 + m;
     for (int h = 0; h < 1 + two; h++) {
         int r = i + 2 * h, t = m - q;
         double *r0 = (h ? blk1 : blk0) + 2 * (size_t)q, *r1 = r0 + t;
@@ -584,7 +601,7 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
             if (ny >= 2)
                 project_rows2(r0, r1, t, y2 + q, y3 + q, b);
         }
-        __m512d p0 = h ? t0 : s0, p1 = h ? t1 : s1, p2 = h ? t2 : s2, p3 = h ? t3 : s3;
+        __m512d p0 = acc[4 * h], p1 = acc[4 * h + 1], p2 = acc[4 * h + 2], p3 = acc[4 * h + 3];
         if (ny >= 1) {
             const double out[4] = {a[0] + hsum(lo4(p0)), a[1] + hsum(lo4(p1)), a[2] + hsum(hi4(p0)),
                                    a[3] + hsum(hi4(p1))};
@@ -598,15 +615,67 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
     }
 }
 
+/* Both over the whole rows. */
+static inline __attribute__((always_inline)) void
+pp_blocks(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
+          double *blk1, int i, int n, int m, const double *C1, const double *C2, double dg,
+          const double *X1, const double *X2, const double *Y, const double *Y2, double *O,
+          double *O2)
+{
+    __m512d acc[8];
+    for (int k = 0; k < 8; k++)
+        acc[k] = _mm512_setzero_pd();
+    pp_span(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, 0, m & ~3, C1, C2, dg, X1, X2, Y, Y2, acc,
+            KERN_PP_AHEAD);
+    pp_finish(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2, acc);
+}
+
+/* Rows longer than KERN_PP_LONG columns go through the two-step pass KERN_PP_GROUPS groups of
+ * two pair blocks at a time, in spans of KERN_PP_SPAN columns, each group's accumulators kept
+ * between spans (a vector stored and loaded back is the same vector, so each sum is the one-span
+ * sum bit for bit): the pass's tokens (two corrections' and the projections' of two samples) are
+ * 8 d doubles, 51 KB at d = 800, more than the first-level cache; a span's are 16 KB. In span
+ * order the next group's rows at the same columns come next, and those are what the loop asks
+ * for ahead (KERN_PP_AHEAD along the block came to nothing there). Against the pass without spans
+ * (bench/compare.sh, two rounds): 1.06-1.09x at d = 800, 1.06-1.08x at 1600, 1.08-1.16x at 3200
+ * for the three decompositions; spans of 128 or 512 columns and groups of 4 did about as well. */
+#define KERN_PP_LONG 600
+#define KERN_PP_SPAN 256
+#define KERN_PP_GROUPS 8
+
 /* The whole two-step pass for the flags (c1, c2, ny, hasdg = dg != 0): the pair blocks two at a
- * time, a last pair block alone, and an odd last row (row-major) by the portable loop's
- * arithmetic. */
+ * time (KERN_PP_GROUPS such groups over spans of KERN_PP_SPAN columns when the rows are long), a
+ * last pair block alone, and an odd last row (row-major) by the portable loop's arithmetic. */
 static inline __attribute__((always_inline)) void
 pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, int n, int m,
         const double *C1, const double *C2, double dg, const double *X1, const double *X2,
         const double *Y, const double *Y2, double *O, double *O2)
 {
     int pairs = n / 2, p = 0;
+    if (m > KERN_PP_LONG) {
+        const int q = m & ~3;
+        for (; p + 2 <= pairs; p += 2 * KERN_PP_GROUPS) {
+            int ng = (pairs - p) / 2 < KERN_PP_GROUPS ? (pairs - p) / 2 : KERN_PP_GROUPS;
+            __m512d acc[KERN_PP_GROUPS][8];
+            for (int g = 0; g < ng; g++)
+                for (int k = 0; k < 8; k++)
+                    acc[g][k] = _mm512_setzero_pd();
+            for (int j0 = 0; j0 < q; j0 += KERN_PP_SPAN) {
+                int j1 = q - j0 > KERN_PP_SPAN ? j0 + KERN_PP_SPAN : q;
+                for (int g = 0; g < ng; g++) {
+                    double *blk = M + (size_t)2 * (p + 2 * g) * m;
+                    pp_span(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * (p + 2 * g), n, m,
+                            j0, j1, C1, C2, dg, X1, X2, Y, Y2, acc[g], 4 * (size_t)m);
+                }
+            }
+            for (int g = 0; g < ng; g++) {
+                double *blk = M + (size_t)2 * (p + 2 * g) * m;
+                pp_finish(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * (p + 2 * g), n, m, C1,
+                          C2, dg, X1, X2, Y, Y2, O, O2, acc[g]);
+            }
+        }
+        p = pairs - pairs % 2;
+    }
     for (; p + 2 <= pairs; p += 2) {
         double *blk = M + (size_t)2 * p * m;
         pp_blocks(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * p, n, m, C1, C2, dg, X1, X2,
