@@ -307,7 +307,11 @@ static inline void project_pair_f32(const float *f0, const float *f1, int m, con
 
 /* Columns j0 to j1 of the blocks of project_rows_f32 into the totals o (j0 a multiple of
  * 16 KERN_F32_TERMS, and so is j1 unless it is m): the sums of the whole row, span after span,
- * are the sums of one span from 0 to m. */
+ * are the sums of one span from 0 to m. With AVX-512 the loop asks for the next nr rows at the
+ * same columns, which the teacher's projections (kern_project_fused_order_f32) take next: tied
+ * and untied in single 1.02-1.04x at d = 800-1600 and 1.12-1.37x at 3200, where the factor
+ * comes from memory (bench/compare.sh, three rounds; the same in the double kernel gained
+ * nothing). */
 static inline __attribute__((always_inline)) void project_rows_span_f32(const float *f, int nr,
                                                                         int m, int j0, int j1,
                                                                         const float *const *y,
@@ -322,6 +326,8 @@ static inline __attribute__((always_inline)) void project_rows_span_f32(const fl
             s[q] = _mm512_setzero_ps();
         for (; j < end; j += 16) {
             __m512 F[KERN_F32_SUMS];
+            for (int h = 0; h < nr; h++) /* the next rows, the same columns */
+                _mm_prefetch((const char *)(f + (size_t)(h + nr) * m + j), _MM_HINT_T0);
             for (int h = 0; h < nr; h++)
                 F[h] = _mm512_loadu_ps(f + (size_t)h * m + j);
             for (int q = 0; q < ny; q++) {
