@@ -472,11 +472,14 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
 #define KERN_PP_AHEAD 64
 
 /* The two-step pass (kern_update2_project2_paired) on the pair blocks of rows i, i + 1 (blk0)
- * and, when `two`, of rows i + 2, i + 3 (blk1) of the n x m paired matrix.
- * Each entry takes the first correction (two multiply-adds, as the one-step kernel), then dg on
- * the diagonal, then the second correction, in that order, so that it ends as two one-step
- * passes leave it; the projections then run over the entry just stored, one accumulator per sum
- * whatever the flags, so that a sum does not depend on which of the corrections came with it. */
+ * and, when `two`, of rows i + 2, i + 3 (blk1) of the n x m paired matrix, over columns j0 to j1
+ * (multiples of 4; the last m % 4 columns are pp_finish's), asking for the entries pf doubles
+ * ahead of those it loads. Each entry takes the first correction (two multiply-adds, as the
+ * one-step kernel), then dg on the diagonal, then the second correction, in that order, so that
+ * it ends as two one-step passes leave it; the projections then run over the entry just stored
+ * into the accumulators acc (s0-s3 of blk0, t0-t3 of blk1), one per sum whatever the flags, so
+ * that a sum does not depend on which of the corrections came with it, nor on the spans its
+ * columns were taken in. */
 static inline __attribute__((always_inline)) void
 pp_span(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
         double *blk1, int i, int n, int m, int j0, int j1, const double *C1, const double *C2,
@@ -567,7 +570,6 @@ pp_span(const int two, const int c1, const int c2, const int ny, const int hasdg
     }
     acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3;
     acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
-    (void)q;
 }
 
 /* The last m % 4 columns of those rows (the one-step kernel's tail) and the sums out of their

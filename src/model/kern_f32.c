@@ -502,6 +502,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 #define KERN_F32_LONG 1024
 #define KERN_F32_SPAN (32 * KERN_F32_TERMS)
 #define KERN_F32_BLOCK 16
+
 /* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m, over columns j0 to j1
  * (j0 a multiple of 16 KERN_F32_TERMS, and so is j1 unless it is m; the last m % 16 columns are
  * update2_finish_f32's): each entry takes the first correction (a1, b1 along x10, x11; when c1),
