@@ -326,14 +326,15 @@ static void order_one(struct rng *g, int n, int m)
     free(O2);
 }
 
-/* kern_update2_project2_f32 (tied's two steps per pass in single precision, sgd_two.c) against
- * two one-step passes of the look-ahead kernel: the rows bit for bit, the projections on Y bit
- * for bit those of the second one-step pass, those on Y2 bit for bit a projection alone over the
- * same rows, and within KERN_F32_TOL of the exact sums of the kernel's own rows; the first
- * correction alone (a flush) followed by the second with the projections gives the same rows and
+/* kern_update2_project2_f32 (two steps per pass in single precision, sgd_two.c) against two
+ * one-step passes of the look-ahead kernel, with direct's diagonal term dg between them as its
+ * step adds it (in double, then rounded): the rows bit for bit, the projections on Y bit for bit
+ * those of the second one-step pass, those on Y2 bit for bit a projection alone over the same
+ * rows, and within KERN_F32_TOL of the exact sums of the kernel's own rows; the first correction
+ * alone (a flush) followed by the second with dg and the projections gives the same rows and
  * sums. Planted (tried): the corrections in the other order fail every shape with m >= 16;
- * Y2's sums taken from Y fail them all. */
-static void two_step_one(struct rng *g, int n, int m)
+ * Y2's sums taken from Y fail them all; dg added in float (dg rounded first) fails 27 checks. */
+static void two_step_one(struct rng *g, int n, int m, double dg)
 {
     size_t nm = (size_t)n * m, Tn = 2 * (size_t)n, Tm = 2 * (size_t)m;
     float *M0 = floats(g, nm, 0), *X1 = floats(g, Tm, 0), *X2 = floats(g, Tm, 0);
@@ -354,20 +355,24 @@ static void two_step_one(struct rng *g, int n, int m)
     memcpy(A, M0, sizeof(float) * nm);
     memcpy(B, M0, sizeof(float) * nm);
     memcpy(F, M0, sizeof(float) * nm);
+    /* direct's diagonal term between the steps, as its one-step path adds it (n = m) */
     kern_update_project_ahead_f32(A, n, m, 2, C1, X1, Y, Ot, 0);
+    for (int i = 0; dg != 0 && i < n; i++)
+        A[(size_t)i * m + i] = (float)(A[(size_t)i * m + i] + dg);
     kern_update_project_ahead_f32(A, n, m, 2, C2, X2, Y, Oa, 0);
-    int r0 = kern_update2_project2_f32(A, n, m, NULL, NULL, NULL, NULL, Y2, NULL, O2a, NULL);
-    int r1 = kern_update2_project2_f32(B, n, m, C1, X1, C2, X2, Y, Y2, Ob, O2b);
-    int r2 = kern_update2_project2_f32(F, n, m, C1, X1, NULL, NULL, NULL, NULL, NULL, NULL);
-    int r3 = kern_update2_project2_f32(F, n, m, NULL, NULL, C2, X2, Y, Y2, Of, O2f);
-    CHECK(!r0 && !r1 && !r2 && !r3, "two-step n=%d m=%d: a case refused (%d %d %d %d)", n, m, r0,
-          r1, r2, r3);
+    int r0 = kern_update2_project2_f32(A, n, m, NULL, NULL, 0, NULL, NULL, Y2, NULL, O2a, NULL);
+    int r1 = kern_update2_project2_f32(B, n, m, C1, X1, dg, C2, X2, Y, Y2, Ob, O2b);
+    int r2 = kern_update2_project2_f32(F, n, m, C1, X1, 0, NULL, NULL, NULL, NULL, NULL, NULL);
+    int r3 = kern_update2_project2_f32(F, n, m, NULL, NULL, dg, C2, X2, Y, Y2, Of, O2f);
+    CHECK(!r0 && !r1 && !r2 && !r3, "two-step n=%d m=%d dg=%g: a case refused (%d %d %d %d)", n, m,
+          dg, r0, r1, r2, r3);
     CHECK(!memcmp(A, B, sizeof(float) * nm) && !memcmp(A, F, sizeof(float) * nm),
-          "two-step n=%d m=%d: the rows are not two one-step passes' bit for bit", n, m);
+          "two-step n=%d m=%d dg=%g: the rows are not two one-step passes' bit for bit", n, m, dg);
     CHECK(!memcmp(Oa, Ob, sizeof(double) * Tn) && !memcmp(Oa, Of, sizeof(double) * Tn),
-          "two-step n=%d m=%d: the sums on Y are not the one-step pass's bit for bit", n, m);
+          "two-step n=%d m=%d dg=%g: the sums on Y are not the one-step pass's bit for bit", n, m,
+          dg);
     CHECK(!memcmp(O2a, O2b, sizeof(double) * Tn) && !memcmp(O2a, O2f, sizeof(double) * Tn),
-          "two-step n=%d m=%d: the sums on Y2 are not a projection's bit for bit", n, m);
+          "two-step n=%d m=%d dg=%g: the sums on Y2 are not a projection's bit for bit", n, m, dg);
     double e1 = proj_err(B, n, m, 2, Y, Ob, n), e2 = proj_err(B, n, m, 2, Y2, O2b, n);
     CHECK(e1 <= KERN_F32_TOL && e2 <= KERN_F32_TOL,
           "two-step n=%d m=%d: sums off the exact ones by %.3g and %.3g u sum |M Y| (tolerance %g)",
@@ -406,7 +411,11 @@ int main(void)
         int tm[] = {1, 7, 8, 9, 15, 16, 17, 31, 255, 256, 257, 401, 1100};
         for (size_t a = 0; a < sizeof tn / sizeof tn[0]; a++)
             for (size_t b = 0; b < sizeof tm / sizeof tm[0]; b++)
-                two_step_one(&g, tn[a], tm[b]);
+                two_step_one(&g, tn[a], tm[b], 0);
+        /* direct's diagonal term (square: every tail, the odd last row, spans) */
+        int sq[] = {1, 2, 3, 15, 16, 17, 31, 33, 255, 257, 401, 1025, 1545};
+        for (size_t a = 0; a < sizeof sq / sizeof sq[0]; a++)
+            two_step_one(&g, sq[a], sq[a], -0.37512345678901234);
         /* long rows (over 1024 columns: spans of 512 columns, 16 pairs of rows at a time), more
          * rows than one block, every kind of end (planted: spans ending 16 columns early fail
          * every shape of two rows or more with rows over 1024 columns; every pair of a block
@@ -415,7 +424,7 @@ int main(void)
         int lm[] = {1025, 1040, 1536, 1545, 2055};
         for (size_t a = 0; a < sizeof ln / sizeof ln[0]; a++)
             for (size_t b = 0; b < sizeof lm / sizeof lm[0]; b++)
-                two_step_one(&g, ln[a], lm[b]);
+                two_step_one(&g, ln[a], lm[b], 0);
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

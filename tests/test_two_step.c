@@ -1,5 +1,5 @@
-/* Two steps per pass (src/solvers/sgd_two.c: direct, tied and untied in double, tied and untied in
- * single precision) against the one-step path on the same
+/* Two steps per pass (src/solvers/sgd_two.c: direct, tied and untied, in double and in single
+ * precision) against the one-step path on the same
  * grid point (same teacher, initial student and samples), and the two-step path against itself
  * cut anywhere: in chunks of odd lengths with the student read between them (which applies a
  * deferred correction early), and saved and restored at odd and even step counts (after and away
@@ -25,7 +25,10 @@
  * Untied (U and V compared) is seen at 7e-4 to 1.6e-3 of the bound in double and 4e-4 to 2.2e-3
  * in single; planted, Q's closed form with P's factor alpha + beta fails the softmax point in
  * double (the only one with beta != 0) by 10^7 bounds, and the closed form's projections left
- * on P and Q instead of U and V fail all five.
+ * on P and Q instead of U and V fail all five. Direct in single precision (the diagonal term
+ * between the float corrections) is seen at 3.7e-4 to 6.6e-4 of the bound; planted, the kernel
+ * leaving the diagonal term out fails both softmax points (trD != 0) by 200-300 bounds and their
+ * cut runs.
  * The kernel's order of operations on an entry is test_kern's and test_kern_f32's (two_step).
  * The cut runs must be the uninterrupted one bit for bit: the students are compared with
  * memcmp, then again after a few more steps (which read this and the next sample's projections
@@ -117,9 +120,8 @@ static void one(const char *decomp, const char *act, int d, double wd, long n, c
     sgd_set_two_step(one, 0);
     CHECK(sgd_steps_per_pass(one) == 1, "%s: one-step path not taken", act);
     /* where the build has the paired kernel the comparison is of two paths, not one with itself */
-    int has_two = p.precision == PRECISION_DOUBLE
-                      ? kern_paired(p.tokens)
-                      : p.decomposition != DECOMP_DIRECT && p.tokens == 2 && kern_vector() > 0;
+    int has_two = p.precision == PRECISION_DOUBLE ? kern_paired(p.tokens)
+                                                  : p.tokens == 2 && kern_vector() > 0;
     CHECK(sgd_steps_per_pass(two) == (has_two ? 2 : 1),
           "%s: two steps per pass %d, kern_paired(%d) %d", act, sgd_steps_per_pass(two), p.tokens,
           kern_paired(p.tokens));
@@ -201,5 +203,9 @@ int main(void)
     one("untied", "relu", 30, 0.5, n, "width=0.5");
     one("untied", "tanh", 24, 0.5, n, "precision=single");
     one("untied", "softmax(1)", 37, 0.0, n, "width=0.5;precision=single");
+    /* direct in single precision: the diagonal term between the float corrections */
+    one("direct", "tanh", 24, 0.5, n, "precision=single");
+    one("direct", "softmax(1)", 24, 0.5, n, "precision=single");
+    one("direct", "softmax(1)", 37, 0.0, n, "precision=single");
     return check_done("test_two_step");
 }

@@ -489,6 +489,24 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 }
 
 #if KERN_F32_VECTOR
+/* Entry k of the block v (stored at e, the entries of the row from e on) plus dg, as the one-step
+ * path adds the diagonal term to a float entry: in double, then rounded (sgd_scale_and_diag). */
+#if KERN_F32_512
+static inline __m512 diag_f32(__m512 v, float *e, int k, double dg)
+{
+    _mm512_storeu_ps(e, v);
+    e[k] = (float)(e[k] + dg);
+    return _mm512_loadu_ps(e);
+}
+#else
+static inline __m256 diag8_f32(__m256 v, float *e, int k, double dg)
+{
+    _mm256_storeu_ps(e, v);
+    e[k] = (float)(e[k] + dg);
+    return _mm256_loadu_ps(e);
+}
+#endif
+
 /* Rows longer than KERN_F32_LONG columns go through the two-step pass KERN_F32_BLOCK pairs at a
  * time in spans of KERN_F32_SPAN columns (two folds), each pair's totals kept between spans: its
  * eight tokens (two corrections' and the projections' of two samples) are 8 d floats, 51 KB at
@@ -517,10 +535,10 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
  * and less elsewhere, and the next pair's first row alone gained half as much. Where it reads
  * past the last row it asks for what it does not use: a prefetch does not fault. */
 static inline __attribute__((always_inline)) void
-update2_span_f32(const int c1, const int c2, const int ny, float *r, int nr, int m, int j0, int j1,
-                 const float *a1, const float *b1, const float *a2, const float *b2,
+update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, float *r, int nr, int m,
+                 int j0, int j1, const float *a1, const float *b1, const float *a2, const float *b2,
                  const float *x10, const float *x11, const float *x20, const float *x21,
-                 const float *const *y, kacc *o)
+                 const float *const *y, double dg, int dcol, kacc *o)
 {
     int j = j0;
     while (j + 16 <= j1) {
@@ -546,6 +564,9 @@ update2_span_f32(const int c1, const int c2, const int ny, float *r, int nr, int
                 for (int h = 0; h < nr; h++)
                     v[h] = _mm512_fnmadd_ps(B1[h], X1, _mm512_fnmadd_ps(A1[h], X0, v[h]));
             }
+            if (hasdg && j == (dcol & ~15))
+                for (int h = 0; h < nr; h++)
+                    v[h] = diag_f32(v[h], r + (size_t)h * m + j, dcol + h - j, dg);
             if (c2) {
                 const __m512 X0 = _mm512_loadu_ps(x20 + j), X1 = _mm512_loadu_ps(x21 + j);
                 for (int h = 0; h < nr; h++)
@@ -584,6 +605,9 @@ update2_span_f32(const int c1, const int c2, const int ny, float *r, int nr, int
                     for (int h = 0; h < nr; h++)
                         v[h] = _mm256_fnmadd_ps(B1[h], X1, _mm256_fnmadd_ps(A1[h], X0, v[h]));
                 }
+                if (hasdg && c == (dcol & ~7))
+                    for (int h = 0; h < nr; h++)
+                        v[h] = diag8_f32(v[h], r + (size_t)h * m + c, dcol + h - c, dg);
                 if (c2) {
                     const __m256 X0 = _mm256_loadu_ps(x20 + c), X1 = _mm256_loadu_ps(x21 + c);
                     for (int h = 0; h < nr; h++)
@@ -607,16 +631,18 @@ update2_span_f32(const int c1, const int c2, const int ny, float *r, int nr, int
 /* The last m % 16 columns of the rows (as the one-step pass takes them) and the sums out of
  * their totals o. */
 static inline __attribute__((always_inline)) void
-update2_finish_f32(const int c1, const int c2, const int ny, float *r, int nr, int m,
-                   const float *a1, const float *b1, const float *a2, const float *b2,
+update2_finish_f32(const int c1, const int c2, const int ny, const int hasdg, float *r, int nr,
+                   int m, const float *a1, const float *b1, const float *a2, const float *b2,
                    const float *x10, const float *x11, const float *x20, const float *x21,
-                   const float *const *y, kacc *o, double *out)
+                   const float *const *y, double dg, int dcol, kacc *o, double *out)
 {
     int j = m - m % 16;
     for (int h = 0; h < nr; h++) {
         float *row = r + (size_t)h * m;
         if (c1)
             row_tail_f32(row, row, m, j, a1[h], b1[h], x10, x11, y, 0, o);
+        if (hasdg && dcol + h >= j)
+            row[dcol + h] = (float)(row[dcol + h] + dg);
         row_tail_f32(row, c2 ? row : NULL, m, j, c2 ? a2[h] : 0, c2 ? b2[h] : 0, x20, x21, y, ny,
                      o + ny * h);
     }
@@ -627,9 +653,9 @@ update2_finish_f32(const int c1, const int c2, const int ny, float *r, int nr, i
 /* The whole pass for the flags: rows two at a time, an odd last row as the portable loop of the
  * one-step pass takes it (update_project_portable_ld_f32). */
 static inline __attribute__((always_inline)) void
-update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int m, const double *C1,
-                 const float *X1, const double *C2, const float *X2, const float *Y,
-                 const float *Y2, double *O, double *O2)
+update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, float *M, int n, int m,
+                 const double *C1, const float *X1, double dg, const double *C2, const float *X2,
+                 const float *Y, const float *Y2, double *O, double *O2)
 {
     const float *y[4] = {Y, Y ? Y + m : NULL, Y2, Y2 ? Y2 + m : NULL};
     /* KERN_F32_BLOCK pairs at a time, over spans of KERN_F32_SPAN columns when the rows are long */
@@ -658,14 +684,15 @@ update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int 
         for (int j0 = 0; j0 < m; j0 += span) {
             int j1 = m - j0 > span ? j0 + span : m;
             for (int p = 0; p < np; p++)
-                update2_span_f32(c1, c2, ny, M + (size_t)(i + 2 * p) * m, 2, m, j0, j1, a1[p],
-                                 b1[p], a2[p], b2[p], X1, X1 + m, X2, X2 + m, y, o[p]);
+                update2_span_f32(c1, c2, ny, hasdg, M + (size_t)(i + 2 * p) * m, 2, m, j0, j1,
+                                 a1[p], b1[p], a2[p], b2[p], X1, X1 + m, X2, X2 + m, y, dg,
+                                 i + 2 * p, o[p]);
         }
         for (int p = 0; p < np; p++) {
             int r = i + 2 * p;
             double out[8];
-            update2_finish_f32(c1, c2, ny, M + (size_t)r * m, 2, m, a1[p], b1[p], a2[p], b2[p], X1,
-                               X1 + m, X2, X2 + m, y, o[p], out);
+            update2_finish_f32(c1, c2, ny, hasdg, M + (size_t)r * m, 2, m, a1[p], b1[p], a2[p],
+                               b2[p], X1, X1 + m, X2, X2 + m, y, dg, r, o[p], out);
             for (int h = 0; h < 2 && ny; h++) {
                 O[r + h] = out[ny * h];
                 O[n + r + h] = out[ny * h + 1];
@@ -685,6 +712,8 @@ update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int 
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
+        if (hasdg)
+            row[i] = (float)(row[i] + dg);
         for (int a = 0; c2 && a < 2; a++) {
             float c = (float)C2[(size_t)a * n + i];
             const float *xa = X2 + (size_t)a * m;
@@ -697,27 +726,33 @@ update2_pass_f32(const int c1, const int c2, const int ny, float *M, int n, int 
 }
 #endif
 
-int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1,
+int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1, double dg,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
                               double *O, double *O2)
 {
 #if KERN_F32_VECTOR
     int ny = Y ? (Y2 ? 4 : 2) : 0;
+    if (dg != 0 && (n != m || !C2 || ny != 4))
+        return -1;
     /* the step's cases with their flags constant, so that each compiles to its own loop */
-    if (C1 && C2 && ny == 4)
-        update2_pass_f32(1, 1, 4, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+    if (C1 && C2 && ny == 4 && dg != 0)
+        update2_pass_f32(1, 1, 4, 1, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
+    else if (!C1 && C2 && ny == 4 && dg != 0)
+        update2_pass_f32(0, 1, 4, 1, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
+    else if (C1 && C2 && ny == 4)
+        update2_pass_f32(1, 1, 4, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
     else if (!C1 && C2 && ny == 4)
-        update2_pass_f32(0, 1, 4, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+        update2_pass_f32(0, 1, 4, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
     else if (C1 && !C2 && ny == 0)
-        update2_pass_f32(1, 0, 0, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+        update2_pass_f32(1, 0, 0, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
     else if (!C1 && !C2 && ny == 2)
-        update2_pass_f32(0, 0, 2, M, n, m, C1, X1, C2, X2, Y, Y2, O, O2);
+        update2_pass_f32(0, 0, 2, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
     else
         return -1;
     return 0;
 #else
-    (void)M, (void)n, (void)m, (void)C1, (void)X1, (void)C2, (void)X2, (void)Y, (void)Y2, (void)O,
-        (void)O2;
+    (void)M, (void)n, (void)m, (void)C1, (void)X1, (void)dg, (void)C2, (void)X2, (void)Y, (void)Y2,
+        (void)O, (void)O2;
     return -1;
 #endif
 }

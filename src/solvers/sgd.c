@@ -59,8 +59,7 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * With the paired layout, and for tied and untied in single precision with the float kernels, a
- * pass makes two steps (sgd_two.c): the step at even n defers its correction and makes its
+ * With the paired layout, and in single precision with the float kernels, a pass makes two steps (sgd_two.c): the step at even n defers its correction and makes its
  * successor's projections in closed form, O(T^2 (d + rows)), and the pass of the step at odd n
  * applies both corrections to each row, the entries bit for bit as two one-step passes leave
  * them, and projects the two samples that follow: half the bytes of the parameters per step.
@@ -345,9 +344,9 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     int d = st->d, k = st->k, sg = st->single;
     size_t Td = (size_t)st->T * d, Tn = (size_t)st->T * st->rows, Tk = (size_t)st->T * k;
     size_t nP = (size_t)st->rows * d, nQ = p->decomposition == DECOMP_UNTIED ? nP : 0;
-    /* two steps per pass (sgd_two.c): in double with the paired layout, tied and untied in single
-     * with the float kernels (the look-ahead's; direct's diagonal term has no float kernel) */
-    st->two = st->paired || (sg && ahead && p->decomposition != DECOMP_DIRECT);
+    /* two steps per pass (sgd_two.c): in double with the paired layout, in single with the float
+     * kernels (the look-ahead's) */
+    st->two = st->paired || (sg && ahead);
     size_t tw = st->two ? Td : 0, tn = st->two ? Tn : 0, tq = nQ ? tn : 0;
     double **bufs[] = {&st->P,   &st->Q,   &st->Ft,  &st->x,  &st->xn,  &st->pa, &st->pb,
                        &st->pan, &st->pbn, &st->z,   &st->zn, &st->ca,  &st->cb, &st->ptmp,

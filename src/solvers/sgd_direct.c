@@ -6,8 +6,8 @@
  *   S' = alpha S - sum_b e_b x_b^T + diag I,   Tr S' = alpha Tr S - sum_b e_b . x_b + d diag.
  * S is stored as s P (sgd.c): s <- alpha s, then P_ii += diag/s and row i of P takes
  * -sum_b (e_b[i]/s) x_b, in one pass (sgd_pass) that also makes the next sample's projections
- * y = S x_next, which the next step's index needs; with the AVX-512 kernel two steps per pass
- * (sgd_two.c).
+ * y = S x_next, which the next step's index needs; with the AVX-512 kernel in double, or the
+ * float kernels in single precision, two steps per pass (sgd_two.c).
  */
 #include <string.h>
 

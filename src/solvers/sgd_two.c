@@ -1,8 +1,9 @@
 /*
- * sgd_two.c: two SGD steps per pass over the stored matrices, for every decomposition in double
- * with the AVX-512 kernel (T = 2, the paired layout), and for tied and untied in single
- * precision with the float vector kernels (T = 2, kern_update2_project2_f32: the rows bit for
- * bit two one-step passes', every sum in the one order of kern_f32.c).
+ * sgd_two.c: two SGD steps per pass over the stored matrices, for every decomposition, in double
+ * with the AVX-512 kernel (T = 2, the paired layout) and in single precision with the float
+ * vector kernels (T = 2, kern_update2_project2_f32: the rows bit for bit two one-step passes',
+ * direct's diagonal term added in double and rounded as the one-step path adds it, every sum in
+ * the one order of kern_f32.c).
  *
  * Every step is a scaling plus a rank-T correction of the rows of each stored matrix M (S for
  * direct, W^T for tied, P = (U + V)^T and Q = (U - V)^T for untied; sgd.c): with a factor alpha,
@@ -104,8 +105,9 @@ static void kernel(struct sgd_state *st, const struct mat *m, const double *C1, 
     if (m->M)
         kern_update2_project2_paired(m->M, n, d, C1, st->xp, dg, C2, st->x, project ? st->xn : NULL,
                                      project == 2 ? sgd_peek_sample(st) : NULL, O, O2);
-    else /* tied or untied: dg is 0 */
-        kern_update2_project2_f32(m->Mf, n, d, C1, st->xpf, C2, st->xf, project ? st->xnf : NULL,
+    else
+        kern_update2_project2_f32(m->Mf, n, d, C1, st->xpf, dg, C2, st->xf,
+                                  project ? st->xnf : NULL,
                                   project == 2 ? sgd_peek_sample_f32(st) : NULL, O, O2);
 }
 

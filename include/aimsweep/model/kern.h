@@ -115,15 +115,17 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
                                   const float *Y, double *O, int nf);
 int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
                                  double *Z, size_t ldzs, int ldz);
-/* Two SGD steps' corrections in one pass over M (precision single, T = 2, no diagonal term: tied
- * and untied), as kern_update2_project2_paired does in double: each entry takes the correction
- * C1 along X1 (when C1), then C2 along X2 (when C2), each as two one-step passes of
+/* Two SGD steps' corrections in one pass over M (precision single, T = 2), as
+ * kern_update2_project2_paired does in double: each entry takes the correction C1 along X1 (when
+ * C1), then, on the diagonal (n = m), direct's term dg (added in double and rounded, as the
+ * one-step path adds it), then C2 along X2 (when C2), each as two one-step passes of
  * kern_update_project_f32 would give it, bit for bit; then O = M' Y (when Y) and O2 = M' Y2
  * (when Y2, Y given), T x n each, every sum made as kern_update_project_ahead_f32 makes it. The
- * cases: both corrections and both projections, the second correction and both projections, the
- * first correction alone, the projection Y alone. Returns 0, or -1 (M untouched) for another
- * case or when the build has no float vector kernels (kern_vector() == 0). */
-int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1,
+ * cases: both corrections and both projections, the second correction and both projections
+ * (these two with or without dg), the first correction alone, the projection Y alone. Returns
+ * 0, or -1 (M untouched) for another case or when the build has no float vector kernels
+ * (kern_vector() == 0). */
+int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1, double dg,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
                               double *O, double *O2);
 /* a . b over m float entries, every product added in double. */
