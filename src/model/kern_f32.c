@@ -489,20 +489,23 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 }
 
 #if KERN_F32_VECTOR
-/* Entry k of the block v (stored at e, the entries of the row from e on) plus dg, as the one-step
- * path adds the diagonal term to a float entry: in double, then rounded (sgd_scale_and_diag). */
+/* A float entry plus direct's diagonal term dg as the one-step path adds it: in double, then
+ * rounded (sgd_scale_and_diag). */
+static inline void plus_diag_f32(float *e, double dg) { *e = (float)(*e + dg); }
+
+/* Entry k of the block v (stored at e, the entries of the row from e on) plus dg. */
 #if KERN_F32_512
 static inline __m512 diag_f32(__m512 v, float *e, int k, double dg)
 {
     _mm512_storeu_ps(e, v);
-    e[k] = (float)(e[k] + dg);
+    plus_diag_f32(e + k, dg);
     return _mm512_loadu_ps(e);
 }
 #else
 static inline __m256 diag8_f32(__m256 v, float *e, int k, double dg)
 {
     _mm256_storeu_ps(e, v);
-    e[k] = (float)(e[k] + dg);
+    plus_diag_f32(e + k, dg);
     return _mm256_loadu_ps(e);
 }
 #endif
@@ -642,7 +645,7 @@ update2_finish_f32(const int c1, const int c2, const int ny, const int hasdg, fl
         if (c1)
             row_tail_f32(row, row, m, j, a1[h], b1[h], x10, x11, y, 0, o);
         if (hasdg && dcol + h >= j)
-            row[dcol + h] = (float)(row[dcol + h] + dg);
+            plus_diag_f32(row + dcol + h, dg);
         row_tail_f32(row, c2 ? row : NULL, m, j, c2 ? a2[h] : 0, c2 ? b2[h] : 0, x20, x21, y, ny,
                      o + ny * h);
     }
@@ -713,7 +716,7 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
                 row[j] -= c * xa[j];
         }
         if (hasdg)
-            row[i] = (float)(row[i] + dg);
+            plus_diag_f32(row + i, dg);
         for (int a = 0; c2 && a < 2; a++) {
             float c = (float)C2[(size_t)a * n + i];
             const float *xa = X2 + (size_t)a * m;

@@ -59,10 +59,11 @@
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
  * the look-ahead changes no bit of a single-precision run either.
  *
- * With the paired layout, and in single precision with the float kernels, a pass makes two steps (sgd_two.c): the step at even n defers its correction and makes its
- * successor's projections in closed form, O(T^2 (d + rows)), and the pass of the step at odd n
- * applies both corrections to each row, the entries bit for bit as two one-step passes leave
- * them, and projects the two samples that follow: half the bytes of the parameters per step.
+ * With the paired layout, and in single precision with the float kernels, a pass makes two
+ * steps (sgd_two.c): the step at even n defers its correction and makes its successor's
+ * projections in closed form, O(T^2 (d + rows)), and the pass of the step at odd n applies both
+ * corrections to each row, the entries bit for bit as two one-step passes leave them, and
+ * projects the two samples that follow: half the bytes of the parameters per step.
  * Its projections are summed in another order than the one-step pass's, so the output in double
  * differs from the one-step path's at the level of rounding (tests/test_two_step.c), and in
  * single at the level of float's (the closed form sums in double what the one-step pass sums
