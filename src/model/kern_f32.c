@@ -57,8 +57,14 @@
 #endif
 
 /* Products per float partial sum before it goes into the double total: every sum folds its two
- * partial sums (over columns 16c + l and 16c + 8 + l) every 16 KERN_F32_TERMS columns. */
-#define KERN_F32_TERMS 16
+ * partial sums (over columns 16c + l and 16c + 8 + l) every 16 KERN_F32_TERMS columns. A fold is
+ * a conversion and an addition per partial sum beside the q multiply-adds that made it, on the
+ * same units; with q = 32 instead of 16 (bench/compare.sh, three rounds) the step in single was
+ * 1.06-1.08x as fast at d = 400 and 1.03-1.07x at 800 for the three decompositions (1.00-1.01x
+ * at 1600, where the bytes bound it), and q = 64 gained 0-3% more. The bound q u sum |M Y| of a
+ * projection's error doubles; against the double run on the same samples single stays some 1e-5
+ * of the seed-to-seed spread (analysis/precision/results.md). */
+#define KERN_F32_TERMS 32
 
 double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
 {
@@ -438,7 +444,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
     /* rows of F against the tokens of several samples per read: two rows and four samples with
      * AVX-512, one row and two samples with AVX2 (the registers each has); the tokens of missing
      * samples repeat the first one's, and their sums are not stored. The rows go RBLOCK at a
-     * time in spans of SPAN columns (two folds), so that the tokens' span stays in the
+     * time in spans of SPAN columns (one fold), so that the tokens' span stays in the
      * first-level cache while the rows stream past it: eight tokens of 1600 floats do not fit
      * there, and every load of a token came from the second level (tied at d = 1600 took 1.2
      * times as long a step). The spans end where the folds do, so each sum is made as in one
@@ -447,7 +453,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
         RSTEP = KERN_F32_512 ? 2 : 1,
         SSTEP = KERN_F32_512 ? 4 : 2,
         RBLOCK = 32,
-        SPAN = 32 * KERN_F32_TERMS
+        SPAN = 16 * KERN_F32_TERMS
     };
     for (int p0 = 0; p0 < nf; p0 += RBLOCK)
         for (int s0 = 0; s0 < K; s0 += SSTEP) {
@@ -511,7 +517,7 @@ static inline __m256 diag8_f32(__m256 v, float *e, int k, double dg)
 #endif
 
 /* Rows longer than KERN_F32_LONG columns go through the two-step pass KERN_F32_BLOCK pairs at a
- * time in spans of KERN_F32_SPAN columns (two folds), each pair's totals kept between spans: its
+ * time in spans of KERN_F32_SPAN columns (one fold, 512), each pair's totals kept between spans: its
  * eight tokens (two corrections' and the projections' of two samples) are 8 d floats, 51 KB at
  * d = 1600, more than the first-level cache, and each of the eight loads of the inner loop then
  * came from the second level (400 rows of 1600 took 1.34 times as long an entry as rows of 800
@@ -521,7 +527,7 @@ static inline __m256 diag8_f32(__m256 v, float *e, int k, double dg)
  * d = 1600 and 1.11-1.16x at 3200; spans of 256 or 1024 columns gained less, blocks of 8 or 32
  * pairs the same, and spans at d = 800 (tokens of 25 KB) lost 8-13%. */
 #define KERN_F32_LONG 1024
-#define KERN_F32_SPAN (32 * KERN_F32_TERMS)
+#define KERN_F32_SPAN (16 * KERN_F32_TERMS)
 #define KERN_F32_BLOCK 16
 
 /* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m, over columns j0 to j1

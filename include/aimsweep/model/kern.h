@@ -99,7 +99,7 @@ void kern_project_portable(const double *M, int n, int m, int T, const double *Y
 
 /* The same loops in single precision (kern_f32.c, precision single): M, X, Y and F float, the
  * coefficients C in double (rounded to float per row), the projections O and Z summed in double
- * (in float over 16 products at a time in the vector kernel; kern_f32.c bounds the error). */
+ * (in float over 32 products at a time in the vector kernel; kern_f32.c bounds the error). */
 void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X,
                              const float *Y, double *O);
 int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X,
