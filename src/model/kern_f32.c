@@ -16,21 +16,21 @@
  * the inputs themselves (each float entry is within u of the double it replaces), where a float
  * accumulation over the whole row would grow with m.
  *
- * One order for every sum of the T = 2 passes (the step's pass, the look-ahead's pass, the
- * two-step pass and the teacher's rows, update_project_rows_f32): two float partial sums of eight lanes per sum, over
- * columns 16c + l and 16c + 8 + l, folded every 16 q columns into a total of eight double lanes
- * (one conversion and one addition per partial sum), the lanes added at the end. An 8-lane
- * register per partial sum with AVX2; with AVX-512 (a build for a machine that has it) one
- * 16-lane register over 16 columns of a row is both partial sums, unshuffled, and the total is
- * one 8-lane double register: the two builds add the same products in the same order, bit for
- * bit (tests/test_kern_f32.c holds both to one scalar statement of that order). AVX2 takes two
- * rows at a time (sixteen registers: eight accumulators, the two tokens x, the four
- * coefficients), AVX-512 four in the look-ahead's pass (each load of x0, x1, y0, y1 serves four
- * rows) and two teacher rows against the tokens of four samples. The folds were the kernels' most
- * expensive part when the total had four double lanes (two conversions and three additions per
- * partial sum, the halves of a 16-lane register extracted twice) and the look-ahead's sums one
- * partial sum of eight lanes (there two rows shared a 16-lane register: an insert per load, two
- * stores per register): the step in single at d = 400 took 1.3 times as long.
+ * One order for every sum of the T = 2 passes (the step's pass, the look-ahead's pass, the two-step
+ * pass and the teacher's rows, update_project_rows_f32): two float partial sums of eight lanes per
+ * sum, over columns 16c + l and 16c + 8 + l, folded every 16 q columns into a total of eight double
+ * lanes (one conversion and one addition per partial sum), the lanes added at the end. An 8-lane
+ * register per partial sum with AVX2; with AVX-512 (a build for a machine that has it) one 16-lane
+ * register over 16 columns of a row is both partial sums, unshuffled, and the total is one 8-lane
+ * double register: the two builds add the same products in the same order, bit for bit
+ * (tests/test_kern_f32.c holds both to one scalar statement of that order). AVX2 takes two rows at
+ * a time (sixteen registers: eight accumulators, the two tokens x, the four coefficients), AVX-512
+ * four in the look-ahead's pass (each load of x0, x1, y0, y1 serves four rows) and two teacher rows
+ * against the tokens of four samples. The folds were the kernels' most expensive part when the
+ * total had four double lanes (two conversions and three additions per partial sum, the halves of a
+ * 16-lane register extracted twice) and the look-ahead's sums one partial sum of eight lanes (there
+ * two rows shared a 16-lane register: an insert per load, two stores per register): the step in
+ * single at d = 400 took 1.3 times as long.
  *
  * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern.c;
  * this file holds what is particular to float: the row dot product and the vector kernels.
@@ -65,6 +65,12 @@
  * projection's error doubles; against the double run on the same samples single stays some 1e-5
  * of the seed-to-seed spread (analysis/precision/results.md). */
 #define KERN_F32_TERMS 32
+
+/* The width of the spans of columns in which the teacher's projections and the two-step pass
+ * over long rows take their rows (one fold, 512 columns): the eight tokens' span, 16 KB, stays
+ * in the first-level cache while the rows stream past it. A span ends where a fold does, so each
+ * sum is made as in one span over the row, bit for bit. */
+#define KERN_F32_SPAN (16 * KERN_F32_TERMS)
 
 double kern_dot_f32(const float *restrict a, const float *restrict b, size_t m)
 {
@@ -444,16 +450,14 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
     /* rows of F against the tokens of several samples per read: two rows and four samples with
      * AVX-512, one row and two samples with AVX2 (the registers each has); the tokens of missing
      * samples repeat the first one's, and their sums are not stored. The rows go RBLOCK at a
-     * time in spans of SPAN columns (one fold), so that the tokens' span stays in the
-     * first-level cache while the rows stream past it: eight tokens of 1600 floats do not fit
-     * there, and every load of a token came from the second level (tied at d = 1600 took 1.2
-     * times as long a step). The spans end where the folds do, so each sum is made as in one
-     * span over the row. */
+     * time in spans of KERN_F32_SPAN columns: eight tokens of 1600 floats do not fit in the
+     * first-level cache, and every load of a token came from the second level (tied at d = 1600
+     * took 1.2 times as long a step). */
     enum {
         RSTEP = KERN_F32_512 ? 2 : 1,
         SSTEP = KERN_F32_512 ? 4 : 2,
         RBLOCK = 32,
-        SPAN = 16 * KERN_F32_TERMS
+        SPAN = KERN_F32_SPAN
     };
     for (int p0 = 0; p0 < nf; p0 += RBLOCK)
         for (int s0 = 0; s0 < K; s0 += SSTEP) {
@@ -517,17 +521,15 @@ static inline __m256 diag8_f32(__m256 v, float *e, int k, double dg)
 #endif
 
 /* Rows longer than KERN_F32_LONG columns go through the two-step pass KERN_F32_BLOCK pairs at a
- * time in spans of KERN_F32_SPAN columns (one fold, 512), each pair's totals kept between spans: its
- * eight tokens (two corrections' and the projections' of two samples) are 8 d floats, 51 KB at
- * d = 1600, more than the first-level cache, and each of the eight loads of the inner loop then
- * came from the second level (400 rows of 1600 took 1.34 times as long an entry as rows of 800
- * with the rows themselves in the first level). A span's tokens are 16 KB. The spans end where
- * the folds do, so each sum is the sum of one span over the row, bit for bit. Against the pass
- * without spans (bench/compare.sh, three rounds): tied and untied in single 1.20-1.26x at
- * d = 1600 and 1.11-1.16x at 3200; spans of 256 or 1024 columns gained less, blocks of 8 or 32
- * pairs the same, and spans at d = 800 (tokens of 25 KB) lost 8-13%. */
+ * time in spans of KERN_F32_SPAN columns, each pair's totals kept between spans: its eight tokens
+ * (two corrections' and the projections' of two samples) are 8 d floats, 51 KB at d = 1600, more
+ * than the first-level cache, and each of the eight loads of the inner loop then came from the
+ * second level (400 rows of 1600 took 1.34 times as long an entry as rows of 800 with the rows
+ * themselves in the first level). Against the pass without spans (bench/compare.sh, three rounds):
+ * tied and untied in single 1.20-1.26x at d = 1600 and 1.11-1.16x at 3200; spans of 256 or 1024
+ * columns gained less, blocks of 8 or 32 pairs the same, and spans at d = 800 (tokens of 25 KB)
+ * lost 8-13%. */
 #define KERN_F32_LONG 1024
-#define KERN_F32_SPAN (16 * KERN_F32_TERMS)
 #define KERN_F32_BLOCK 16
 
 /* The two-step pass (kern_update2_project2_f32) on nr <= 2 rows r, r + m, over columns j0 to j1
