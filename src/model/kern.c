@@ -745,10 +745,11 @@ int kern_update2_project2_paired(double *M, int n, int m, const double *C1, cons
 void kern_interleave2(const double *Y, int m, double *YY)
 {
     int q = m & ~3;
-    for (int j = 0; j < q; j++) {
-        YY[2 * (j & ~3) + (j & 3)] = Y[j];
-        YY[2 * (j & ~3) + 4 + (j & 3)] = Y[m + j];
-    }
+    for (int j = 0; j < q; j += 4) /* four columns of each token at a time: two vector moves */
+        for (int l = 0; l < 4; l++) {
+            YY[2 * j + l] = Y[j + l];
+            YY[2 * j + 4 + l] = Y[m + j + l];
+        }
 }
 
 /* kern_project_fused_order takes KERN_ORDER_ROWS rows of F and KERN_ORDER_SAMPLES samples at a
