@@ -52,7 +52,7 @@
  * kernel's sums are the same with and without AVX-512 and a checkpoint loads in either build
  * (untied can still differ at 1e-15 between -march levels, outside the kernel). With that layout
  * the samples
- * are also drawn SGD_AHEAD at a time and their teacher projections made in one read of F for
+ * are also drawn SGD_AHEAD (single: SGD_AHEAD_F32) at a time and their teacher projections made in one read of F for
  * all of them (next_sample), in the pass's order, so that the pass reads only the parameters.
  * Precision single does the same with its AVX2 kernels (T = 2): the samples' float tokens are
  * kept with them, kern_project_fused_order_f32 makes each teacher sum as the fused float pass
@@ -359,17 +359,17 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
     if (ahead) { /* the look-ahead: the teacher rows that the passes would project */
-        st->ahead = 1;
+        st->ahead = sg ? SGD_AHEAD_F32 : SGD_AHEAD;
         int passes = p->decomposition == DECOMP_UNTIED ? 2 : 1;
         for (int q = 0; q < passes; q++)
             st->nfz += k - st->nfz < st->rows / 2 ? k - st->nfz : st->rows / 2;
-        st->ax = alloc_doubles(SGD_AHEAD * Td);
+        st->ax = alloc_doubles((size_t)st->ahead * Td);
         if (sg)
-            st->axf = alloc_floats(SGD_AHEAD * Td);
+            st->axf = alloc_floats((size_t)st->ahead * Td);
         else
-            st->ayy = alloc_doubles(SGD_AHEAD * Td);
-        st->az = alloc_doubles(SGD_AHEAD * Tk);
-        st->ag = malloc(sizeof *st->ag * SGD_AHEAD);
+            st->ayy = alloc_doubles((size_t)st->ahead * Td);
+        st->az = alloc_doubles((size_t)st->ahead * Tk);
+        st->ag = malloc(sizeof *st->ag * (size_t)st->ahead);
         if (!st->ax || !(st->ayy || st->axf) || !st->az || !st->ag)
             goto fail;
     }
@@ -603,7 +603,7 @@ static void step_untied(struct sgd_state *st, const double *D, double trD)
     st->trS = tr / st->s.kappa;
 }
 
-int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ? SGD_AHEAD : 1; }
+int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ? st->ahead : 1; }
 
 int sgd_steps_per_pass(const struct sgd_state *st) { return st->two ? 2 : 1; }
 

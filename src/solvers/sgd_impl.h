@@ -30,8 +30,8 @@ struct sgd_state {
     int paired;     /* P and Q in kern.h's paired layout (double, AVX-512, T = 2) */
     double *ptmp;   /* 2 d entries: one pair of rows when the layout is changed in place */
     /* the samples drawn ahead (sgd.c's next_sample): */
-    int ahead, nfz;    /* on; the teacher rows projected ahead (those the passes would do) */
-    double *ax, *ayy;  /* SGD_AHEAD samples (T x d) and their tokens interleaved (double) */
+    int ahead, nfz;    /* samples a draw (0: off); the teacher rows projected ahead (the passes') */
+    double *ax, *ayy;  /* `ahead` samples (T x d) and their tokens interleaved (double) */
     float *axf;        /* in single precision: those samples as float (for the kernels) */
     double *az;        /* their teacher rows (T x k each, the first nfz of each row) */
     struct rng *ag;    /* the generator just past each */
@@ -62,8 +62,14 @@ struct sgd_state {
 
 /* A scale outside [SGD_SCALE_MIN, 1/SGD_SCALE_MIN] is folded into its array at once. */
 #define SGD_SCALE_MIN 0x1p-32
-/* Samples drawn ahead with the paired layout (their teacher rows from one read of F). */
-#define SGD_AHEAD 8
+/* Samples drawn ahead with the paired layout (their teacher rows from one read of F), in double
+ * and in single precision. In double, F's reads (wishart(0.5): 640 KB at d = 400, beside the
+ * parameters' 1.28 MB in a second-level cache of 2 MB) come back from the third level after
+ * each pass; 32 samples a read instead of 8 made the step 1.03-1.05x as fast at d = 400 and
+ * 1600 (bench/compare.sh, three rounds, every decomposition), 64 no faster. In single, 32 gained
+ * nothing (0.94-1.00x). The count changes no bit: each sample's sums are made alike. */
+#define SGD_AHEAD 32
+#define SGD_AHEAD_F32 8
 
 /* sgd_sample.c */
 void sgd_draw_next(struct sgd_state *st);

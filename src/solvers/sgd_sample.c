@@ -1,6 +1,6 @@
 /*
  * sgd_sample.c: the samples of an SGD run (sgd.c) and their teacher projections: drawn one at a
- * time, or SGD_AHEAD at a time with the teacher rows the pass would project made for all of them
+ * time, or st->ahead at a time with the teacher rows the pass would project made for all of them
  * in one read of the teacher's factor (the look-ahead, see the top of sgd.c), and the sample
  * after the next one for the two-step pass (sgd_two.c). The state is sgd_impl.h.
  */
@@ -25,7 +25,7 @@ void sgd_draw_next(struct sgd_state *st)
             st->xnf[i] = (float)st->xn[i];
 }
 
-/* With the paired layout the samples are drawn SGD_AHEAD at a time, and the teacher's rows that
+/* With the paired layout the samples are drawn st->ahead at a time, and the teacher's rows that
  * the pass would project (st->nfz of them) are projected for all of them in one read of F
  * (kern_project_fused_order, the same sums bit for bit), so that the pass streams only the
  * parameters. The generator after each sample is kept with it: a checkpoint saves the one just
@@ -34,7 +34,7 @@ static void ahead_fill(struct sgd_state *st)
 {
     int d = st->d, T = st->T, k = st->k;
     size_t Td = (size_t)T * d;
-    for (int s = 0; s < SGD_AHEAD; s++) {
+    for (int s = 0; s < st->ahead; s++) {
         double *x = st->ax + (size_t)s * Td;
         rng_normals(&st->g, x, Td);
         if (st->m->corr)
@@ -47,13 +47,13 @@ static void ahead_fill(struct sgd_state *st)
             kern_interleave2(x, d, st->ayy + (size_t)s * Td);
     }
     if (st->single)
-        kern_project_fused_order_f32(st->Ftf, st->nfz, d, SGD_AHEAD, st->axf, Td, st->az,
+        kern_project_fused_order_f32(st->Ftf, st->nfz, d, st->ahead, st->axf, Td, st->az,
                                      (size_t)T * k, k);
     else
-        kern_project_fused_order(st->Ft, st->nfz, d, SGD_AHEAD, st->ax, Td, st->ayy, Td, st->az,
+        kern_project_fused_order(st->Ft, st->nfz, d, st->ahead, st->ax, Td, st->ayy, Td, st->az,
                                  (size_t)T * k, k);
     st->apos = 0;
-    st->acount = SGD_AHEAD;
+    st->acount = st->ahead;
 }
 
 /* The teacher rows of the next sample xn that the pass would project, when xn was not drawn
