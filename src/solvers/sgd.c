@@ -51,9 +51,9 @@
  * same sums as without the layout), and checkpoints hold the row-major arrays, so that the
  * kernel's sums are the same with and without AVX-512 and a checkpoint loads in either build
  * (untied can still differ at 1e-15 between -march levels, outside the kernel). With that layout
- * the samples
- * are also drawn SGD_AHEAD (single: SGD_AHEAD_F32) at a time and their teacher projections made in one read of F for
- * all of them (next_sample), in the pass's order, so that the pass reads only the parameters.
+ * the samples are also drawn SGD_AHEAD at a time (SGD_AHEAD_F32 in single precision) and their
+ * teacher projections made in one read of F for all of them (next_sample), in the pass's order,
+ * so that the pass reads only the parameters.
  * Precision single does the same with its AVX2 kernels (T = 2): the samples' float tokens are
  * kept with them, kern_project_fused_order_f32 makes each teacher sum as the fused float pass
  * makes it, and kern_update_project_ahead_f32 is that pass without the teacher's rows, so that
