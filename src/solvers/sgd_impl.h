@@ -65,9 +65,10 @@ struct sgd_state {
 /* Samples drawn ahead with the paired layout (their teacher rows from one read of F), in double
  * and in single precision. In double, F's reads (wishart(0.5): 640 KB at d = 400, beside the
  * parameters' 1.28 MB in a second-level cache of 2 MB) come back from the third level after
- * each pass; 32 samples a read instead of 8 made the step 1.03-1.05x as fast at d = 400 and
- * 1600 (bench/compare.sh, three rounds, every decomposition), 64 no faster. In single, 32 gained
- * nothing (0.94-1.00x). The count changes no bit: each sample's sums are made alike. */
+ * each pass; 32 samples a read instead of 8 made direct and untied 1.03-1.05x as fast at d = 400
+ * and 1600, tied 1.03x at 400 and 0.99-1.01x at 800 (bench/compare.sh, three rounds), 64 no
+ * faster. In single, 32 gained nothing (0.94-1.00x). The count changes no bit: each sample's
+ * sums are made alike. */
 #define SGD_AHEAD 32
 #define SGD_AHEAD_F32 8
 
