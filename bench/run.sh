@@ -9,6 +9,7 @@
 # against the roofline at its own bytes and arithmetic; the peers run in double, at the sizes
 # --peers names (default: all; at d = 1600 and beyond a NumPy step takes seconds).
 # Every timing, ours and the peers', is the best over ~2 ms batches (the machine may be shared).
+# After the table, `aimsweep bench --loads`: what a vector load costs the multiply-add units.
 # usage: bench/run.sh [--pair] [--peers D_LIST] [D_LIST] [SECONDS]     (default 100,400,800 and 1 s)
 #        bench/run.sh --pair --peers 400 400,800,1600,3200 4      (the README's table)
 set -euo pipefail
@@ -80,3 +81,5 @@ for key, r in ours.items():
         line += f" {a:.0f}, {b:.0f} | {s / (0.5 * (a + b)):.2f}x |"
     print(line)
 PY
+echo
+"$bin" bench --loads --seconds "$secs"

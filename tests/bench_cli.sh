@@ -43,6 +43,22 @@ n=$(printf '%s\n' "$sh_out" | grep -c '^| \(tied\|untied\)/40/double | [0-9]* (1
 $sh_out"
 bash "$SRCDIR/bench/compare.sh" "$AIMSWEEP" >/dev/null 2>&1
 [ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench/compare.sh with one build: not refused with exit 2"
+# --loads: nine rows per precision (L = 0, 2, ..., 16), rates positive and finite, L = 0 at
+# ratio 1 and each ratio the rate over that row's (the rates' order is the machine's, not checked)
+"$AIMSWEEP" bench --loads --seconds 0.05 --format csv >"$W/l.csv" || fail "bench --loads exited $?"
+bad=$(awk -F, '
+    NR == 1 { next }
+    { n[$1]++; r = $3 + 0
+      if (!(r > 0) || r > 1e6) printf "%s L=%s: rate %s\n", $1, $2, $3
+      if ($2 == 0) { base[$1] = r; if ($4 != 1) printf "%s L=0: ratio %s, not 1\n", $1, $4 }
+      else if (base[$1] > 0) { q = r / base[$1]; if (q - $4 > 1e-3 * q || $4 - q > 1e-3 * q)
+          printf "%s L=%s: ratio %s, the rate over L=0 is %g\n", $1, $2, $4, q } }
+    END { if (n["double"] != 9 || n["single"] != 9)
+          printf "rows: %d double and %d single, expected 9 each\n", n["double"], n["single"] }' \
+    "$W/l.csv")
+[ -z "$bad" ] && passed=$((passed + 1)) || fail "bench --loads: $bad"
+"$AIMSWEEP" bench --loads --d 400 >/dev/null 2>&1
+[ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench --loads --d 400: not refused with exit 2"
 # a malformed option is refused with exit 2
 "$AIMSWEEP" bench --precision quad >/dev/null 2>&1
 [ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench --precision quad: not refused with exit 2"

@@ -400,23 +400,35 @@ int main(void)
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"
                                                                       : "no (portable loops)");
-    /* kern_fma_burst (aimsweep bench's compute roof) counts what it does: 16 chains of vectors of
-     * 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2, single scalars otherwise; and its
-     * sum is that of the recurrence a <- 0.9999 a + c it runs, within float rounding (a loop the
-     * compiler dropped, or fewer rounds than counted, leaves it elsewhere). */
+    /* kern_fma_burst (aimsweep bench's compute roof) and kern_fma_loads (`bench --loads`) count
+     * what they do: 16 chains of vectors of 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2,
+     * single scalars otherwise; and the sum is that of the recurrence a <- 0.9999 a + c they run,
+     * within float rounding, whether c comes from a register or is loaded (a loop the compiler
+     * dropped, fewer rounds than counted, or a load of anything but c leaves it elsewhere).
+     * A count of loads other than 0, 2, ..., 16 is refused with NAN. */
     for (int single = 0; single < 2; single++) {
         int lanes = kern_vector() == 2 ? 8 : kern_vector() == 1 ? 4 : 1;
         if (single && kern_vector())
             lanes *= 2;
         long n = 1000;
-        double fmas = 0, sink = kern_fma_burst(single, n, &fmas);
-        CHECK(fmas == 16.0 * lanes * (double)n, "fma burst (single %d): %g multiply-adds, want %g",
-              single, fmas, 16.0 * lanes * (double)n);
         double f = pow(0.9999, (double)n), c = single ? 1e-6 : 1e-9, want = 0;
         for (int q = 0; q < 16; q++)
             want += q * f + c * (1 - f) / (1 - 0.9999);
-        CHECK(fabs(sink - want) <= (single ? 1e-4 : 1e-12) * want,
-              "fma burst (single %d): sum %.17g, the recurrence gives %.17g", single, sink, want);
+        for (int loads = -2; loads <= 16; loads += 2) {
+            double fmas = 0, sink = loads < 0 ? kern_fma_burst(single, n, &fmas)
+                                              : kern_fma_loads(single, loads, n, &fmas);
+            CHECK(fmas == 16.0 * lanes * (double)n,
+                  "fma loads %d (single %d): %g multiply-adds, want %g", loads, single, fmas,
+                  16.0 * lanes * (double)n);
+            CHECK(fabs(sink - want) <= (single ? 1e-4 : 1e-12) * want,
+                  "fma loads %d (single %d): sum %.17g, the recurrence gives %.17g", loads, single,
+                  sink, want);
+        }
+        double fmas = 0;
+        CHECK(isnan(kern_fma_loads(single, 3, 10, &fmas)) &&
+                  isnan(kern_fma_loads(single, 18, 10, &fmas)) &&
+                  isnan(kern_fma_loads(single, -2, 10, &fmas)),
+              "fma loads (single %d): a count of 3, 18 or -2 loads not refused", single);
     }
     return check_done("test_kern");
 }

@@ -22,6 +22,10 @@
  * the step is from what this machine can do. Steps, bandwidth and the multiply-add rate
  * alternate, each the best over many chunks of about 2 ms (BENCH_CHUNK_S), so that a shared
  * machine's neighbours weigh as little as they can.
+ *
+ * `aimsweep bench --loads` (bench_loads) measures the machine alone: the multiply-add rate of the
+ * compute roof when some of its chains load their addend from the first-level cache, as the
+ * step's kernels load their rows and tokens.
  */
 #include <math.h>
 #include <stdio.h>
@@ -157,20 +161,57 @@ static double bandwidth(struct bw_buf *w, double seconds)
     return bw_bytes(w) * (double)reps / best;
 }
 
-/* The best scalar multiply-adds per second of kern_fma_burst in the step's element type over
- * chunks of about BENCH_CHUNK_S for `seconds`. */
-static double fma_rate(int single, double seconds)
+/* The best scalar multiply-adds per second of kern_fma_loads (`loads` of the sixteen chains
+ * adding a loaded vector; 0 is kern_fma_burst) in the step's element type over chunks of about
+ * BENCH_CHUNK_S for `seconds`. */
+static double fma_rate_loads(int single, int loads, double seconds)
 {
     volatile double sink = 0;
     double fmas = 0, best = INFINITY, end = clock_now_s() + seconds;
     long n = 1 << 16; /* rounds per chunk: 16 vector multiply-adds each, about 2 ms at 5e8/s */
     do {
         double t0 = clock_now_s();
-        sink += kern_fma_burst(single, n, &fmas);
+        sink += kern_fma_loads(single, loads, n, &fmas);
         best = fmin(best, clock_now_s() - t0);
     } while (clock_now_s() < end);
     (void)sink;
     return fmas / best;
+}
+
+static double fma_rate(int single, double seconds) { return fma_rate_loads(single, 0, seconds); }
+
+/* `aimsweep bench --loads`: the multiply-add rate of sixteen independent chains a round of
+ * which L add a vector loaded from the first-level cache, L = 0, 2, ..., 16, in double and
+ * float, each against L = 0 (the compute roof of the steps' table). The step's kernels load a
+ * vector for every one or two multiply-adds (the two-step pass ten loads and two stores a round
+ * of sixteen); how much a load costs the multiply-add units is a property of the machine. */
+static int bench_loads(int csv, double seconds)
+{
+    enum { NL = 9 };
+    double rate[2][NL] = {{0}}, slice = seconds / BENCH_ROUNDS / (2 * NL);
+    for (int round = 0; round < BENCH_ROUNDS; round++)
+        for (int single = 0; single < 2; single++)
+            for (int l = 0; l < NL; l++)
+                rate[single][l] = fmax(rate[single][l], fma_rate_loads(single, 2 * l, slice));
+    if (csv)
+        printf("precision,loads_per_16_fma,gfma_per_s,ratio_to_no_loads\n");
+    else
+        printf("multiply-adds a second, 16 chains a round, L of them adding a vector loaded from "
+               "the first-level cache (%s)\n%5s %12s %6s %12s %6s\n",
+               kern_vector() == 2 ? "AVX-512"
+               : kern_vector()    ? "AVX2/FMA"
+                                  : "portable loops",
+               "L", "double G/s", "ratio", "float G/s", "ratio");
+    for (int l = 0; l < NL; l++) {
+        if (csv)
+            for (int single = 0; single < 2; single++)
+                printf("%s,%d,%.6g,%.4g\n", single ? "single" : "double", 2 * l,
+                       rate[single][l] / 1e9, rate[single][l] / rate[single][0]);
+        else
+            printf("%5d %12.1f %6.2f %12.1f %6.2f\n", 2 * l, rate[0][l] / 1e9,
+                   rate[0][l] / rate[0][0], rate[1][l] / 1e9, rate[1][l] / rate[1][0]);
+    }
+    return 0;
 }
 
 /* The best time per step in microseconds over chunks of n steps for `seconds`. */
@@ -202,7 +243,7 @@ static int parse_list(const char *s, int *out, int max)
 
 int cli_bench(int argc, char **argv)
 {
-    int ds[16] = {100, 400, 800}, nd = 3, csv = 0;
+    int ds[16] = {100, 400, 800}, nd = 3, csv = 0, loads = 0, steps_options = 0;
     double seconds = BENCH_SECONDS;
     unsigned decomps = 7, precisions = 1; /* bit 0 double, bit 1 single */
     for (int i = 1; i < argc; i++) {
@@ -211,17 +252,24 @@ int cli_bench(int argc, char **argv)
             printf(
                 "usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
                 "                      [--seconds S] [--format table|csv]\n"
+                "       aimsweep bench --loads [--seconds S] [--format table|csv]\n"
                 "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the roofline:\n"
                 "the larger of the step's bytes over the memory bandwidth measured at the same\n"
-                "working-set size and its multiply-adds over the machine's measured multiply-add rate.\n");
+                "working-set size and its multiply-adds over the machine's measured multiply-add rate.\n"
+                "--loads: that multiply-add rate when L of its 16 chains a round add a vector\n"
+                "loaded from the first-level cache (L = 0, 2, ..., 16), as the step's kernels do.\n");
             return 0;
+        } else if (!strcmp(a, "--loads")) {
+            loads = 1;
         } else if (!strcmp(a, "--d") && v) {
+            steps_options = 1;
             if ((nd = parse_list(v, ds, 16)) <= 0) {
                 fprintf(stderr, "aimsweep bench: --d takes a list of sizes like 100,400\n");
                 return 2;
             }
             i++;
         } else if (!strcmp(a, "--decomposition") && v) {
+            steps_options = 1;
             decomps = 0;
             char buf[128];
             snprintf(buf, sizeof buf, "%s", v);
@@ -238,6 +286,7 @@ int cli_bench(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(a, "--precision") && v) {
+            steps_options = 1;
             precisions = 0;
             char buf[128];
             snprintf(buf, sizeof buf, "%s", v);
@@ -270,6 +319,13 @@ int cli_bench(int argc, char **argv)
             return 2;
         }
     }
+    if (loads && steps_options) {
+        fprintf(stderr, "aimsweep bench: --loads measures the machine alone and takes only "
+                        "--seconds and --format, not --d, --decomposition or --precision\n");
+        return 2;
+    }
+    if (loads)
+        return bench_loads(csv, seconds);
     if (csv)
         printf(
             "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,memory_us,"

@@ -32,6 +32,7 @@
  */
 #include "aimsweep/model/kern.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -814,49 +815,87 @@ int kern_project_fused_order(const double *F, int nf, int m, int K, const double
  * double or float (a vector holds 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2; the
  * portable build times scalar chains the compiler may vectorise). Chain q runs
  * a <- 0.9999 a + c from a = q; the value returned is the sum over the chains of their first
- * lane. */
+ * lane. With `loads` > 0 the first `loads` chains take their c from memory, one vector load each
+ * a round, from eight rows of KERN_FMA_CHAINS vectors that all hold c (at most 8 KB, in the
+ * first-level cache), one row a round: the rate of a loop of sixteen multiply-adds and that many
+ * loads a round, the shape of the step's kernels (`aimsweep bench --loads`). */
 #define KERN_FMA_CHAINS 16
 
-/* n rounds of the chains in vectors of type V (SET1 broadcasts, FMADD multiplies and adds,
- * FIRST reads the first lane); the first lanes' sum into sink. */
-#define KERN_FMA_RUN(V, SET1, FMADD, FIRST, c, n, sink)                                            \
+/* n rounds of the chains in vectors of type V of `lanes` entries of type T (SET1 broadcasts,
+ * FMADD multiplies and adds, LOAD loads, FIRST reads the first lane), the first `loads` chains
+ * (a constant) adding a loaded vector; the first lanes' sum into sink. */
+#define KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, loads, sink)                     \
     do {                                                                                           \
+        T buf_[8 * KERN_FMA_CHAINS * (lanes)] __attribute__((aligned(64)));                        \
+        for (int i_ = 0; i_ < 8 * KERN_FMA_CHAINS * (lanes); i_++)                                 \
+            buf_[i_] = (T)(c);                                                                     \
         V a_[KERN_FMA_CHAINS], m_ = SET1(0.9999), c_ = SET1(c);                                    \
         for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
             a_[q] = SET1(q);                                                                       \
-        for (long k = 0; k < (n); k++)                                                             \
+        for (long k = 0; k < (n); k++) {                                                           \
+            const T *p_ = buf_ + (size_t)(k & 7) * KERN_FMA_CHAINS * (lanes);                      \
             for (int q = 0; q < KERN_FMA_CHAINS; q++)                                              \
-                a_[q] = FMADD(a_[q], m_, c_);                                                      \
+                a_[q] = FMADD(a_[q], m_, q < (loads) ? LOAD(p_ + (size_t)q * (lanes)) : c_);       \
+        }                                                                                          \
         for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
             (sink) += FIRST(a_[q]);                                                                \
+    } while (0)
+
+/* KERN_FMA_RUN with `loads` one of 0, 2, ..., KERN_FMA_CHAINS, each a loop of its own. */
+#define KERN_FMA_LOADS(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, loads, sink)                   \
+    do {                                                                                           \
+        switch (loads) {                                                                           \
+            case 0: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 0, sink); break;     \
+            case 2: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 2, sink); break;     \
+            case 4: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 4, sink); break;     \
+            case 6: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 6, sink); break;     \
+            case 8: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 8, sink); break;     \
+            case 10: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 10, sink); break;   \
+            case 12: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 12, sink); break;   \
+            case 14: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 14, sink); break;   \
+            default: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 16, sink); break;   \
+        }                                                                                          \
     } while (0)
 
 #if !KERN_VECTOR
 static inline double fma_scalar(double a, double m, double c) { return a * m + c; }
 static inline double first_scalar(double a) { return a; }
 static inline double set1_scalar(double a) { return a; }
+static inline double load_scalar(const double *p) { return *p; }
 #endif
 
-double kern_fma_burst(int single, long n, double *fmas)
+double kern_fma_loads(int single, int loads, long n, double *fmas)
 {
     double sink = 0;
     int lanes;
+    if (loads < 0 || loads > KERN_FMA_CHAINS || loads % 2)
+        return NAN;
 #if KERN_AVX512
     if (single)
-        KERN_FMA_RUN(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_cvtss_f32, 1e-6, n, sink);
+        KERN_FMA_LOADS(__m512, float, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_load_ps,
+                       _mm512_cvtss_f32, 16, 1e-6, n, loads, sink);
     else
-        KERN_FMA_RUN(__m512d, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_cvtsd_f64, 1e-9, n, sink);
+        KERN_FMA_LOADS(__m512d, double, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_load_pd,
+                       _mm512_cvtsd_f64, 8, 1e-9, n, loads, sink);
     lanes = single ? 16 : 8;
 #elif KERN_VECTOR
     if (single)
-        KERN_FMA_RUN(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_cvtss_f32, 1e-6, n, sink);
+        KERN_FMA_LOADS(__m256, float, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_load_ps,
+                       _mm256_cvtss_f32, 8, 1e-6, n, loads, sink);
     else
-        KERN_FMA_RUN(__m256d, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_cvtsd_f64, 1e-9, n, sink);
+        KERN_FMA_LOADS(__m256d, double, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_load_pd,
+                       _mm256_cvtsd_f64, 4, 1e-9, n, loads, sink);
     lanes = single ? 8 : 4;
 #else
-    KERN_FMA_RUN(double, set1_scalar, fma_scalar, first_scalar, single ? 1e-6 : 1e-9, n, sink);
+    KERN_FMA_LOADS(double, double, set1_scalar, fma_scalar, load_scalar, first_scalar, 1,
+                   single ? 1e-6 : 1e-9, n, loads, sink);
     lanes = 1;
 #endif
     *fmas = (double)lanes * KERN_FMA_CHAINS * (double)n;
     return sink;
+}
+
+double kern_fma_burst(int single, long n, double *fmas)
+{
+    return kern_fma_loads(single, 0, n, fmas);
 }

@@ -145,5 +145,9 @@ int kern_vector(void);
  * chain q having run a <- 0.9999 a + c (c = 1e-6 in float, 1e-9 in double) n times from a = q
  * (for the caller to keep, so that the loop is not removed). */
 double kern_fma_burst(int single, long n, double *fmas);
+/* The same with the first `loads` chains (0, 2, ..., 16) adding a vector loaded from the
+ * first-level cache each round instead of a constant in a register: the multiply-add rate of a
+ * loop that loads, as the step's kernels do. NAN for any other count. */
+double kern_fma_loads(int single, int loads, long n, double *fmas);
 
 #endif
