@@ -43,19 +43,20 @@ n=$(printf '%s\n' "$sh_out" | grep -c '^| \(tied\|untied\)/40/double | [0-9]* (1
 $sh_out"
 bash "$SRCDIR/bench/compare.sh" "$AIMSWEEP" >/dev/null 2>&1
 [ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench/compare.sh with one build: not refused with exit 2"
-# --loads: nine rows per precision (L = 0, 2, ..., 16), rates positive and finite, L = 0 at
-# ratio 1 and each ratio the rate over that row's (the rates' order is the machine's, not checked)
+# --loads: one row per precision and stores (0, 2) for L = 0, 2, ..., chains (16, or 12 with
+# AVX2), rates positive and finite, L = 0 without stores at ratio 1 and each ratio the rate over
+# that row's (the rates' order is the machine's, not checked)
 "$AIMSWEEP" bench --loads --seconds 0.05 --format csv >"$W/l.csv" || fail "bench --loads exited $?"
 bad=$(awk -F, '
     NR == 1 { next }
-    { n[$1]++; r = $3 + 0
-      if (!(r > 0) || r > 1e6) printf "%s L=%s: rate %s\n", $1, $2, $3
-      if ($2 == 0) { base[$1] = r; if ($4 != 1) printf "%s L=0: ratio %s, not 1\n", $1, $4 }
-      else if (base[$1] > 0) { q = r / base[$1]; if (q - $4 > 1e-3 * q || $4 - q > 1e-3 * q)
-          printf "%s L=%s: ratio %s, the rate over L=0 is %g\n", $1, $2, $4, q } }
-    END { if (n["double"] != 9 || n["single"] != 9)
-          printf "rows: %d double and %d single, expected 9 each\n", n["double"], n["single"] }' \
-    "$W/l.csv")
+    { key = $1 "/" $4; n[key]++; rows++; r = $5 + 0; ch = $2
+      if ($3 != 2 * (n[key] - 1)) printf "%s: row %d has L = %s\n", key, n[key], $3
+      if (!(r > 0) || r > 1e6) printf "%s L=%s: rate %s\n", key, $3, $5
+      if ($3 == 0 && $4 == 0) { base[$1] = r; if ($6 != 1) printf "%s L=0: ratio %s\n", key, $6 }
+      else if (base[$1] > 0) { q = r / base[$1]; if (q - $6 > 1e-3 * q || $6 - q > 1e-3 * q)
+          printf "%s L=%s: ratio %s, the rate over L=0 is %g\n", key, $3, $6, q } }
+    END { if ((ch != 12 && ch != 16) || rows != 4 * (ch / 2 + 1))
+          printf "%s chains: %d rows\n", ch, rows }' "$W/l.csv")
 [ -z "$bad" ] && passed=$((passed + 1)) || fail "bench --loads: $bad"
 "$AIMSWEEP" bench --loads --d 400 >/dev/null 2>&1
 [ $? -eq 2 ] && passed=$((passed + 1)) || fail "bench --loads --d 400: not refused with exit 2"

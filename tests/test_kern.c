@@ -401,34 +401,43 @@ int main(void)
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"
                                                                       : "no (portable loops)");
     /* kern_fma_burst (aimsweep bench's compute roof) and kern_fma_loads (`bench --loads`) count
-     * what they do: 16 chains of vectors of 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2,
-     * single scalars otherwise; and the sum is that of the recurrence a <- 0.9999 a + c they run,
-     * within float rounding, whether c comes from a register or is loaded (a loop the compiler
-     * dropped, fewer rounds than counted, or a load of anything but c leaves it elsewhere).
-     * A count of loads other than 0, 2, ..., 16 is refused with NAN. */
+     * what they do: kern_fma_chains() chains (16, or 12 with AVX2) of vectors of 8 doubles or 16
+     * floats with AVX-512, 4 or 8 with AVX2, single scalars otherwise; and the sum is that of the
+     * recurrences they run, within float rounding: a <- 0.9999 a + c for a chain that does not
+     * load, a <- 0.9999 a + 1 for one of the first `loads` that adds its loaded vector of ones
+     * (a loop the compiler dropped, fewer rounds than counted, or a chain that did not load, or
+     * loaded another value, ends elsewhere: each chain's 1 adds about 950 to the sum), with or
+     * without the two stores a round, which change no chain. A count of loads other than 0, 2,
+     * ..., kern_fma_chains(), or of stores other than 0 and 2, is refused with NAN. */
+    int chains = kern_fma_chains();
+    CHECK(chains == (kern_vector() == 1 ? 12 : 16), "fma chains: %d", chains);
     for (int single = 0; single < 2; single++) {
         int lanes = kern_vector() == 2 ? 8 : kern_vector() == 1 ? 4 : 1;
         if (single && kern_vector())
             lanes *= 2;
         long n = 1000;
-        double f = pow(0.9999, (double)n), c = single ? 1e-6 : 1e-9, want = 0;
-        for (int q = 0; q < 16; q++)
-            want += q * f + c * (1 - f) / (1 - 0.9999);
-        for (int loads = -2; loads <= 16; loads += 2) {
-            double fmas = 0, sink = loads < 0 ? kern_fma_burst(single, n, &fmas)
-                                              : kern_fma_loads(single, loads, n, &fmas);
-            CHECK(fmas == 16.0 * lanes * (double)n,
-                  "fma loads %d (single %d): %g multiply-adds, want %g", loads, single, fmas,
-                  16.0 * lanes * (double)n);
-            CHECK(fabs(sink - want) <= (single ? 1e-4 : 1e-12) * want,
-                  "fma loads %d (single %d): sum %.17g, the recurrence gives %.17g", loads, single,
-                  sink, want);
-        }
+        double f = pow(0.9999, (double)n), c = single ? 1e-6 : 1e-9;
+        for (int loads = -2; loads <= chains; loads += 2)
+            for (int stores = 0; stores <= 2; stores += 2) {
+                double want = 0;
+                for (int q = 0; q < chains; q++)
+                    want += q * f + (q < loads ? 1 : c) * (1 - f) / (1 - 0.9999);
+                double fmas = 0, sink = loads < 0 ? kern_fma_burst(single, n, &fmas)
+                                                  : kern_fma_loads(single, loads, stores, n, &fmas);
+                CHECK(fmas == (double)chains * lanes * (double)n,
+                      "fma loads %d stores %d (single %d): %g multiply-adds, want %g", loads,
+                      stores, single, fmas, (double)chains * lanes * (double)n);
+                CHECK(fabs(sink - want) <= (single ? 1e-4 : 1e-12) * want,
+                      "fma loads %d stores %d (single %d): sum %.17g, the recurrences give %.17g",
+                      loads, stores, single, sink, want);
+            }
         double fmas = 0;
-        CHECK(isnan(kern_fma_loads(single, 3, 10, &fmas)) &&
-                  isnan(kern_fma_loads(single, 18, 10, &fmas)) &&
-                  isnan(kern_fma_loads(single, -2, 10, &fmas)),
-              "fma loads (single %d): a count of 3, 18 or -2 loads not refused", single);
+        CHECK(isnan(kern_fma_loads(single, 3, 0, 10, &fmas)) &&
+                  isnan(kern_fma_loads(single, chains + 2, 0, 10, &fmas)) &&
+                  isnan(kern_fma_loads(single, -2, 0, 10, &fmas)) &&
+                  isnan(kern_fma_loads(single, 2, 1, 10, &fmas)),
+              "fma loads (single %d): a count of 3, %d or -2 loads, or 1 store, not refused",
+              single, chains + 2);
     }
     return check_done("test_kern");
 }

@@ -161,55 +161,70 @@ static double bandwidth(struct bw_buf *w, double seconds)
     return bw_bytes(w) * (double)reps / best;
 }
 
-/* The best scalar multiply-adds per second of kern_fma_loads (`loads` of the sixteen chains
- * adding a loaded vector; 0 is kern_fma_burst) in the step's element type over chunks of about
- * BENCH_CHUNK_S for `seconds`. */
-static double fma_rate_loads(int single, int loads, double seconds)
+/* The best scalar multiply-adds per second of kern_fma_loads (`loads` of its chains adding a
+ * loaded vector, and with `stores` 2 two stores and two lines asked for ahead a round; 0 and 0
+ * is kern_fma_burst) in the step's element type over chunks of about BENCH_CHUNK_S for
+ * `seconds`. */
+static double fma_rate_loads(int single, int loads, int stores, double seconds)
 {
     volatile double sink = 0;
     double fmas = 0, best = INFINITY, end = clock_now_s() + seconds;
     long n = 1 << 16; /* rounds per chunk: 16 vector multiply-adds each, about 2 ms at 5e8/s */
     do {
         double t0 = clock_now_s();
-        sink += kern_fma_loads(single, loads, n, &fmas);
+        sink += kern_fma_loads(single, loads, stores, n, &fmas);
         best = fmin(best, clock_now_s() - t0);
     } while (clock_now_s() < end);
     (void)sink;
     return fmas / best;
 }
 
-static double fma_rate(int single, double seconds) { return fma_rate_loads(single, 0, seconds); }
+static double fma_rate(int single, double seconds) { return fma_rate_loads(single, 0, 0, seconds); }
 
-/* `aimsweep bench --loads`: the multiply-add rate of sixteen independent chains a round of
- * which L add a vector loaded from the first-level cache, L = 0, 2, ..., 16, in double and
- * float, each against L = 0 (the compute roof of the steps' table). The step's kernels load a
- * vector for every one or two multiply-adds (the two-step pass ten loads and two stores a round
- * of sixteen); how much a load costs the multiply-add units is a property of the machine. */
+/* `aimsweep bench --loads`: the multiply-add rate of the compute roof's chains (16, or 12 with
+ * AVX2) when L of them add a vector loaded from the first-level cache, L = 0, 2, ..., all, in
+ * double and float, each against L = 0 (the compute roof of the steps' table); and the same with
+ * two stores and two lines asked for ahead a round, as the float two-step pass makes (ten loads,
+ * two stores and two prefetches a round of sixteen multiply-adds). What these cost the
+ * multiply-add units is a property of the machine. */
 static int bench_loads(int csv, double seconds)
 {
-    enum { NL = 9 };
-    double rate[2][NL] = {{0}}, slice = seconds / BENCH_ROUNDS / (2 * NL);
+    enum { NLMAX = 9 };
+    int chains = kern_fma_chains(), nl = chains / 2 + 1;
+    double rate[2][2][NLMAX] = {{{0}}}, slice = seconds / BENCH_ROUNDS / (4 * nl);
     for (int round = 0; round < BENCH_ROUNDS; round++)
-        for (int single = 0; single < 2; single++)
-            for (int l = 0; l < NL; l++)
-                rate[single][l] = fmax(rate[single][l], fma_rate_loads(single, 2 * l, slice));
-    if (csv)
-        printf("precision,loads_per_16_fma,gfma_per_s,ratio_to_no_loads\n");
-    else
-        printf("multiply-adds a second, 16 chains a round, L of them adding a vector loaded from "
-               "the first-level cache (%s)\n%5s %12s %6s %12s %6s\n",
-               kern_vector() == 2 ? "AVX-512"
-               : kern_vector()    ? "AVX2/FMA"
-                                  : "portable loops",
-               "L", "double G/s", "ratio", "float G/s", "ratio");
-    for (int l = 0; l < NL; l++) {
-        if (csv)
+        for (int st = 0; st < 2; st++)
             for (int single = 0; single < 2; single++)
-                printf("%s,%d,%.6g,%.4g\n", single ? "single" : "double", 2 * l,
-                       rate[single][l] / 1e9, rate[single][l] / rate[single][0]);
+                for (int l = 0; l < nl; l++)
+                    rate[st][single][l] =
+                        fmax(rate[st][single][l], fma_rate_loads(single, 2 * l, 2 * st, slice));
+    if (csv)
+        printf("precision,chains,loads,stores,gfma_per_s,ratio_to_no_loads\n");
+    else
+        printf(
+            "multiply-adds a second, %d chains a round, L of them adding a vector loaded from the\n"
+            "first-level cache, without stores and with two stores and two lines asked for ahead\n"
+            "a round (%s); each ratio against L = 0 without stores\n"
+            "%5s %12s %6s %12s %6s %16s %6s %16s %6s\n",
+            chains,
+            kern_vector() == 2 ? "AVX-512"
+            : kern_vector()    ? "AVX2/FMA"
+                               : "portable loops",
+            "L", "double G/s", "ratio", "float G/s", "ratio", "double+st G/s", "ratio",
+            "float+st G/s", "ratio");
+    for (int l = 0; l < nl; l++) {
+        if (csv)
+            for (int st = 0; st < 2; st++)
+                for (int single = 0; single < 2; single++)
+                    printf("%s,%d,%d,%d,%.6g,%.4g\n", single ? "single" : "double", chains, 2 * l,
+                           2 * st, rate[st][single][l] / 1e9,
+                           rate[st][single][l] / rate[0][single][0]);
         else
-            printf("%5d %12.1f %6.2f %12.1f %6.2f\n", 2 * l, rate[0][l] / 1e9,
-                   rate[0][l] / rate[0][0], rate[1][l] / 1e9, rate[1][l] / rate[1][0]);
+            printf("%5d %12.1f %6.2f %12.1f %6.2f %16.1f %6.2f %16.1f %6.2f\n", 2 * l,
+                   rate[0][0][l] / 1e9, rate[0][0][l] / rate[0][0][0], rate[0][1][l] / 1e9,
+                   rate[0][1][l] / rate[0][1][0], rate[1][0][l] / 1e9,
+                   rate[1][0][l] / rate[0][0][0], rate[1][1][l] / 1e9,
+                   rate[1][1][l] / rate[0][1][0]);
     }
     return 0;
 }
@@ -256,8 +271,9 @@ int cli_bench(int argc, char **argv)
                 "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the roofline:\n"
                 "the larger of the step's bytes over the memory bandwidth measured at the same\n"
                 "working-set size and its multiply-adds over the machine's measured multiply-add rate.\n"
-                "--loads: that multiply-add rate when L of its 16 chains a round add a vector\n"
-                "loaded from the first-level cache (L = 0, 2, ..., 16), as the step's kernels do.\n");
+                "--loads: that multiply-add rate when L of its chains a round add a vector loaded\n"
+                "from the first-level cache (L = 0, 2, ..., all), without and with two stores a\n"
+                "round, as the step's kernels load and store.\n");
             return 0;
         } else if (!strcmp(a, "--loads")) {
             loads = 1;

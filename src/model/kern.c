@@ -813,47 +813,80 @@ int kern_project_fused_order(const double *F, int nf, int m, int K, const double
  * independent chains of vector multiply-adds (each waits only for its own previous one), so
  * that the units, not the latency, bound the loop; in the widest vectors this build has, in
  * double or float (a vector holds 8 doubles or 16 floats with AVX-512, 4 or 8 with AVX2; the
- * portable build times scalar chains the compiler may vectorise). Chain q runs
- * a <- 0.9999 a + c from a = q; the value returned is the sum over the chains of their first
- * lane. With `loads` > 0 the first `loads` chains take their c from memory, one vector load each
- * a round, from eight rows of KERN_FMA_CHAINS vectors that all hold c (at most 8 KB, in the
- * first-level cache), one row a round: the rate of a loop of sixteen multiply-adds and that many
- * loads a round, the shape of the step's kernels (`aimsweep bench --loads`). */
+ * portable build times scalar chains the compiler may vectorise). Sixteen chains, twelve with
+ * AVX2: its sixteen registers cannot hold sixteen chains and the two constants, and with sixteen
+ * GCC kept three of the chains in memory, a load and a store each a round, which made the roof
+ * a fifth too low. Chain q runs a <- 0.9999 a + c from a = q; the value returned is the sum over
+ * the chains of their first lane.
+ * The step's kernels load, store and ask for lines ahead between their multiply-adds, and what
+ * that costs the units is what `aimsweep bench --loads` shows. With `loads` > 0 the first `loads`
+ * chains add a vector loaded from memory instead of c (one load each a round, from eight rows of
+ * KERN_FMA_CHAINS vectors, one row a round, at most 8 KB, in the first-level cache); the rows hold
+ * 1, so that a chain that did not load would end elsewhere. With `stores` 2 each round also
+ * stores chains 0 and 1 (to one of eight places in turn) and asks for two lines of the next row,
+ * as the float two-step pass stores its two rows and asks for the next pair's. */
+#if KERN_VECTOR && !KERN_AVX512
+#define KERN_FMA_CHAINS 12
+#else
 #define KERN_FMA_CHAINS 16
+#endif
+
+int kern_fma_chains(void) { return KERN_FMA_CHAINS; }
 
 /* n rounds of the chains in vectors of type V of `lanes` entries of type T (SET1 broadcasts,
- * FMADD multiplies and adds, LOAD loads, FIRST reads the first lane), the first `loads` chains
- * (a constant) adding a loaded vector; the first lanes' sum into sink. */
-#define KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, loads, sink)                     \
+ * FMADD multiplies and adds, LOAD loads, STORE stores, FIRST reads the first lane), the first
+ * `loads` chains adding a loaded vector and `stores` (0 or 2) of them stored (both constants);
+ * the first lanes' sum into sink. The empty asm statements tell the compiler the rows may have
+ * changed (so that it loads them instead of their known value) and that the stores are read. */
+#define KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, STORE, FIRST, lanes, c, n, loads, stores, sink)      \
     do {                                                                                           \
-        T buf_[8 * KERN_FMA_CHAINS * (lanes)] __attribute__((aligned(64)));                        \
-        for (int i_ = 0; i_ < 8 * KERN_FMA_CHAINS * (lanes); i_++)                                 \
-            buf_[i_] = (T)(c);                                                                     \
+        enum { ROW_ = KERN_FMA_CHAINS * (lanes) };                                                 \
+        T buf_[8 * ROW_] __attribute__((aligned(64))),                                             \
+            out_[16 * (lanes)] __attribute__((aligned(64)));                                       \
+        for (int i_ = 0; i_ < 8 * ROW_; i_++)                                                      \
+            buf_[i_] = (T)1;                                                                       \
+        __asm__ volatile("" : : "r"(buf_) : "memory");                                             \
         V a_[KERN_FMA_CHAINS], m_ = SET1(0.9999), c_ = SET1(c);                                    \
         for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
             a_[q] = SET1(q);                                                                       \
         for (long k = 0; k < (n); k++) {                                                           \
-            const T *p_ = buf_ + (size_t)(k & 7) * KERN_FMA_CHAINS * (lanes);                      \
+            const T *p_ = buf_ + (size_t)(k & 7) * ROW_;                                           \
             for (int q = 0; q < KERN_FMA_CHAINS; q++)                                              \
                 a_[q] = FMADD(a_[q], m_, q < (loads) ? LOAD(p_ + (size_t)q * (lanes)) : c_);       \
+            if (stores) {                                                                          \
+                const T *next_ = buf_ + (size_t)((k + 1) & 7) * ROW_;                              \
+                __builtin_prefetch(next_);                                                         \
+                __builtin_prefetch(next_ + ROW_ / 2);                                              \
+                STORE(out_ + (size_t)(k & 7) * 2 * (lanes), a_[0]);                                \
+                STORE(out_ + ((size_t)(k & 7) * 2 + 1) * (lanes), a_[1]);                          \
+            }                                                                                      \
         }                                                                                          \
+        __asm__ volatile("" : : "r"(out_) : "memory");                                             \
         for (int q = 0; q < KERN_FMA_CHAINS; q++)                                                  \
             (sink) += FIRST(a_[q]);                                                                \
     } while (0)
 
-/* KERN_FMA_RUN with `loads` one of 0, 2, ..., KERN_FMA_CHAINS, each a loop of its own. */
-#define KERN_FMA_LOADS(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, loads, sink)                   \
+/* KERN_FMA_RUN with `loads` one of 0, 2, ..., KERN_FMA_CHAINS and `stores` 0 or 2, each a loop
+ * of its own. */
+#define KERN_FMA_CASE(L, ...)                                                                      \
+    case L:                                                                                        \
+        if (stores)                                                                                \
+            KERN_FMA_RUN(__VA_ARGS__, L, 2, sink);                                                 \
+        else                                                                                       \
+            KERN_FMA_RUN(__VA_ARGS__, L, 0, sink);                                                 \
+        break
+#define KERN_FMA_LOADS(...)                                                                        \
     do {                                                                                           \
         switch (loads) {                                                                           \
-            case 0: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 0, sink); break;     \
-            case 2: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 2, sink); break;     \
-            case 4: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 4, sink); break;     \
-            case 6: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 6, sink); break;     \
-            case 8: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 8, sink); break;     \
-            case 10: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 10, sink); break;   \
-            case 12: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 12, sink); break;   \
-            case 14: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 14, sink); break;   \
-            default: KERN_FMA_RUN(V, T, SET1, FMADD, LOAD, FIRST, lanes, c, n, 16, sink); break;   \
+            KERN_FMA_CASE(0, __VA_ARGS__);                                                         \
+            KERN_FMA_CASE(2, __VA_ARGS__);                                                         \
+            KERN_FMA_CASE(4, __VA_ARGS__);                                                         \
+            KERN_FMA_CASE(6, __VA_ARGS__);                                                         \
+            KERN_FMA_CASE(8, __VA_ARGS__);                                                         \
+            KERN_FMA_CASE(10, __VA_ARGS__);                                                        \
+            KERN_FMA_CASE(12, __VA_ARGS__);                                                        \
+            KERN_FMA_CASE(14, __VA_ARGS__);                                                        \
+            default: KERN_FMA_CASE(16, __VA_ARGS__);                                               \
         }                                                                                          \
     } while (0)
 
@@ -862,33 +895,34 @@ static inline double fma_scalar(double a, double m, double c) { return a * m + c
 static inline double first_scalar(double a) { return a; }
 static inline double set1_scalar(double a) { return a; }
 static inline double load_scalar(const double *p) { return *p; }
+static inline void store_scalar(double *p, double v) { *p = v; }
 #endif
 
-double kern_fma_loads(int single, int loads, long n, double *fmas)
+double kern_fma_loads(int single, int loads, int stores, long n, double *fmas)
 {
     double sink = 0;
     int lanes;
-    if (loads < 0 || loads > KERN_FMA_CHAINS || loads % 2)
+    if (loads < 0 || loads > KERN_FMA_CHAINS || loads % 2 || (stores != 0 && stores != 2))
         return NAN;
 #if KERN_AVX512
     if (single)
         KERN_FMA_LOADS(__m512, float, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_load_ps,
-                       _mm512_cvtss_f32, 16, 1e-6, n, loads, sink);
+                       _mm512_store_ps, _mm512_cvtss_f32, 16, 1e-6, n);
     else
         KERN_FMA_LOADS(__m512d, double, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_load_pd,
-                       _mm512_cvtsd_f64, 8, 1e-9, n, loads, sink);
+                       _mm512_store_pd, _mm512_cvtsd_f64, 8, 1e-9, n);
     lanes = single ? 16 : 8;
 #elif KERN_VECTOR
     if (single)
         KERN_FMA_LOADS(__m256, float, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_load_ps,
-                       _mm256_cvtss_f32, 8, 1e-6, n, loads, sink);
+                       _mm256_store_ps, _mm256_cvtss_f32, 8, 1e-6, n);
     else
         KERN_FMA_LOADS(__m256d, double, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_load_pd,
-                       _mm256_cvtsd_f64, 4, 1e-9, n, loads, sink);
+                       _mm256_store_pd, _mm256_cvtsd_f64, 4, 1e-9, n);
     lanes = single ? 8 : 4;
 #else
-    KERN_FMA_LOADS(double, double, set1_scalar, fma_scalar, load_scalar, first_scalar, 1,
-                   single ? 1e-6 : 1e-9, n, loads, sink);
+    KERN_FMA_LOADS(double, double, set1_scalar, fma_scalar, load_scalar, store_scalar, first_scalar,
+                   1, single ? 1e-6 : 1e-9, n);
     lanes = 1;
 #endif
     *fmas = (double)lanes * KERN_FMA_CHAINS * (double)n;
@@ -897,5 +931,5 @@ double kern_fma_loads(int single, int loads, long n, double *fmas)
 
 double kern_fma_burst(int single, long n, double *fmas)
 {
-    return kern_fma_loads(single, 0, n, fmas);
+    return kern_fma_loads(single, 0, 0, n, fmas);
 }

@@ -139,15 +139,18 @@ void kern_project_f32_portable(const float *M, int n, int m, int T, const float 
  * kernels only, else 0. */
 int kern_vector(void);
 
-/* n rounds of independent vector multiply-adds in the widest vectors of this build, in float
- * (single = 1) or double: the machine's multiply-add rate, timed by the caller. Sets *fmas to
- * the scalar multiply-adds done; returns the sum over the 16 chains of the first lane of each,
- * chain q having run a <- 0.9999 a + c (c = 1e-6 in float, 1e-9 in double) n times from a = q
- * (for the caller to keep, so that the loop is not removed). */
+/* n rounds of kern_fma_chains() independent vector multiply-adds (16, or 12 with AVX2) in the
+ * widest vectors of this build, in float (single = 1) or double: the machine's multiply-add rate,
+ * timed by the caller. Sets *fmas to the scalar multiply-adds done; returns the sum over the
+ * chains of the first lane of each, chain q having run a <- 0.9999 a + c (c = 1e-6 in float,
+ * 1e-9 in double) n times from a = q (for the caller to keep, so that the loop is not removed). */
 double kern_fma_burst(int single, long n, double *fmas);
-/* The same with the first `loads` chains (0, 2, ..., 16) adding a vector loaded from the
- * first-level cache each round instead of a constant in a register: the multiply-add rate of a
- * loop that loads, as the step's kernels do. NAN for any other count. */
-double kern_fma_loads(int single, int loads, long n, double *fmas);
+int kern_fma_chains(void);
+/* The same with the first `loads` chains (0, 2, ..., kern_fma_chains()) adding a vector of ones
+ * loaded from the first-level cache each round instead of c from a register, and with `stores`
+ * 2 two of the chains stored and two lines asked for ahead each round (0: neither): the
+ * multiply-add rate of a loop that loads and stores, as the step's kernels do. NAN for any other
+ * count. The sum is the same whatever `stores`. */
+double kern_fma_loads(int single, int loads, int stores, long n, double *fmas);
 
 #endif
