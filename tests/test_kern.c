@@ -364,6 +364,116 @@ out:
     free(R);
 }
 
+/* kern_update2_project2_paired_ld on a block of an N x N paired matrix, as sgd_sym.c takes its
+ * bands: rows r0 to r0 + rows, columns from s (a multiple of 4) to the rows' end, the tokens
+ * and coefficients taken at those offsets. The block's entries are bit for bit those of the
+ * call over the whole matrix (each entry's operations do not depend on the others), with the
+ * diagonal term on the block's own diagonal (s = r0); everything outside the block is left as
+ * it was; without the diagonal term the block's entries and sums are bit for bit those of the
+ * call over a matrix of the block alone; with it, the sums are within m eps of the exact sums
+ * over the block's rows. (Planted: the second token's row taken m entries on instead of ldx
+ * fails 24 checks; the second pair of rows taken 2 m entries on instead of 2 ld, 35.) */
+static void block_ld(struct rng *g, int N, int r0, int rows, int s, double dg)
+{
+    int m = N - s;
+    size_t NN = (size_t)N * N, nm = (size_t)rows * m;
+    double *A = malloc(sizeof(double) * NN), *Pb = malloc(sizeof(double) * NN),
+           *Pf = malloc(sizeof(double) * NN), *P0 = malloc(sizeof(double) * NN),
+           *As = malloc(sizeof(double) * nm), *Ps = malloc(sizeof(double) * nm),
+           *Bs = malloc(sizeof(double) * nm), *C1 = malloc(sizeof(double) * 2 * N),
+           *C2 = malloc(sizeof(double) * 2 * N), *X1 = malloc(sizeof(double) * 2 * N),
+           *X2 = malloc(sizeof(double) * 2 * N), *Y = malloc(sizeof(double) * 2 * N),
+           *Y2 = malloc(sizeof(double) * 2 * N), *O = calloc(2 * (size_t)N, sizeof(double)),
+           *O2 = calloc(2 * (size_t)N, sizeof(double)), *Os = malloc(sizeof(double) * 2 * rows),
+           *O2s = malloc(sizeof(double) * 2 * rows), *c1 = malloc(sizeof(double) * 2 * rows),
+           *c2 = malloc(sizeof(double) * 2 * rows), *x1 = malloc(sizeof(double) * 2 * m),
+           *x2 = malloc(sizeof(double) * 2 * m), *y = malloc(sizeof(double) * 2 * m),
+           *y2 = malloc(sizeof(double) * 2 * m), *Of = malloc(sizeof(double) * 2 * N);
+    rng_normals(g, A, NN);
+    double *v[] = {C1, C2, X1, X2, Y, Y2};
+    for (int k = 0; k < 6; k++)
+        rng_normals(g, v[k], 2 * (size_t)N);
+    kern_paired_pack(A, Pb, N, N);
+    memcpy(Pf, Pb, sizeof(double) * NN);
+    memcpy(P0, Pb, sizeof(double) * NN);
+    int rc = kern_update2_project2_paired_ld(Pb + (size_t)r0 * N + 2 * (size_t)s, rows, m,
+                                             (size_t)N, N, N, C1 + r0, X1 + s, dg, C2 + r0, X2 + s,
+                                             Y + s, Y2 + s, O + r0, O2 + r0);
+    if (!kern_paired(2)) {
+        CHECK(rc == -1 && !memcmp(Pb, P0, sizeof(double) * NN),
+              "block N=%d: ran without the AVX-512 kernel", N);
+        goto out;
+    }
+    kern_update2_project2_paired(Pf, N, N, C1, X1, dg, C2, X2, Y, Y2, Of, Of);
+    int inside = 1, outside = 1;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            size_t e = kern_paired_index(N, N, i, j);
+            if (i >= r0 && i < r0 + rows && j >= s)
+                inside &= !memcmp(Pb + e, Pf + e, sizeof(double));
+            else
+                outside &= !memcmp(Pb + e, P0 + e, sizeof(double));
+        }
+    CHECK(!rc && inside && outside,
+          "block N=%d r0=%d rows=%d s=%d dg=%g: entries inside %d, outside untouched %d", N, r0,
+          rows, s, dg, inside, outside);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < m; j++)
+            Bs[(size_t)i * m + j] = Pb[kern_paired_index(N, N, r0 + i, s + j)];
+    double *Ob[2] = {O + r0, O2 + r0};
+    int sums = 1;
+    for (int w = 0; w < 2; w++) {
+        const double *yy = w ? Y2 : Y;
+        for (int b = 0; b < 2; b++)
+            for (int i = 0; i < rows; i++) {
+                long double t = 0, a = 0;
+                for (int j = 0; j < m; j++) {
+                    long double p = (long double)Bs[(size_t)i * m + j] * yy[(size_t)b * N + s + j];
+                    t += p;
+                    a += fabsl(p);
+                }
+                sums &= fabsl((long double)Ob[w][(size_t)b * N + i] - t) <=
+                        (long double)m * DBL_EPSILON * a;
+            }
+    }
+    CHECK(sums, "block N=%d r0=%d rows=%d s=%d dg=%g: sums off the exact ones by more than m eps",
+          N, r0, rows, s, dg);
+    if (dg == 0) { /* the block alone */
+        for (int i = 0; i < rows; i++)
+            for (int j = 0; j < m; j++)
+                As[(size_t)i * m + j] = A[(size_t)(r0 + i) * N + s + j];
+        for (int b = 0; b < 2; b++) {
+            for (int i = 0; i < rows; i++) {
+                c1[b * rows + i] = C1[(size_t)b * N + r0 + i];
+                c2[b * rows + i] = C2[(size_t)b * N + r0 + i];
+            }
+            for (int j = 0; j < m; j++) {
+                x1[b * m + j] = X1[(size_t)b * N + s + j];
+                x2[b * m + j] = X2[(size_t)b * N + s + j];
+                y[b * m + j] = Y[(size_t)b * N + s + j];
+                y2[b * m + j] = Y2[(size_t)b * N + s + j];
+            }
+        }
+        kern_paired_pack(As, Ps, rows, m);
+        kern_update2_project2_paired(Ps, rows, m, c1, x1, 0, c2, x2, y, y2, Os, O2s);
+        int same = 1;
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < m; j++)
+                same &= !memcmp(Ps + kern_paired_index(rows, m, i, j), Bs + (size_t)i * m + j,
+                                sizeof(double));
+            for (int b = 0; b < 2; b++)
+                same &= Os[b * rows + i] == O[(size_t)b * N + r0 + i] &&
+                        O2s[b * rows + i] == O2[(size_t)b * N + r0 + i];
+        }
+        CHECK(same, "block N=%d r0=%d rows=%d s=%d: not the block alone's entries and sums", N, r0,
+              rows, s);
+    }
+out:
+    free(A), free(Pb), free(Pf), free(P0), free(As), free(Ps), free(Bs), free(C1), free(C2);
+    free(X1), free(X2), free(Y), free(Y2), free(O), free(O2), free(Os), free(O2s), free(c1);
+    free(c2), free(x1), free(x2), free(y), free(y2), free(Of);
+}
+
 int main(void)
 {
     struct rng g;
@@ -396,6 +506,15 @@ int main(void)
         two_step(&g, ln[a], lm[a], 0);
         if (ln[a] == lm[a])
             two_step(&g, ln[a], lm[a], -0.375);
+    }
+    /* blocks as sgd_sym.c's bands: the first, inner ones, a last one shorter than the band
+     * with every tail of the rows, one of rows over 600 columns (groups and spans) */
+    int bN[] = {40, 40, 42, 43, 70, 70, 13, 700, 701};
+    int br[] = {0, 8, 32, 36, 32, 64, 4, 64, 672};
+    int bk[] = {8, 8, 10, 6, 32, 6, 4, 32, 28};
+    for (size_t a = 0; a < sizeof bN / sizeof bN[0]; a++) {
+        block_ld(&g, bN[a], br[a], bk[a], br[a], 0);
+        block_ld(&g, bN[a], br[a], bk[a], br[a], -0.375);
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512, and AVX2, FMA)"
                                                  : kern_vector() == 1 ? "yes (AVX2, FMA)"

@@ -381,6 +381,86 @@ static void two_step_one(struct rng *g, int n, int m, double dg)
     free(C1), free(C2), free(Ot), free(Oa), free(O2a), free(Ob), free(O2b), free(Of), free(O2f);
 }
 
+/* kern_update2_project2_f32_ld on a block of an N x N matrix, as sgd_sym.c takes its bands:
+ * rows r0 to r0 + rows, columns from s = r0 to the rows' end, the tokens and coefficients taken
+ * at those offsets. The block's entries are bit for bit those of the call over the whole matrix,
+ * with the diagonal term on the block's own diagonal; everything outside the block is left as it
+ * was; the sums are within KERN_F32_TOL of the exact sums over the block's rows, and without the
+ * diagonal term the entries and sums are bit for bit those of the call over a matrix of the block
+ * alone. (Planted: the second token's row of the first correction taken m entries on instead
+ * of ldx fails 12 checks, the rows of a pair m entries apart instead of ld 20.) */
+static void block_ld(struct rng *g, int N, int r0, int rows, double dg)
+{
+    int s = r0, m = N - s;
+    size_t NN = (size_t)N * N, nm = (size_t)rows * m, TN = 2 * (size_t)N;
+    float *M0 = floats(g, NN, 0), *X1 = floats(g, TN, 0), *X2 = floats(g, TN, 0);
+    float *Y = floats(g, TN, 0), *Y2 = floats(g, TN, 0);
+    float *Mb = malloc(sizeof(float) * NN), *Mf = malloc(sizeof(float) * NN),
+          *Bs = malloc(sizeof(float) * nm), *Ms = malloc(sizeof(float) * nm),
+          *x1 = malloc(sizeof(float) * 2 * m), *x2 = malloc(sizeof(float) * 2 * m),
+          *y = malloc(sizeof(float) * 2 * m), *y2 = malloc(sizeof(float) * 2 * m);
+    double *C1 = malloc(sizeof(double) * TN), *C2 = malloc(sizeof(double) * TN),
+           *O = calloc(TN, sizeof(double)), *O2 = calloc(TN, sizeof(double)),
+           *Of = malloc(sizeof(double) * TN), *Os = malloc(sizeof(double) * 2 * rows),
+           *O2s = malloc(sizeof(double) * 2 * rows), *c1 = malloc(sizeof(double) * 2 * rows),
+           *c2 = malloc(sizeof(double) * 2 * rows), *Ob = malloc(sizeof(double) * 2 * rows),
+           *O2b = malloc(sizeof(double) * 2 * rows);
+    rng_normals(g, C1, TN);
+    rng_normals(g, C2, TN);
+    for (size_t i = 0; i < TN; i++) {
+        C1[i] *= 0.01;
+        C2[i] *= 0.01;
+    }
+    memcpy(Mb, M0, sizeof(float) * NN);
+    memcpy(Mf, M0, sizeof(float) * NN);
+    int rc =
+        kern_update2_project2_f32_ld(Mb + (size_t)r0 * N + s, rows, m, (size_t)N, N, N, C1 + r0,
+                                     X1 + s, dg, C2 + r0, X2 + s, Y + s, Y2 + s, O + r0, O2 + r0);
+    int rf = kern_update2_project2_f32(Mf, N, N, C1, X1, dg, C2, X2, Y, Y2, Of, Of);
+    CHECK(!rc && !rf, "block N=%d: refused (%d %d)", N, rc, rf);
+    int inside = 1, outside = 1;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            size_t e = (size_t)i * N + j;
+            if (i >= r0 && i < r0 + rows && j >= s)
+                inside &= !memcmp(Mb + e, Mf + e, sizeof(float));
+            else
+                outside &= !memcmp(Mb + e, M0 + e, sizeof(float));
+        }
+    CHECK(inside && outside,
+          "block N=%d r0=%d rows=%d dg=%g: entries inside %d, outside untouched %d", N, r0, rows,
+          dg, inside, outside);
+    for (int i = 0; i < rows; i++)
+        memcpy(Bs + (size_t)i * m, Mb + (size_t)(r0 + i) * N + s, sizeof(float) * m);
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < rows; i++) {
+            Ob[b * rows + i] = O[(size_t)b * N + r0 + i];
+            O2b[b * rows + i] = O2[(size_t)b * N + r0 + i];
+            c1[b * rows + i] = C1[(size_t)b * N + r0 + i];
+            c2[b * rows + i] = C2[(size_t)b * N + r0 + i];
+        }
+        memcpy(x1 + (size_t)b * m, X1 + (size_t)b * N + s, sizeof(float) * m);
+        memcpy(x2 + (size_t)b * m, X2 + (size_t)b * N + s, sizeof(float) * m);
+        memcpy(y + (size_t)b * m, Y + (size_t)b * N + s, sizeof(float) * m);
+        memcpy(y2 + (size_t)b * m, Y2 + (size_t)b * N + s, sizeof(float) * m);
+    }
+    double e1 = proj_err(Bs, rows, m, 2, y, Ob, rows), e2 = proj_err(Bs, rows, m, 2, y2, O2b, rows);
+    CHECK(e1 <= KERN_F32_TOL && e2 <= KERN_F32_TOL,
+          "block N=%d r0=%d rows=%d: sums off the exact ones by %.3g and %.3g u sum |M Y|", N, r0,
+          rows, e1, e2);
+    if (dg == 0) { /* the block alone */
+        for (int i = 0; i < rows; i++)
+            memcpy(Ms + (size_t)i * m, M0 + (size_t)(r0 + i) * N + s, sizeof(float) * m);
+        kern_update2_project2_f32(Ms, rows, m, c1, x1, 0, c2, x2, y, y2, Os, O2s);
+        CHECK(!memcmp(Ms, Bs, sizeof(float) * nm) && !memcmp(Os, Ob, sizeof(double) * 2 * rows) &&
+                  !memcmp(O2s, O2b, sizeof(double) * 2 * rows),
+              "block N=%d r0=%d rows=%d: not the block alone's entries and sums", N, r0, rows);
+    }
+    free(M0), free(X1), free(X2), free(Y), free(Y2), free(Mb), free(Mf), free(Bs), free(Ms);
+    free(x1), free(x2), free(y), free(y2), free(C1), free(C2), free(O), free(O2), free(Of);
+    free(Os), free(O2s), free(c1), free(c2), free(Ob), free(O2b);
+}
+
 int main(void)
 {
     struct rng g;
@@ -425,6 +505,15 @@ int main(void)
         for (size_t a = 0; a < sizeof ln / sizeof ln[0]; a++)
             for (size_t b = 0; b < sizeof lm / sizeof lm[0]; b++)
                 two_step_one(&g, ln[a], lm[b], 0);
+        /* blocks as sgd_sym.c's bands: the first, inner ones, a last one shorter than the band
+         * with every tail of the rows, rows of several spans */
+        int bN[] = {40, 40, 42, 43, 70, 70, 13, 1200, 1201};
+        int br[] = {0, 8, 32, 36, 32, 64, 4, 64, 1184};
+        int bk[] = {8, 8, 10, 7, 32, 6, 4, 32, 17};
+        for (size_t a = 0; a < sizeof bN / sizeof bN[0]; a++) {
+            block_ld(&g, bN[a], br[a], bk[a], 0);
+            block_ld(&g, bN[a], br[a], bk[a], -0.37512345678901234);
+        }
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

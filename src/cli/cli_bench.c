@@ -5,7 +5,8 @@
  * A step reads and writes the student's parameters once (the fused pass in sgd.c) and reads
  * the teacher's factor once (the teacher's index of the next sample), so it moves
  *   direct: 16 d^2 + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
- * (k = rank of the teacher factor) in double precision, and half that in single (4-byte
+ * (k = rank of the teacher factor; direct keeping half of S, sgd_sym.c, passes over
+ * d^2/2 + 16 d of its entries instead of d^2: sgd_entries_per_pass) in double precision, and half that in single (4-byte
  * entries); where the step draws its samples ahead and projects the factor for several at once
  * (sgd_samples_per_factor_read), the factor's term is divided by their number, and where one
  * pass over the parameters makes two steps (sgd_steps_per_pass) so is theirs. The
@@ -259,7 +260,7 @@ static int parse_list(const char *s, int *out, int max)
 
 int cli_bench(int argc, char **argv)
 {
-    int ds[16] = {100, 400, 800}, nd = 3, csv = 0, loads = 0, steps_options = 0;
+    int ds[16] = {100, 400, 800}, nd = 3, csv = 0, loads = 0, steps_options = 0, half = 1;
     double seconds = BENCH_SECONDS;
     unsigned decomps = 7, precisions = 1; /* bit 0 double, bit 1 single */
     for (int i = 1; i < argc; i++) {
@@ -267,14 +268,16 @@ int cli_bench(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf(
                 "usage: aimsweep bench [--d 100,400,800] [--decomposition direct,tied,untied] [--precision double,single]\n"
-                "                      [--seconds S] [--format table|csv]\n"
+                "                      [--half on|off] [--seconds S] [--format table|csv]\n"
                 "       aimsweep bench --loads [--seconds S] [--format table|csv]\n"
                 "SGD steps per second (T = 2, r = d, h1, wishart(0.5) teacher) against the roofline:\n"
                 "the larger of the step's bytes over the memory bandwidth measured at the same\n"
                 "working-set size and its multiply-adds over the machine's measured multiply-add rate.\n"
                 "--loads: that multiply-add rate when L of its chains a round add a vector loaded\n"
                 "from the first-level cache (L = 0, 2, ..., all), without and with two stores a\n"
-                "round, as the step's kernels load and store.\n");
+                "round, as the step's kernels load and store.\n"
+                "--half off: direct keeps the whole of its symmetric S, as with softmax, instead of\n"
+                "half of it (the default where the two-step pass runs: half the work of a step).\n");
             return 0;
         } else if (!strcmp(a, "--loads")) {
             loads = 1;
@@ -315,6 +318,14 @@ int cli_bench(int argc, char **argv)
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--half") && v) {
+            steps_options = 1;
+            if (strcmp(v, "on") && strcmp(v, "off")) {
+                fprintf(stderr, "aimsweep bench: --half takes on or off, not '%s'\n", v);
+                return 2;
+            }
+            half = !strcmp(v, "on");
+            i++;
         } else if (!strcmp(a, "--seconds") && v) {
             char *end;
             seconds = strtod(v, &end);
@@ -337,8 +348,9 @@ int cli_bench(int argc, char **argv)
         }
     }
     if (loads && steps_options) {
-        fprintf(stderr, "aimsweep bench: --loads measures the machine alone and takes only "
-                        "--seconds and --format, not --d, --decomposition or --precision\n");
+        fprintf(stderr,
+                "aimsweep bench: --loads measures the machine alone and takes only "
+                "--seconds and --format, not --d, --decomposition, --precision or --half\n");
         return 2;
     }
     if (loads)
@@ -346,7 +358,7 @@ int cli_bench(int argc, char **argv)
     if (csv)
         printf(
             "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,memory_us,"
-            "fma_per_step,gfma_per_s,compute_us,roofline_us,ratio_to_roofline\n");
+            "fma_per_step,gfma_per_s,compute_us,roofline_us,ratio_to_roofline,param_entries\n");
     else
         printf("SGD kernels: %s\n%-7s %5s %-6s %10s %8s %10s %8s %8s %9s %8s %8s %6s\n",
                kern_vector() == 2 ? "AVX-512 (double, T = 2), AVX2/FMA"
@@ -381,8 +393,9 @@ int cli_bench(int argc, char **argv)
                     model_destroy(&m);
                     return 1;
                 }
-                size_t par =
-                    di == 0 ? (size_t)m->d * m->d : (size_t)m->d * m->r * (di == 2 ? 2 : 1);
+                if (!half)
+                    sgd_set_symmetric(st, 0);
+                size_t par = sgd_entries_per_pass(st);
                 /* the factor's entries a step reads: all of it, or once for several samples */
                 size_t fac = (size_t)m->d * m->tk / (size_t)sgd_samples_per_factor_read(st);
                 /* Steps and bandwidth are measured in alternation, best of BENCH_ROUNDS each, so
@@ -428,9 +441,9 @@ int cli_bench(int argc, char **argv)
                 double us = best_us, mem = 1e6 * bytes / bw, comp = 1e6 * fmas / rate,
                        roof = fmax(mem, comp);
                 if (csv)
-                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.6g,%.6g,%.6g,%.4g\n",
+                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.6g,%.6g,%.6g,%.4g,%zu\n",
                            names[di], m->d, single ? "single" : "double", 1e6 / us, us, bytes,
-                           bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof);
+                           bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof, par);
                 else
                     printf(
                         "%-7s %5d %-6s %10.1f %8.2f %10.0f %8.1f %8.2f %9.0f %8.1f %8.2f %6.2f\n",

@@ -483,13 +483,13 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
  * columns were taken in. */
 static inline __attribute__((always_inline)) void
 pp_span(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
-        double *blk1, int i, int n, int m, int j0, int j1, const double *C1, const double *C2,
-        double dg, const double *X1, const double *X2, const double *Y, const double *Y2,
-        __m512d *acc, size_t pf)
+        double *blk1, int i, int n, int m, int ldx, int j0, int j1, const double *C1,
+        const double *C2, double dg, const double *X1, const double *X2, const double *Y,
+        const double *Y2, __m512d *acc, size_t pf)
 {
     const int q = m & ~3;
-    const double *x10 = X1, *x11 = X1 + m, *x20 = X2, *x21 = X2 + m;
-    const double *y0 = Y, *y1 = Y + m, *y2 = Y2, *y3 = Y2 + m;
+    const double *x10 = X1, *x11 = X1 + ldx, *x20 = X2, *x21 = X2 + ldx;
+    const double *y0 = Y, *y1 = Y + ldx, *y2 = Y2, *y3 = Y2 + ldx;
     __m512d A1 = _mm512_setzero_pd(), B1 = A1, A2 = A1, B2 = A1, E1 = A1, F1 = A1, E2 = A1, F2 = A1;
     if (c1) {
         A1 = set2(C1[i], C1[i + 1]);
@@ -577,13 +577,13 @@ pp_span(const int two, const int c1, const int c2, const int ny, const int hasdg
  * accumulators acc. */
 static inline __attribute__((always_inline)) void
 pp_finish(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
-          double *blk1, int i, int n, int m, const double *C1, const double *C2, double dg,
+          double *blk1, int i, int n, int m, int ldx, const double *C1, const double *C2, double dg,
           const double *X1, const double *X2, const double *Y, const double *Y2, double *O,
           double *O2, const __m512d *acc)
 {
     const int q = m & ~3;
-    const double *x10 = X1, *x11 = X1 + m, *x20 = X2, *x21 = X2 + m;
-    const double *y0 = Y, *y1 = Y + m, *y2 = Y2, *y3 = Y2 + m;
+    const double *x10 = X1, *x11 = X1 + ldx, *x20 = X2, *x21 = X2 + ldx;
+    const double *y0 = Y, *y1 = Y + ldx, *y2 = Y2, *y3 = Y2 + ldx;
     for (int h = 0; h < 1 + two; h++) {
         int r = i + 2 * h, t = m - q;
         double *r0 = (h ? blk1 : blk0) + 2 * (size_t)q, *r1 = r0 + t;
@@ -621,16 +621,17 @@ pp_finish(const int two, const int c1, const int c2, const int ny, const int has
 /* Both over the whole rows. */
 static inline __attribute__((always_inline)) void
 pp_blocks(const int two, const int c1, const int c2, const int ny, const int hasdg, double *blk0,
-          double *blk1, int i, int n, int m, const double *C1, const double *C2, double dg,
+          double *blk1, int i, int n, int m, int ldx, const double *C1, const double *C2, double dg,
           const double *X1, const double *X2, const double *Y, const double *Y2, double *O,
           double *O2)
 {
     __m512d acc[8];
     for (int k = 0; k < 8; k++)
         acc[k] = _mm512_setzero_pd();
-    pp_span(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, 0, m & ~3, C1, C2, dg, X1, X2, Y, Y2, acc,
-            KERN_PP_AHEAD);
-    pp_finish(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2, acc);
+    pp_span(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, ldx, 0, m & ~3, C1, C2, dg, X1, X2, Y, Y2,
+            acc, KERN_PP_AHEAD);
+    pp_finish(two, c1, c2, ny, hasdg, blk0, blk1, i, n, m, ldx, C1, C2, dg, X1, X2, Y, Y2, O, O2,
+              acc);
 }
 
 /* Rows longer than KERN_PP_LONG columns go through the two-step pass KERN_PP_GROUPS groups of
@@ -650,11 +651,11 @@ pp_blocks(const int two, const int c1, const int c2, const int ny, const int has
  * time (KERN_PP_GROUPS such groups over spans of KERN_PP_SPAN columns when the rows are long), a
  * last pair block alone, and an odd last row (row-major) by the portable loop's arithmetic. */
 static inline __attribute__((always_inline)) void
-pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, int n, int m,
-        const double *C1, const double *C2, double dg, const double *X1, const double *X2,
-        const double *Y, const double *Y2, double *O, double *O2)
+pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, int rows, int m,
+        size_t ld, int ldx, int n, const double *C1, const double *C2, double dg, const double *X1,
+        const double *X2, const double *Y, const double *Y2, double *O, double *O2)
 {
-    int pairs = n / 2, p = 0;
+    int pairs = rows / 2, p = 0;
     if (m > KERN_PP_LONG) {
         const int q = m & ~3;
         for (; p + 2 <= pairs; p += 2 * KERN_PP_GROUPS) {
@@ -666,33 +667,33 @@ pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, in
             for (int j0 = 0; j0 < q; j0 += KERN_PP_SPAN) {
                 int j1 = q - j0 > KERN_PP_SPAN ? j0 + KERN_PP_SPAN : q;
                 for (int g = 0; g < ng; g++) {
-                    double *blk = M + (size_t)2 * (p + 2 * g) * m;
-                    pp_span(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * (p + 2 * g), n, m,
-                            j0, j1, C1, C2, dg, X1, X2, Y, Y2, acc[g], 4 * (size_t)m);
+                    double *blk = M + 2 * (size_t)(p + 2 * g) * ld;
+                    pp_span(1, c1, c2, ny, hasdg, blk, blk + 2 * ld, 2 * (p + 2 * g), n, m, ldx, j0,
+                            j1, C1, C2, dg, X1, X2, Y, Y2, acc[g], 4 * ld);
                 }
             }
             for (int g = 0; g < ng; g++) {
-                double *blk = M + (size_t)2 * (p + 2 * g) * m;
-                pp_finish(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * (p + 2 * g), n, m, C1,
+                double *blk = M + 2 * (size_t)(p + 2 * g) * ld;
+                pp_finish(1, c1, c2, ny, hasdg, blk, blk + 2 * ld, 2 * (p + 2 * g), n, m, ldx, C1,
                           C2, dg, X1, X2, Y, Y2, O, O2, acc[g]);
             }
         }
         p = pairs - pairs % 2;
     }
     for (; p + 2 <= pairs; p += 2) {
-        double *blk = M + (size_t)2 * p * m;
-        pp_blocks(1, c1, c2, ny, hasdg, blk, blk + 2 * (size_t)m, 2 * p, n, m, C1, C2, dg, X1, X2,
-                  Y, Y2, O, O2);
+        double *blk = M + 2 * (size_t)p * ld;
+        pp_blocks(1, c1, c2, ny, hasdg, blk, blk + 2 * ld, 2 * p, n, m, ldx, C1, C2, dg, X1, X2, Y,
+                  Y2, O, O2);
     }
     if (p < pairs)
-        pp_blocks(0, c1, c2, ny, hasdg, M + (size_t)2 * p * m, NULL, 2 * p, n, m, C1, C2, dg, X1,
-                  X2, Y, Y2, O, O2);
-    if (2 * pairs < n) { /* as update_project_portable_ld takes a last row */
-        int i = n - 1;
-        double *row = M + (size_t)i * m;
+        pp_blocks(0, c1, c2, ny, hasdg, M + 2 * (size_t)p * ld, NULL, 2 * p, n, m, ldx, C1, C2, dg,
+                  X1, X2, Y, Y2, O, O2);
+    if (2 * pairs < rows) { /* as update_project_portable_ld takes a last row */
+        int i = rows - 1;
+        double *row = M + (size_t)i * ld;
         for (int a = 0; c1 && a < 2; a++) {
             double c = C1[(size_t)a * n + i];
-            const double *xa = X1 + (size_t)a * m;
+            const double *xa = X1 + (size_t)a * ldx;
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
@@ -700,7 +701,7 @@ pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, in
             row[i] += dg;
         for (int a = 0; c2 && a < 2; a++) {
             double c = C2[(size_t)a * n + i];
-            const double *xa = X2 + (size_t)a * m;
+            const double *xa = X2 + (size_t)a * ldx;
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
@@ -708,39 +709,52 @@ pp_pass(const int c1, const int c2, const int ny, const int hasdg, double *M, in
             double *o = b ? O2 : O;
             const double *y = b ? Y2 : Y;
             o[i] = kern_dot(row, y, m);
-            o[n + i] = kern_dot(row, y + m, m);
+            o[n + i] = kern_dot(row, y + ldx, m);
         }
     }
 }
 
 #endif
 
-int kern_update2_project2_paired(double *M, int n, int m, const double *C1, const double *X1,
-                                 double dg, const double *C2, const double *X2, const double *Y,
-                                 const double *Y2, double *O, double *O2)
+int kern_update2_project2_paired_ld(double *M, int rows, int m, size_t ld, int ldx, int ldc,
+                                    const double *C1, const double *X1, double dg, const double *C2,
+                                    const double *X2, const double *Y, const double *Y2, double *O,
+                                    double *O2)
 {
 #if KERN_AVX512
-    if (dg != 0 && n != m)
+    if ((dg != 0 && rows > m) || (rows % 2 && ld != (size_t)m))
         return -1;
     int ny = Y ? (Y2 ? 2 : 1) : 0, hasdg = dg != 0;
     /* the step's cases with their flags constant, so that each compiles to its own loop (a test
      * of dg in the loop of the two-step case cost it a tenth of its time) */
+#define PP_ARGS M, rows, m, ld, ldx, ldc, C1, C2, dg, X1, X2, Y, Y2, O, O2
     if (C1 && C2 && ny == 2 && !hasdg)
-        pp_pass(1, 1, 2, 0, M, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2);
+        pp_pass(1, 1, 2, 0, PP_ARGS);
     else if (C1 && C2 && ny == 2)
-        pp_pass(1, 1, 2, 1, M, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2);
+        pp_pass(1, 1, 2, 1, PP_ARGS);
     else if (!C1 && C2 && ny == 2 && !hasdg)
-        pp_pass(0, 1, 2, 0, M, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2);
+        pp_pass(0, 1, 2, 0, PP_ARGS);
     else if (!C1 && C2 && ny == 2)
-        pp_pass(0, 1, 2, 1, M, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2);
+        pp_pass(0, 1, 2, 1, PP_ARGS);
     else
-        pp_pass(C1 != NULL, C2 != NULL, ny, hasdg, M, n, m, C1, C2, dg, X1, X2, Y, Y2, O, O2);
+        pp_pass(C1 != NULL, C2 != NULL, ny, hasdg, PP_ARGS);
+#undef PP_ARGS
     return 0;
 #else
-    (void)M, (void)n, (void)m, (void)C1, (void)X1, (void)dg, (void)C2, (void)X2, (void)Y, (void)Y2,
-        (void)O, (void)O2;
+    (void)M, (void)rows, (void)m, (void)ld, (void)ldx, (void)ldc, (void)C1, (void)X1, (void)dg,
+        (void)C2, (void)X2, (void)Y, (void)Y2, (void)O, (void)O2;
     return -1;
 #endif
+}
+
+int kern_update2_project2_paired(double *M, int n, int m, const double *C1, const double *X1,
+                                 double dg, const double *C2, const double *X2, const double *Y,
+                                 const double *Y2, double *O, double *O2)
+{
+    if (dg != 0 && n != m)
+        return -1;
+    return kern_update2_project2_paired_ld(M, n, m, (size_t)m, m, n, C1, X1, dg, C2, X2, Y, Y2, O,
+                                           O2);
 }
 
 void kern_interleave2(const double *Y, int m, double *YY)

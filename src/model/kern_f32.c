@@ -556,10 +556,10 @@ static inline __m256 diag8_f32(__m256 v, int k, double dg)
  * and less elsewhere, and the next pair's first row alone gained half as much. Where it reads
  * past the last row it asks for what it does not use: a prefetch does not fault. */
 static inline __attribute__((always_inline)) void
-update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, float *r, int nr, int m,
-                 int j0, int j1, const float *a1, const float *b1, const float *a2, const float *b2,
-                 const float *x10, const float *x11, const float *x20, const float *x21,
-                 const float *const *y, double dg, int dcol, kacc *o)
+update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, float *r, int nr,
+                 size_t ld, int j0, int j1, const float *a1, const float *b1, const float *a2,
+                 const float *b2, const float *x10, const float *x11, const float *x20,
+                 const float *x21, const float *const *y, double dg, int dcol, kacc *o)
 {
     int j = j0;
     while (j + 16 <= j1) {
@@ -577,9 +577,9 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
         for (; j < end; j += 16) {
             __m512 v[2];
             for (int h = 0; h < nr; h++) /* the next pair's rows, the same columns */
-                _mm_prefetch((const char *)(r + (size_t)(h + 2) * m + j), _MM_HINT_T0);
+                _mm_prefetch((const char *)(r + (size_t)(h + 2) * ld + j), _MM_HINT_T0);
             for (int h = 0; h < nr; h++)
-                v[h] = _mm512_loadu_ps(r + (size_t)h * m + j);
+                v[h] = _mm512_loadu_ps(r + (size_t)h * ld + j);
             if (c1) {
                 const __m512 X0 = _mm512_loadu_ps(x10 + j), X1 = _mm512_loadu_ps(x11 + j);
                 for (int h = 0; h < nr; h++)
@@ -595,7 +595,7 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
             }
             if (c1 || c2)
                 for (int h = 0; h < nr; h++)
-                    _mm512_storeu_ps(r + (size_t)h * m + j, v[h]);
+                    _mm512_storeu_ps(r + (size_t)h * ld + j, v[h]);
             for (int q = 0; q < ny; q++) {
                 const __m512 Y = _mm512_loadu_ps(y[q] + j);
                 for (int h = 0; h < nr; h++)
@@ -620,7 +620,7 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
                 int c = j + 8 * half;
                 __m256 v[2], *acc = half ? t : s;
                 for (int h = 0; h < nr; h++)
-                    v[h] = _mm256_loadu_ps(r + (size_t)h * m + c);
+                    v[h] = _mm256_loadu_ps(r + (size_t)h * ld + c);
                 if (c1) {
                     const __m256 X0 = _mm256_loadu_ps(x10 + c), X1 = _mm256_loadu_ps(x11 + c);
                     for (int h = 0; h < nr; h++)
@@ -636,7 +636,7 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
                 }
                 if (c1 || c2)
                     for (int h = 0; h < nr; h++)
-                        _mm256_storeu_ps(r + (size_t)h * m + c, v[h]);
+                        _mm256_storeu_ps(r + (size_t)h * ld + c, v[h]);
                 for (int q = 0; q < ny; q++) {
                     const __m256 Y = _mm256_loadu_ps(y[q] + c);
                     for (int h = 0; h < nr; h++)
@@ -653,13 +653,14 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
  * their totals o. */
 static inline __attribute__((always_inline)) void
 update2_finish_f32(const int c1, const int c2, const int ny, const int hasdg, float *r, int nr,
-                   int m, const float *a1, const float *b1, const float *a2, const float *b2,
-                   const float *x10, const float *x11, const float *x20, const float *x21,
-                   const float *const *y, double dg, int dcol, kacc *o, double *out)
+                   int m, size_t ld, const float *a1, const float *b1, const float *a2,
+                   const float *b2, const float *x10, const float *x11, const float *x20,
+                   const float *x21, const float *const *y, double dg, int dcol, kacc *o,
+                   double *out)
 {
     int j = m - m % 16;
     for (int h = 0; h < nr; h++) {
-        float *row = r + (size_t)h * m;
+        float *row = r + (size_t)h * ld;
         if (c1)
             row_tail_f32(row, row, m, j, a1[h], b1[h], x10, x11, y, 0, o);
         if (hasdg && dcol + h >= j)
@@ -674,16 +675,17 @@ update2_finish_f32(const int c1, const int c2, const int ny, const int hasdg, fl
 /* The whole pass for the flags: rows two at a time, an odd last row as the portable loop of the
  * one-step pass takes it (update_project_portable_ld_f32). */
 static inline __attribute__((always_inline)) void
-update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, float *M, int n, int m,
-                 const double *C1, const float *X1, double dg, const double *C2, const float *X2,
-                 const float *Y, const float *Y2, double *O, double *O2)
+update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, float *M, int rows,
+                 int m, size_t ld, int ldx, int n, const double *C1, const float *X1, double dg,
+                 const double *C2, const float *X2, const float *Y, const float *Y2, double *O,
+                 double *O2)
 {
-    const float *y[4] = {Y, Y ? Y + m : NULL, Y2, Y2 ? Y2 + m : NULL};
+    const float *y[4] = {Y, Y ? Y + ldx : NULL, Y2, Y2 ? Y2 + ldx : NULL};
     /* KERN_F32_BLOCK pairs at a time, over spans of KERN_F32_SPAN columns when the rows are long */
     const int span = m > KERN_F32_LONG ? KERN_F32_SPAN : m;
     int i = 0;
-    for (; i + 2 <= n; i += 2 * KERN_F32_BLOCK) {
-        int np = (n - i) / 2 < KERN_F32_BLOCK ? (n - i) / 2 : KERN_F32_BLOCK;
+    for (; i + 2 <= rows; i += 2 * KERN_F32_BLOCK) {
+        int np = (rows - i) / 2 < KERN_F32_BLOCK ? (rows - i) / 2 : KERN_F32_BLOCK;
         float a1[KERN_F32_BLOCK][2] = {{0}}, b1[KERN_F32_BLOCK][2] = {{0}},
               a2[KERN_F32_BLOCK][2] = {{0}}, b2[KERN_F32_BLOCK][2] = {{0}};
         kacc o[KERN_F32_BLOCK][8];
@@ -705,15 +707,15 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
         for (int j0 = 0; j0 < m; j0 += span) {
             int j1 = m - j0 > span ? j0 + span : m;
             for (int p = 0; p < np; p++)
-                update2_span_f32(c1, c2, ny, hasdg, M + (size_t)(i + 2 * p) * m, 2, m, j0, j1,
-                                 a1[p], b1[p], a2[p], b2[p], X1, X1 + m, X2, X2 + m, y, dg,
+                update2_span_f32(c1, c2, ny, hasdg, M + (size_t)(i + 2 * p) * ld, 2, ld, j0, j1,
+                                 a1[p], b1[p], a2[p], b2[p], X1, X1 + ldx, X2, X2 + ldx, y, dg,
                                  i + 2 * p, o[p]);
         }
         for (int p = 0; p < np; p++) {
             int r = i + 2 * p;
             double out[8];
-            update2_finish_f32(c1, c2, ny, hasdg, M + (size_t)r * m, 2, m, a1[p], b1[p], a2[p],
-                               b2[p], X1, X1 + m, X2, X2 + m, y, dg, r, o[p], out);
+            update2_finish_f32(c1, c2, ny, hasdg, M + (size_t)r * ld, 2, m, ld, a1[p], b1[p], a2[p],
+                               b2[p], X1, X1 + ldx, X2, X2 + ldx, y, dg, r, o[p], out);
             for (int h = 0; h < 2 && ny; h++) {
                 O[r + h] = out[ny * h];
                 O[n + r + h] = out[ny * h + 1];
@@ -724,12 +726,12 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
             }
         }
     }
-    i = n - n % 2;
-    if (i < n) {
-        float *row = M + (size_t)i * m;
+    i = rows - rows % 2;
+    if (i < rows) {
+        float *row = M + (size_t)i * ld;
         for (int a = 0; c1 && a < 2; a++) {
             float c = (float)C1[(size_t)a * n + i];
-            const float *xa = X1 + (size_t)a * m;
+            const float *xa = X1 + (size_t)a * ldx;
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
@@ -737,7 +739,7 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
             plus_diag_f32(row + i, dg);
         for (int a = 0; c2 && a < 2; a++) {
             float c = (float)C2[(size_t)a * n + i];
-            const float *xa = X2 + (size_t)a * m;
+            const float *xa = X2 + (size_t)a * ldx;
             for (int j = 0; j < m; j++)
                 row[j] -= c * xa[j];
         }
@@ -747,33 +749,45 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
 }
 #endif
 
+int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, int ldc,
+                                 const double *C1, const float *X1, double dg, const double *C2,
+                                 const float *X2, const float *Y, const float *Y2, double *O,
+                                 double *O2)
+{
+#if KERN_F32_VECTOR
+    int ny = Y ? (Y2 ? 4 : 2) : 0;
+    if (dg != 0 && (rows > m || !C2 || ny != 4))
+        return -1;
+        /* the step's cases with their flags constant, so that each compiles to its own loop */
+#define U2_ARGS M, rows, m, ld, ldx, ldc, C1, X1, dg, C2, X2, Y, Y2, O, O2
+    if (C1 && C2 && ny == 4 && dg != 0)
+        update2_pass_f32(1, 1, 4, 1, U2_ARGS);
+    else if (!C1 && C2 && ny == 4 && dg != 0)
+        update2_pass_f32(0, 1, 4, 1, U2_ARGS);
+    else if (C1 && C2 && ny == 4)
+        update2_pass_f32(1, 1, 4, 0, U2_ARGS);
+    else if (!C1 && C2 && ny == 4)
+        update2_pass_f32(0, 1, 4, 0, U2_ARGS);
+    else if (C1 && !C2 && ny == 0)
+        update2_pass_f32(1, 0, 0, 0, U2_ARGS);
+    else if (!C1 && !C2 && ny == 2)
+        update2_pass_f32(0, 0, 2, 0, U2_ARGS);
+    else
+        return -1;
+#undef U2_ARGS
+    return 0;
+#else
+    (void)M, (void)rows, (void)m, (void)ld, (void)ldx, (void)ldc, (void)C1, (void)X1, (void)dg,
+        (void)C2, (void)X2, (void)Y, (void)Y2, (void)O, (void)O2;
+    return -1;
+#endif
+}
+
 int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1, double dg,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
                               double *O, double *O2)
 {
-#if KERN_F32_VECTOR
-    int ny = Y ? (Y2 ? 4 : 2) : 0;
-    if (dg != 0 && (n != m || !C2 || ny != 4))
+    if (dg != 0 && n != m)
         return -1;
-    /* the step's cases with their flags constant, so that each compiles to its own loop */
-    if (C1 && C2 && ny == 4 && dg != 0)
-        update2_pass_f32(1, 1, 4, 1, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else if (!C1 && C2 && ny == 4 && dg != 0)
-        update2_pass_f32(0, 1, 4, 1, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else if (C1 && C2 && ny == 4)
-        update2_pass_f32(1, 1, 4, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else if (!C1 && C2 && ny == 4)
-        update2_pass_f32(0, 1, 4, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else if (C1 && !C2 && ny == 0)
-        update2_pass_f32(1, 0, 0, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else if (!C1 && !C2 && ny == 2)
-        update2_pass_f32(0, 0, 2, 0, M, n, m, C1, X1, dg, C2, X2, Y, Y2, O, O2);
-    else
-        return -1;
-    return 0;
-#else
-    (void)M, (void)n, (void)m, (void)C1, (void)X1, (void)dg, (void)C2, (void)X2, (void)Y, (void)Y2,
-        (void)O, (void)O2;
-    return -1;
-#endif
+    return kern_update2_project2_f32_ld(M, n, m, (size_t)m, m, n, C1, X1, dg, C2, X2, Y, Y2, O, O2);
 }

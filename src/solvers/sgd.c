@@ -69,9 +69,12 @@
  * single at the level of float's (the closed form sums in double what the one-step pass sums
  * over float rows). Where a run stops changes no bit.
  *
+ * Direct with an elementwise activation keeps, on that path, half of the symmetric S
+ * (sgd_sym.c: K with S = K + K^T, over bands of rows), which halves the work of a pass again.
+ *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
- * sgd_two.c (two steps per pass), sgd_sample.c (the samples and the look-ahead), sgd_reference.c
- * (the plain step the tests compare with). The state's layout is in sgd_impl.h; sgd_state.c
+ * sgd_two.c (two steps per pass), sgd_sym.c (half of direct's S), sgd_sample.c (the samples and
+ * the look-ahead), sgd_reference.c (the plain step the tests compare with). The state's layout is in sgd_impl.h; sgd_state.c
  * writes it as bytes for checkpoints and reads it back.
  */
 #include "aimsweep/solvers/sgd.h"
@@ -212,6 +215,8 @@ static void sgd_resync(struct sgd_state *st)
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
                 st->trS += st->P ? st->P[sgd_at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
+            if (st->sym)
+                st->trS *= 2;
             break;
         case DECOMP_TIED:
             st->trS = dot_stored(st->P, st->Pf, st->P, st->Pf, n) / st->s.kappa;
@@ -263,6 +268,8 @@ static void load_student(struct sgd_state *st)
             }
     }
     st->sp = st->sq = 1;
+    if (st->sym)
+        sgd_sym_from_full(st, 0); /* row-major until the reordering below */
     if (st->single)
         kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
     else
@@ -293,7 +300,11 @@ const struct student *sgd_student(struct sgd_state *st)
     double sp = st->sp, sq = st->sq;
     const double *P = st->P, *Q = st->Q;
     const float *Pf = st->Pf, *Qf = st->Qf;
-    if (st->paired && s->decomposition == DECOMP_DIRECT) {
+    if (st->sym) {
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < d; j++)
+                s->A[(size_t)i * d + j] = sp * sgd_sym_entry(st, i, j);
+    } else if (st->paired && s->decomposition == DECOMP_DIRECT) {
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
                 s->A[(size_t)i * d + j] = sp * P[sgd_at(st, i, j)];
@@ -386,6 +397,10 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
             else
                 st->Ft[(size_t)j * d + i] = f;
         }
+    st->sym = sgd_sym_possible(st);
+    if (st->sym &&
+        !(sg ? (void *)(st->hxf = alloc_floats(2 * Td)) : (void *)(st->hx = alloc_doubles(2 * Td))))
+        goto fail;
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
     rng_seek_normal(&st->g, (uint64_t)first * Td);
     sgd_draw_next(st);
@@ -420,6 +435,8 @@ void sgd_state_destroy(struct sgd_state **pst)
     free(st->axf);
     free(st->az);
     free(st->ag);
+    free(st->hx);
+    free(st->hxf);
     free(st);
     *pst = NULL;
 }
@@ -444,6 +461,8 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
             double v = dot(L + (size_t)a * len, R + (size_t)b * len, len), t = 0;
+            if (st->sym) /* x_a^T (K + K^T) x_b (sgd_sym.c) */
+                v += dot(L + (size_t)b * len, R + (size_t)a * len, len);
             const double *za = st->z + (size_t)a * k, *zb = st->z + (size_t)b * k;
 #pragma omp simd reduction(+ : t)
             for (int j = 0; j < k; j++)
@@ -607,12 +626,64 @@ int sgd_samples_per_factor_read(const struct sgd_state *st) { return st->ahead ?
 
 int sgd_steps_per_pass(const struct sgd_state *st) { return st->two ? 2 : 1; }
 
+size_t sgd_entries_per_pass(const struct sgd_state *st)
+{
+    size_t d = (size_t)st->d, n = (size_t)st->rows * d;
+    if (st->sym) { /* the bands of sgd_sym.c: their rows from s on */
+        n = 0;
+        for (size_t s = 0; s < d; s += SGD_SYM_BAND)
+            n += (d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND) * (d - s);
+    }
+    return st->s.decomposition == DECOMP_UNTIED ? 2 * n : n;
+}
+
+void sgd_project_current(struct sgd_state *st)
+{
+    int n = st->rows, d = st->d, T = st->T;
+    if (st->sym)
+        sgd_sym_kernel(st, NULL, 0, NULL, st->x, st->xf, NULL, NULL, st->pa, NULL);
+    else if (st->paired)
+        kern_update2_project2_paired(st->P, n, d, NULL, NULL, 0, NULL, NULL, st->x, NULL, st->pa,
+                                     NULL);
+    else if (st->single)
+        kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
+    else
+        kern_project(st->P, n, d, T, st->x, st->pa, n);
+    for (size_t i = 0; i < (size_t)T * n; i++)
+        st->pa[i] *= st->sp;
+}
+
+/* P from K to S (on = 0) or back (on = 1, where the state can keep K), and the projections of
+ * the current sample made again on what P then holds. */
+static void set_sym(struct sgd_state *st, int on)
+{
+    on = on && (st->hx || st->hxf) && sgd_sym_possible(st);
+    if (on == st->sym)
+        return;
+    if (on)
+        sgd_sym_from_full(st, st->paired);
+    else
+        sgd_sym_to_full(st, st->paired);
+    st->sym = on;
+    sgd_project_current(st);
+}
+
 void sgd_set_two_step(struct sgd_state *st, int on)
 {
     sgd_two_flush(st);
     st->two = on && st->xp; /* xp is there where the two-step pass is */
+    set_sym(st, st->sym && st->two);
     st->yn_ready = 0;
 }
+
+void sgd_set_symmetric(struct sgd_state *st, int on)
+{
+    sgd_two_flush(st);
+    set_sym(st, on);
+    st->yn_ready = 0;
+}
+
+int sgd_symmetric(const struct sgd_state *st) { return st->sym; }
 
 int sgd_steps(struct sgd_state *st, long nsteps)
 {

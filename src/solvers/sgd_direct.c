@@ -7,7 +7,8 @@
  * S is stored as s P (sgd.c): s <- alpha s, then P_ii += diag/s and row i of P takes
  * -sum_b (e_b[i]/s) x_b, in one pass (sgd_pass) that also makes the next sample's projections
  * y = S x_next, which the next step's index needs; with the AVX-512 kernel in double, or the
- * float kernels in single precision, two steps per pass (sgd_two.c).
+ * float kernels in single precision, two steps per pass (sgd_two.c), and with an elementwise
+ * activation there half of the symmetric S (sgd_sym.c).
  */
 #include <string.h>
 

@@ -4,7 +4,8 @@
  * parameters are stored (scaled arrays along rows, P and Q for untied) is explained at the top
  * of sgd.c. The functions below are the ones the step's files share: sgd.c (the steps, tied
  * and untied, the run), sgd_direct.c (direct's step), sgd_two.c (two steps per pass),
- * sgd_sample.c (the samples and their teacher projections).
+ * sgd_sym.c (half of direct's symmetric S), sgd_sample.c (the samples and their teacher
+ * projections).
  */
 #ifndef AIMSWEEP_SOLVERS_SGD_IMPL_H
 #define AIMSWEEP_SOLVERS_SGD_IMPL_H
@@ -57,6 +58,10 @@ struct sgd_state {
     double *pnn;  /* T x rows: projections on P of the sample after xn, from the two-step pass */
     double *cq;   /* untied: the deferred correction of Q */
     double *pbnn; /* untied: the projections on Q of the sample after xn */
+    /* direct with an elementwise activation (sgd_sym.c): */
+    int sym;    /* P holds K, S = K + K^T; the projections pa, pan, pnn are on K */
+    double *hx; /* 2 T x d: the two corrections' tokens, one band halved (double) */
+    float *hxf; /* the same in single precision */
     long n;
 };
 
@@ -71,6 +76,9 @@ struct sgd_state {
  * sums are made alike. */
 #define SGD_AHEAD 32
 #define SGD_AHEAD_F32 8
+
+/* The rows of a band of sgd_sym.c's K. */
+#define SGD_SYM_BAND 32
 
 /* sgd_sample.c */
 void sgd_draw_next(struct sgd_state *st);
@@ -94,5 +102,22 @@ void sgd_step_direct(struct sgd_state *st, const double *D, double trD);
 void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
 void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2]);
 void sgd_two_flush(struct sgd_state *st);
+/* sgd_sym.c: whether the state can keep K (direct, two steps per pass, an elementwise activation,
+ * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K and back, in place (the
+ * layout paired or row-major); the two-step kernel (sgd_two.c's) on K, the tokens of the
+ * corrections st->xp, st->x (and their float copies), the projections of Y and Y2 (double, or
+ * the float copies in single precision); the closed form of a deferring step on the projections
+ * o of y (d entries) on K, from the step's e (T x d), tokens x, alpha and diagonal term (S's). */
+int sgd_sym_possible(const struct sgd_state *st);
+double sgd_sym_entry(const struct sgd_state *st, int i, int j);
+void sgd_sym_from_full(struct sgd_state *st, int paired);
+void sgd_sym_to_full(struct sgd_state *st, int paired);
+void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const double *C2,
+                    const double *Y, const float *Yf, const double *Y2, const float *Y2f, double *O,
+                    double *O2);
+void sgd_sym_closed(const struct sgd_state *st, double *o, const double *e, const double *x,
+                    const double *y, double alpha, double diag);
+/* sgd.c: the projections pa of the current sample made again on P as it is stored (K or S). */
+void sgd_project_current(struct sgd_state *st);
 
 #endif

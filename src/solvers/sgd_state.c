@@ -24,6 +24,7 @@
 struct sgd_state_head {
     uint32_t magic;
     int32_t decomposition, single, d, rows, T, k;
+    int32_t sym; /* P holds sgd_sym.c's K (0 in the checkpoints from before it: the padding) */
     int64_t n;
     double sp, sq, trS, nU, nV;
     struct rng g;
@@ -96,6 +97,7 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     h.rows = st->rows;
     h.T = st->T;
     h.k = st->k;
+    h.sym = st->sym;
     h.n = st->n;
     h.sp = st->sp;
     h.sq = st->sq;
@@ -125,7 +127,7 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     memcpy(&h, buf, sizeof h);
     if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition ||
         h.single != st->single || h.d != st->d || h.rows != st->rows || h.T != st->T ||
-        h.k != st->k || h.n < 0)
+        h.k != st->k || h.n < 0 || (h.sym && h.decomposition != DECOMP_DIRECT))
         return -1;
     st->n = h.n;
     st->sp = h.sp;
@@ -148,6 +150,13 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
         else if (len[i])
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
+    }
+    if (h.sym != st->sym) { /* K into S or back (sgd_sym.c), the projections on what P holds */
+        if (st->sym)
+            sgd_sym_from_full(st, st->paired);
+        else
+            sgd_sym_to_full(st, st->paired);
+        sgd_project_current(st);
     }
     st->synced = 0;
     return 0;

@@ -64,6 +64,8 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag)
     int d = st->d;
     sgd_scale_by(st->P, st->Pf, (size_t)st->rows * d, &st->sp, alpha);
     double dg = diag / st->sp;
+    if (st->sym)
+        dg /= 2; /* K's diagonal (sgd_sym.c) */
     if (dg != 0)
         for (int i = 0; i < d; i++) {
             if (st->P)
@@ -102,6 +104,13 @@ static void kernel(struct sgd_state *st, const struct mat *m, const double *C1, 
                    const double *C2, int project, double *O, double *O2)
 {
     int n = st->rows, d = st->d;
+    if (st->sym) {
+        const double *y2 = project == 2 ? sgd_peek_sample(st) : NULL;
+        const float *y2f = project == 2 && st->single ? sgd_peek_sample_f32(st) : NULL;
+        sgd_sym_kernel(st, C1, dg, C2, project ? st->xn : NULL, project ? st->xnf : NULL, y2, y2f,
+                       O, O2);
+        return;
+    }
     if (m->M)
         kern_update2_project2_paired(m->M, n, d, C1, st->xp, dg, C2, st->x, project ? st->xn : NULL,
                                      project == 2 ? sgd_peek_sample(st) : NULL, O, O2);
@@ -151,6 +160,10 @@ static void defer(struct sgd_state *st, double *const e[2], double diag, const d
         for (int c = 0; c < T; c++) { /* M' y = alpha M y - sum_b e_b (x_b . y) + diag y */
             double *o = m[k].on + (size_t)c * n;
             const double *y = st->xn + (size_t)c * d;
+            if (st->sym) {
+                sgd_sym_closed(st, o, e[k], st->x, y, alpha[k], diag);
+                continue;
+            }
             for (int i = 0; i < n; i++) /* the terms in this order, each loop along i */
                 o[i] *= alpha[k];
             for (int b = 0; b < T; b++) {

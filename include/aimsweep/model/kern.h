@@ -59,6 +59,15 @@ int kern_update_project_fused_paired(double *M, int n, int m, int T, const doubl
 int kern_update2_project2_paired(double *M, int n, int m, const double *C1, const double *X1,
                                  double dg, const double *C2, const double *X2, const double *Y,
                                  const double *Y2, double *O, double *O2);
+/* The same on a block of a paired matrix: `rows` rows (even, unless ld = m) of m columns (the
+ * first a multiple of 4 columns into the pairs' spans) starting at M, the next pair of rows
+ * 2 ld entries on, the tokens' rows ldx apart, C's and O's rows ldc apart; dg goes on the
+ * block's own diagonal, entries (i, i) for i < rows (rows <= m). The block's entries and sums
+ * are those the call over a matrix of that block alone makes, bit for bit. */
+int kern_update2_project2_paired_ld(double *M, int rows, int m, size_t ld, int ldx, int ldc,
+                                    const double *C1, const double *X1, double dg, const double *C2,
+                                    const double *X2, const double *Y, const double *Y2, double *O,
+                                    double *O2);
 /* The first m & ~3 columns of the two tokens Y (2 x m) interleaved four at a time, as the rows
  * of a pair in the paired layout: YY (2 (m & ~3) entries) for kern_project_fused_order. */
 void kern_interleave2(const double *Y, int m, double *YY);
@@ -128,6 +137,12 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1, double dg,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
                               double *O, double *O2);
+/* The same on a block: `rows` rows of m columns starting at M, ld apart, the tokens' rows ldx
+ * apart, C's and O's rows ldc apart (kern_update2_project2_paired_ld's block, row-major). */
+int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, int ldc,
+                                 const double *C1, const float *X1, double dg, const double *C2,
+                                 const float *X2, const float *Y, const float *Y2, double *O,
+                                 double *O2);
 /* a . b over m float entries, every product added in double. */
 double kern_dot_f32(const float *a, const float *b, size_t m);
 void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,

@@ -38,10 +38,19 @@ int sgd_samples_per_factor_read(const struct sgd_state *st);
 /* Steps per pass over the stored parameters: 2 for the two-step pass (T = 2: in double with the
  * AVX-512 kernel, tied and untied in single with the float kernels; sgd_two.c), else 1. */
 int sgd_steps_per_pass(const struct sgd_state *st);
+/* The entries of the stored parameters a pass reads and writes: d^2 (direct), d r (tied), 2 d r
+ * (untied); direct keeping half of S (sgd_set_symmetric) about d^2/2 + 16 d. For the bench. */
+size_t sgd_entries_per_pass(const struct sgd_state *st);
 /* on = 0: one step per pass from here on, as in a build without the two-step kernel (for the
  * tests and the bench, which compare the two); on = 1: back to the two-step pass where there is
  * one. P is the same either way; the projections are summed in another order. */
 void sgd_set_two_step(struct sgd_state *st, int on);
+/* Direct with an elementwise activation keeps half of the symmetric S (src/solvers/sgd_sym.c)
+ * where the two-step pass runs (T = 2, d even): half the work of a step. on = 0 keeps the whole
+ * S from here on (for the tests and the bench, which compare the two), on = 1 half again where
+ * it can. sgd_symmetric tells which is in use. */
+void sgd_set_symmetric(struct sgd_state *st, int on);
+int sgd_symmetric(const struct sgd_state *st);
 /* The current student in the model's layout (borrowed; valid until the next step or destroy).
  * Writes it out from the stepping state when it has changed since the last call. */
 const struct student *sgd_student(struct sgd_state *st);
