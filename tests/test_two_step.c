@@ -312,6 +312,12 @@ int main(void)
     one("direct", "h2", 72, 0.5, n, "precision=single");
     one("direct", "relu", 70, 0.0, n, "token_corr=0.3;outputs=all;precision=single");
     halves("h2", 72, NULL, n);
+    /* one band, one short of two, two exactly, a last band of two rows */
+    int hd[] = {2, 4, 30, 34, 64, 98};
+    for (size_t i = 0; i < sizeof hd / sizeof hd[0]; i++) {
+        halves("erf", hd[i], NULL, n);
+        halves("erf", hd[i], "precision=single", n);
+    }
     halves("relu", 70, "token_corr=0.3;outputs=all", n);
     halves("tanh", 66, "init_trace=0.5;index=uncentred", n);
     halves("h2", 72, "precision=single", n);
