@@ -221,7 +221,7 @@ static struct sgd_state *resumed(const struct model *m, int from_half, int half,
  * blocks' halves added), and the student of the half exactly symmetric. A checkpoint of either
  * is read into the other (the head says which it holds; P is turned from one into the other and
  * the current sample projected again) and the resumed run is within the same bound of the
- * uninterrupted one. Seen: 1.7e-4 to 3.1e-3 of the bound. Planted (tried): the band's own
+ * uninterrupted one. Seen: 1.7e-4 to 3.4e-3 of the bound. Planted (tried): the band's own
  * tokens not halved fails every point, by 10^10-10^11 bounds in double and 10^2-10^3 in single;
  * the closed form taking the band's own columns whole fails every point in double by 10^6-10^9
  * bounds (in single only relu's, by 1.3-4.5); direct's diagonal term not halved in the pass
