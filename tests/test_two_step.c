@@ -221,13 +221,16 @@ static struct sgd_state *resumed(const struct model *m, int from_half, int half,
  * blocks' halves added), and the student of the half exactly symmetric. A checkpoint of either
  * is read into the other (the head says which it holds; P is turned from one into the other and
  * the current sample projected again) and the resumed run is within the same bound of the
- * uninterrupted one. Seen: 1.7e-4 to 3.4e-3 of the bound. Planted (tried): the band's own
- * tokens not halved fails every point, by 10^10-10^11 bounds in double and 10^2-10^3 in single;
- * the closed form taking the band's own columns whole fails every point in double by 10^6-10^9
- * bounds (in single only relu's, by 1.3-4.5); direct's diagonal term not halved in the pass
- * fails the point with outputs = all (the only one with trD != 0) by 10^11 bounds in double and
- * 160 in single; a checkpoint's S read as K, or K as S, without turning it, fails every resume
- * by 10^11 bounds in double and 400-800 in single. */
+ * uninterrupted one, resumed at an odd step count and at an even one right after a resync; the
+ * half's checkpoint carries its own magic; one step per pass and back gives the half again.
+ * Seen: 5.5e-5 to 3.4e-3 of the bound. Planted (tried): the band's own tokens not halved fails
+ * every point, by 10^10-10^11 bounds in double and 10^2-10^3 in single; the closed form taking
+ * the band's own columns whole fails every point in double by 10^6-10^9 bounds (in single
+ * relu's and those at d = 2 and 4, whose bound is the loosest against what they move); direct's
+ * diagonal term not halved in the pass fails the points with outputs = all (the only ones with
+ * trD != 0) by 10^11 bounds in double and 160 in single; a checkpoint's S read as K, or K as S,
+ * without turning it, fails 64 of the 76 resumes (not those at d = 2, nor at d = 4 in single,
+ * whose dynamics have settled by then) by up to 10^11 bounds. */
 static void halves(const char *act, int d, const char *extra, long n)
 {
     struct params p;
@@ -254,7 +257,10 @@ static void halves(const char *act, int d, const char *extra, long n)
     student_init_copy(&s0, m);
     double moved = rel_diff(h, &s0);
     student_free(&s0);
-    CHECK(e <= tol && moved > (eps == DBL_EPSILON ? 1e6 : 1e2) * tol,
+    /* the run moved S far beyond the bound (in single at d = 1040 the bound is 1.3% of the
+     * largest entry, more than 6000 steps move it: there it must move 10^3 times the difference) */
+    double far = eps == DBL_EPSILON ? 1e6 * tol : d > 1024 ? 1e3 * e : 1e2 * tol;
+    CHECK(e <= tol && moved > far,
           "%s d=%d %s: half of S differs from the whole by %.3g (tolerance %.3g, moved %.3g)", act,
           d, extra ? extra : "", e, tol, moved);
     int sym = 1;
@@ -265,13 +271,30 @@ static void halves(const char *act, int d, const char *extra, long n)
     if (getenv("AIMSWEEP_TEST_VERBOSE"))
         printf("half against whole: %s d=%d %s: %.3g of tolerance\n", act, d, extra ? extra : "",
                e / tol);
-    for (int from = 0; from < 2; from++) {
-        struct sgd_state *r = resumed(m, from, !from, 5001, n);
-        double er = rel_diff(sgd_student(r), from ? h : w);
-        CHECK(er <= tol, "%s d=%d: resumed from half %d into %d differs by %.3g (tolerance %.3g)",
-              act, d, from, !from, er, tol);
-        sgd_state_destroy(&r);
-    }
+    for (int from = 0; from < 2; from++)
+        for (int at = 0; at < 2; at++) { /* an odd step count, and an even one after a resync */
+            long k = at ? 4096 : 5001;
+            struct sgd_state *r = resumed(m, from, !from, k, n);
+            double er = rel_diff(sgd_student(r), from ? h : w);
+            CHECK(er <= tol,
+                  "%s d=%d: resumed at %ld from half %d into %d differs by %.3g (tolerance %.3g)",
+                  act, d, k, from, !from, er, tol);
+            sgd_state_destroy(&r);
+        }
+    /* the checkpoint of the half says so in its magic ("SGD3"; the whole S's is "SGD2"), so that
+     * a build from before the half refuses it instead of reading K as S */
+    size_t lh, lw;
+    unsigned char *bh = saved(half, &lh), *bw = saved(whole, &lw);
+    CHECK(lh == lw && !memcmp(bh, "SGD3", 4) && !memcmp(bw, "SGD2", 4),
+          "%s d=%d: the magics are %.4s and %.4s", act, d, (const char *)bh, (const char *)bw);
+    free(bh);
+    free(bw);
+    /* one step per pass and back: the half again */
+    sgd_set_two_step(half, 0);
+    int off = sgd_symmetric(half);
+    sgd_set_two_step(half, 1);
+    CHECK(!off && sgd_symmetric(half), "%s d=%d: half of S %d with one step per pass, %d after",
+          act, d, off, sgd_symmetric(half));
     sgd_state_destroy(&half);
     sgd_state_destroy(&whole);
     model_destroy(&m);
@@ -318,6 +341,9 @@ int main(void)
         halves("erf", hd[i], NULL, n);
         halves("erf", hd[i], "precision=single", n);
     }
+    /* rows long enough for the passes' spans of columns (over 600 in double, 1024 in single) */
+    halves("erf", 640, NULL, 6000);
+    halves("erf", 1040, "precision=single", 6000);
     halves("relu", 70, "token_corr=0.3;outputs=all", n);
     halves("tanh", 66, "init_trace=0.5;index=uncentred", n);
     halves("h2", 72, "precision=single", n);

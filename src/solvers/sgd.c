@@ -663,8 +663,9 @@ static void set_sym(struct sgd_state *st, int on)
     if (on)
         sgd_sym_from_full(st, st->paired);
     else
-        sgd_sym_to_full(st, st->paired);
+        sgd_sym_to_full(st, st->paired, SGD_SYM_BAND);
     st->sym = on;
+    st->synced = 0;
     sgd_project_current(st);
 }
 
@@ -672,13 +673,14 @@ void sgd_set_two_step(struct sgd_state *st, int on)
 {
     sgd_two_flush(st);
     st->two = on && st->xp; /* xp is there where the two-step pass is */
-    set_sym(st, st->sym && st->two);
+    set_sym(st, st->two && !st->half_off);
     st->yn_ready = 0;
 }
 
 void sgd_set_symmetric(struct sgd_state *st, int on)
 {
     sgd_two_flush(st);
+    st->half_off = !on;
     set_sym(st, on);
     st->yn_ready = 0;
 }

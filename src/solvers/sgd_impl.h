@@ -59,9 +59,10 @@ struct sgd_state {
     double *cq;   /* untied: the deferred correction of Q */
     double *pbnn; /* untied: the projections on Q of the sample after xn */
     /* direct with an elementwise activation (sgd_sym.c): */
-    int sym;    /* P holds K, S = K + K^T; the projections pa, pan, pnn are on K */
-    double *hx; /* 2 T x d: the two corrections' tokens, one band halved (double) */
-    float *hxf; /* the same in single precision */
+    int sym;      /* P holds K, S = K + K^T; the projections pa, pan, pnn are on K */
+    int half_off; /* sgd_set_symmetric(0): the whole S kept, whatever the path */
+    double *hx;   /* 2 T x d: the two corrections' tokens, one band halved (double) */
+    float *hxf;   /* the same in single precision */
     long n;
 };
 
@@ -103,15 +104,15 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
 void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2]);
 void sgd_two_flush(struct sgd_state *st);
 /* sgd_sym.c: whether the state can keep K (direct, two steps per pass, an elementwise activation,
- * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K and back, in place (the
- * layout paired or row-major); the two-step kernel (sgd_two.c's) on K, the tokens of the
+ * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K and back (K over bands
+ * of `band` rows), in place (the layout paired or row-major); the two-step kernel (sgd_two.c's) on K, the tokens of the
  * corrections st->xp, st->x (and their float copies), the projections of Y and Y2 (double, or
  * the float copies in single precision); the closed form of a deferring step on the projections
  * o of y (d entries) on K, from the step's e (T x d), tokens x, alpha and diagonal term (S's). */
 int sgd_sym_possible(const struct sgd_state *st);
 double sgd_sym_entry(const struct sgd_state *st, int i, int j);
 void sgd_sym_from_full(struct sgd_state *st, int paired);
-void sgd_sym_to_full(struct sgd_state *st, int paired);
+void sgd_sym_to_full(struct sgd_state *st, int paired, int band);
 void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const double *C2,
                     const double *Y, const float *Yf, const double *Y2, const float *Y2f, double *O,
                     double *O2);

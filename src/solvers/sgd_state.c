@@ -19,12 +19,16 @@
  * are saved row-major also when they are kept paired (kern.h), so that a checkpoint reads back
  * on a machine with or without the AVX-512 kernel. */
 #define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
+/* A state whose P holds sgd_sym.c's K: a magic of its own, so that a build from before that path
+ * refuses it instead of reading K as S. */
+#define SGD_STATE_MAGIC_HALF 0x33444753u /* "SGD3" */
 #define SGD_STATE_ARRAYS 11
 
 struct sgd_state_head {
     uint32_t magic;
     int32_t decomposition, single, d, rows, T, k;
-    int32_t sym; /* P holds sgd_sym.c's K (0 in the checkpoints from before it: the padding) */
+    int32_t sym; /* P holds sgd_sym.c's K over bands of this many rows (SGD3), else 0 (SGD2: the
+                    padding of the checkpoints from before it) */
     int64_t n;
     double sp, sq, trS, nU, nV;
     struct rng g;
@@ -90,14 +94,14 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     struct sgd_state_head h;
     sgd_two_flush(st); /* the state as it stands after the step (sgd_two.c) */
     memset(&h, 0, sizeof h);
-    h.magic = SGD_STATE_MAGIC;
+    h.magic = st->sym ? SGD_STATE_MAGIC_HALF : SGD_STATE_MAGIC;
     h.decomposition = (int32_t)st->s.decomposition;
     h.single = st->single;
     h.d = st->d;
     h.rows = st->rows;
     h.T = st->T;
     h.k = st->k;
-    h.sym = st->sym;
+    h.sym = st->sym ? SGD_SYM_BAND : 0;
     h.n = st->n;
     h.sp = st->sp;
     h.sq = st->sq;
@@ -125,9 +129,10 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     if (n != sgd_state_size(st))
         return -1;
     memcpy(&h, buf, sizeof h);
-    if (h.magic != SGD_STATE_MAGIC || h.decomposition != (int32_t)st->s.decomposition ||
+    int half = h.magic == SGD_STATE_MAGIC_HALF;
+    if ((h.magic != SGD_STATE_MAGIC && !half) || h.decomposition != (int32_t)st->s.decomposition ||
         h.single != st->single || h.d != st->d || h.rows != st->rows || h.T != st->T ||
-        h.k != st->k || h.n < 0 || (h.sym && h.decomposition != DECOMP_DIRECT))
+        h.k != st->k || h.n < 0 || (half ? h.sym <= 0 || h.decomposition != DECOMP_DIRECT : h.sym))
         return -1;
     st->n = h.n;
     st->sp = h.sp;
@@ -151,11 +156,12 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
     }
-    if (h.sym != st->sym) { /* K into S or back (sgd_sym.c), the projections on what P holds */
+    if (h.sym != (st->sym ? SGD_SYM_BAND : 0)) { /* K into S and S into K (sgd_sym.c), the
+                                                    projections on what P then holds */
+        if (h.sym)
+            sgd_sym_to_full(st, st->paired, h.sym);
         if (st->sym)
             sgd_sym_from_full(st, st->paired);
-        else
-            sgd_sym_to_full(st, st->paired);
         sgd_project_current(st);
     }
     st->synced = 0;

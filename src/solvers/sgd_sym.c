@@ -21,9 +21,10 @@
  *   x_a^T S x_b = x_a . r_b + x_b . r_a,
  * which is how the index is made from them (sgd.c's indices). The closed form of the deferring
  * step takes K's correction, the band's tokens halved. Tr S = 2 sum_i K_ii. sgd_student writes
- * S = K + K^T out (exactly symmetric); a checkpoint holds K, with the flag in its head, and a
- * checkpoint of S (the whole matrix, another build's or one from before the path) is read
- * into K, and back, so that either reads the other.
+ * S = K + K^T out (exactly symmetric); a checkpoint holds K under a magic of its own (sgd_state.c)
+ * with the band's width, so that a build from before this path refuses it, and a checkpoint of
+ * S (the whole matrix, another build's or one from before the path) is read into K, and back,
+ * so that either reads the other.
  */
 #include <string.h>
 
@@ -36,8 +37,6 @@ int sgd_sym_possible(const struct sgd_state *st)
     return st->s.decomposition == DECOMP_DIRECT && st->two && st->T == 2 && st->d % 2 == 0 &&
            st->m->p.activation.kind != ACT_SOFTMAX;
 }
-
-static int band_of(int i) { return i / SGD_SYM_BAND; }
 
 /* Entry (i, j) of a stored direct matrix, row-major or paired. */
 static size_t at(const struct sgd_state *st, int paired, int i, int j)
@@ -60,7 +59,7 @@ static void put(struct sgd_state *st, int paired, int i, int j, double v)
 
 double sgd_sym_entry(const struct sgd_state *st, int i, int j)
 {
-    int bi = band_of(i), bj = band_of(j);
+    int bi = i / SGD_SYM_BAND, bj = j / SGD_SYM_BAND;
     if (bi == bj)
         return get(st, st->paired, i, j) + get(st, st->paired, j, i);
     return bi < bj ? get(st, st->paired, i, j) : get(st, st->paired, j, i);
@@ -72,7 +71,7 @@ void sgd_sym_from_full(struct sgd_state *st, int paired)
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
             double a = get(st, paired, i, j), b = get(st, paired, j, i);
-            if (band_of(i) == band_of(j)) {
+            if (i / SGD_SYM_BAND == j / SGD_SYM_BAND) {
                 put(st, paired, i, j, a / 2);
                 put(st, paired, j, i, b / 2);
             } else {
@@ -82,13 +81,13 @@ void sgd_sym_from_full(struct sgd_state *st, int paired)
         }
 }
 
-void sgd_sym_to_full(struct sgd_state *st, int paired)
+void sgd_sym_to_full(struct sgd_state *st, int paired, int band)
 {
     int d = st->d;
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
             double a = get(st, paired, i, j), b = get(st, paired, j, i);
-            if (band_of(i) == band_of(j)) {
+            if (i / band == j / band) {
                 put(st, paired, i, j, a + b);
                 put(st, paired, j, i, a + b);
             } else {
