@@ -194,7 +194,7 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
         sqlite3_finalize(q);
         return -2;
     }
-    int nc = sqlite3_column_count(q), rc;
+    int nc = sqlite3_column_count(q), rc = SQLITE_DONE;
     if (fmt == OUT_CSV) {
         rc = csv_rows(f, q, header);
     } else {
