@@ -369,11 +369,9 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i] && !(*bufs[i] = alloc_doubles(sizes[i])))
             goto fail;
-    if (ahead) { /* the look-ahead: the teacher rows that the passes would project */
+    if (ahead) { /* the look-ahead: every row of the teacher's factor, for all of the samples */
         st->ahead = sg ? SGD_AHEAD_F32 : SGD_AHEAD;
-        int passes = p->decomposition == DECOMP_UNTIED ? 2 : 1;
-        for (int q = 0; q < passes; q++)
-            st->nfz += k - st->nfz < st->rows / 2 ? k - st->nfz : st->rows / 2;
+        st->nfz = k;
         st->ax = alloc_doubles((size_t)st->ahead * Td);
         if (sg)
             st->axf = alloc_floats((size_t)st->ahead * Td);
@@ -511,13 +509,15 @@ void sgd_pass(struct sgd_state *st, double *M, float *Mf, double s, double *C, d
     size_t n = (size_t)st->T * st->rows, skip = (size_t)*f * st->d;
     for (size_t i = 0; i < n; i++)
         C[i] /= s;
-    if (Mf && st->ahead) /* the teacher's rows were projected ahead (next_sample) */
-        *f += kern_update_project_ahead_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
-                                            st->k - *f);
-    else if (st->ahead)
-        *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O, NULL,
-                                               st->k - *f, NULL, 0);
-    else if (st->paired)
+    if (st->ahead) { /* the teacher's rows were all projected ahead (next_sample) */
+        if (Mf)
+            kern_update_project_ahead_f32(Mf, st->rows, st->d, st->T, C, st->xf, st->xnf, O,
+                                          st->k - *f);
+        else
+            kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O, NULL,
+                                             st->k - *f, NULL, 0);
+        *f = st->nfz;
+    } else if (st->paired)
         *f += kern_update_project_fused_paired(M, st->rows, st->d, st->T, C, st->x, st->xn, O,
                                                st->Ft + skip, st->k - *f, st->zn + *f, st->k);
     else if (Mf)

@@ -31,7 +31,7 @@ struct sgd_state {
     int paired;     /* P and Q in kern.h's paired layout (double, AVX-512, T = 2) */
     double *ptmp;   /* 2 d entries: one pair of rows when the layout is changed in place */
     /* the samples drawn ahead (sgd.c's next_sample): */
-    int ahead, nfz;    /* samples a draw (0: off); the teacher rows projected ahead (the passes') */
+    int ahead, nfz;    /* samples a draw (0: off); the teacher rows projected ahead (all, k) */
     double *ax, *ayy;  /* `ahead` samples (T x d) and their tokens interleaved (double) */
     float *axf;        /* in single precision: those samples as float (for the kernels) */
     double *az;        /* their teacher rows (T x k each, the first nfz of each row) */

@@ -31,9 +31,8 @@ void sgd_state_destroy(struct sgd_state **st);
 int sgd_steps(struct sgd_state *st, long nsteps);
 /* How many samples share one read of the teacher's factor: those drawn ahead with the paired
  * layout (double precision with AVX-512, T = 2) or with the float vector kernels (precision
- * single with AVX2, T = 2), else 1. For the bytes a step moves (bench).
- * Only the factor's rows the pass would project are shared (all of them when the teacher's rank
- * is at most half the student's rows, as in the bench); the others are read once a sample. */
+ * single with AVX2, T = 2), else 1. For the bytes a step moves (bench). Every row of the
+ * factor is shared. */
 int sgd_samples_per_factor_read(const struct sgd_state *st);
 /* Steps per pass over the stored parameters: 2 for the two-step pass (T = 2: in double with the
  * AVX-512 kernel, tied and untied in single with the float kernels; sgd_two.c), else 1. */
