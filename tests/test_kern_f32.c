@@ -326,6 +326,14 @@ static void order_one(struct rng *g, int n, int m)
     free(O2);
 }
 
+/* n coefficients of a correction: normals times 0.01 (a step's size). */
+static void small_coefficients(struct rng *g, double *C, size_t n)
+{
+    rng_normals(g, C, n);
+    for (size_t i = 0; i < n; i++)
+        C[i] *= 0.01;
+}
+
 /* kern_update2_project2_f32 (two steps per pass in single precision, sgd_two.c) against two
  * one-step passes of the look-ahead kernel, with direct's diagonal term dg between them as its
  * step adds it (in double, then rounded): the rows bit for bit, the projections on Y bit for bit
@@ -346,12 +354,8 @@ static void two_step_one(struct rng *g, int n, int m, double dg)
            *O2a = malloc(sizeof(double) * Tn), *Ob = malloc(sizeof(double) * Tn),
            *O2b = malloc(sizeof(double) * Tn), *Of = malloc(sizeof(double) * Tn),
            *O2f = malloc(sizeof(double) * Tn);
-    rng_normals(g, C1, Tn);
-    rng_normals(g, C2, Tn);
-    for (size_t i = 0; i < Tn; i++) {
-        C1[i] *= 0.01;
-        C2[i] *= 0.01;
-    }
+    small_coefficients(g, C1, Tn);
+    small_coefficients(g, C2, Tn);
     memcpy(A, M0, sizeof(float) * nm);
     memcpy(B, M0, sizeof(float) * nm);
     memcpy(F, M0, sizeof(float) * nm);
@@ -405,12 +409,8 @@ static void block_ld(struct rng *g, int N, int r0, int rows, double dg)
            *O2s = malloc(sizeof(double) * 2 * rows), *c1 = malloc(sizeof(double) * 2 * rows),
            *c2 = malloc(sizeof(double) * 2 * rows), *Ob = malloc(sizeof(double) * 2 * rows),
            *O2b = malloc(sizeof(double) * 2 * rows);
-    rng_normals(g, C1, TN);
-    rng_normals(g, C2, TN);
-    for (size_t i = 0; i < TN; i++) {
-        C1[i] *= 0.01;
-        C2[i] *= 0.01;
-    }
+    small_coefficients(g, C1, TN);
+    small_coefficients(g, C2, TN);
     memcpy(Mb, M0, sizeof(float) * NN);
     memcpy(Mf, M0, sizeof(float) * NN);
     int rc =

@@ -4,18 +4,18 @@
  *
  * A step reads and writes the student's parameters once (the fused pass in sgd.c) and reads
  * the teacher's factor once (the teacher's index of the next sample), so it moves
- *   direct: 16 d^2 + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
- * (k = rank of the teacher factor; direct keeping half of S, sgd_sym.c, passes over
- * d^2/2 + 16 d of its entries instead of d^2: sgd_entries_per_pass) in double precision, and half that in single (4-byte
+ *   direct: 16 E + 8 d k,  tied: 16 d r + 8 d k,  untied: 32 d r + 8 d k  bytes
+ * (k = rank of the teacher factor; E = d^2, or d^2/2 + 16 d where direct keeps half of S,
+ * sgd_sym.c: sgd_entries_per_pass) in double precision, and half that in single (4-byte
  * entries); where the step draws its samples ahead and projects the factor for several at once
  * (sgd_samples_per_factor_read), the factor's term is divided by their number, and where one
- * pass over the parameters makes two steps (sgd_steps_per_pass) so is theirs. The
- * bandwidth is measured by a kernel that moves exactly these bytes (one read-modify-write stream
- * over a buffer the size of the parameters, one read stream over a buffer the size of the
- * factor, in the step's element type); the memory time of a step is its bytes over that
- * bandwidth. A step also makes 2T multiply-adds per parameter entry (T for the correction, T for
- * the projections of the next sample) and T per entry of the teacher's factor:
- *   direct: 4 d^2 + 2 d k,  tied: 4 d r + 2 d k,  untied: 8 d r + 2 d k  (T = 2)
+ * pass over the parameters makes two steps (sgd_steps_per_pass) so is theirs. The bandwidth is
+ * measured by a kernel that moves exactly these bytes (one read-modify-write stream over a
+ * buffer the size of the parameters, one read stream over a buffer the size of the factor, in
+ * the step's element type); the memory time of a step is its bytes over that bandwidth. A step
+ * also makes 2T multiply-adds per parameter entry (T for the correction, T for the projections
+ * of the next sample) and T per entry of the teacher's factor:
+ *   direct: 4 E + 2 d k,  tied: 4 d r + 2 d k,  untied: 8 d r + 2 d k  (T = 2)
  * in either precision; the compute time of a step is that count over the multiply-add rate this
  * machine shows in the widest vectors of the build (kern_fma_burst, independent chains, the
  * step's element type). The roofline time is the larger of the two (a step can be no faster than

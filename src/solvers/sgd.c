@@ -74,8 +74,8 @@
  *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
  * sgd_two.c (two steps per pass), sgd_sym.c (half of direct's S), sgd_sample.c (the samples and
- * the look-ahead), sgd_reference.c (the plain step the tests compare with). The state's layout is in sgd_impl.h; sgd_state.c
- * writes it as bytes for checkpoints and reads it back.
+ * the look-ahead), sgd_reference.c (the plain step the tests compare with). The state's layout
+ * is in sgd_impl.h; sgd_state.c writes it as bytes for checkpoints and reads it back.
  */
 #include "aimsweep/solvers/sgd.h"
 #include "aimsweep/model/limits.h"

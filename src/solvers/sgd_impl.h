@@ -105,10 +105,11 @@ void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const d
 void sgd_two_flush(struct sgd_state *st);
 /* sgd_sym.c: whether the state can keep K (direct, two steps per pass, an elementwise activation,
  * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K and back (K over bands
- * of `band` rows), in place (the layout paired or row-major); the two-step kernel (sgd_two.c's) on K, the tokens of the
- * corrections st->xp, st->x (and their float copies), the projections of Y and Y2 (double, or
- * the float copies in single precision); the closed form of a deferring step on the projections
- * o of y (d entries) on K, from the step's e (T x d), tokens x, alpha and diagonal term (S's). */
+ * of `band` rows), in place (the layout paired or row-major); the two-step kernel
+ * (sgd_two.c's) on K, the tokens of the corrections st->xp, st->x (and their float copies),
+ * the projections of Y and Y2 (double, or the float copies in single precision); the closed
+ * form of a deferring step on the projections o of y (d entries) on K, from the step's e
+ * (T x d), tokens x, alpha and diagonal term (S's). */
 int sgd_sym_possible(const struct sgd_state *st);
 double sgd_sym_entry(const struct sgd_state *st, int i, int j);
 void sgd_sym_from_full(struct sgd_state *st, int paired);

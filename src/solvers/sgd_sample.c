@@ -35,8 +35,9 @@ void sgd_draw_next(struct sgd_state *st)
  * the fused order instead of kern_project's, which moves such runs (k > rows/2: goe,
  * wishart(rho > 0.5), wishart(0.5) at odd d) at the level of rounding against a build without
  * the look-ahead: 10^-16 relative in double, 10^-8 in single where the float orders differ
- * (at d = 101, not at d = 100). The generator after each sample is kept with it: a checkpoint saves the one just
- * past the next sample, as without the look-ahead, and a restored run draws again from there. */
+ * (at d = 101, not at d = 100). The generator after each sample is kept with it: a checkpoint
+ * saves the one just past the next sample, as without the look-ahead, and a restored run draws
+ * again from there. */
 static void ahead_fill(struct sgd_state *st)
 {
     int d = st->d, T = st->T, k = st->k;

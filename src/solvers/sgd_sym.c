@@ -96,50 +96,50 @@ void sgd_sym_to_full(struct sgd_state *st, int paired, int band)
         }
 }
 
-/* The entries [s, s + nb) of each of the T tokens (rows of d) in h (double) or hf (float): x's
- * halved, or x's as they are (back). */
-static void halve(double *h, float *hf, const double *x, const float *xf, int T, int d, int s,
-                  int nb, int back)
+/* The entries [s, s + nb) of each of the T tokens (rows of d) in h (double) or hf (float),
+ * halved in place. */
+static void halve(double *h, float *hf, int T, int d, int s, int nb)
 {
     for (int t = 0; t < T; t++)
         for (int j = s; j < s + nb; j++) {
             size_t e = (size_t)t * d + j;
             if (h)
-                h[e] = back ? x[e] : x[e] / 2;
-            if (hf)
-                hf[e] = back ? xf[e] : xf[e] / 2;
+                h[e] /= 2;
+            else if (hf)
+                hf[e] /= 2;
         }
 }
 
+/* The bands in order, each over its columns from s on: band k's own columns are halved in the
+ * copies of the tokens just before its pass, and no later band reads them, so nothing is put
+ * back. */
 void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const double *C2,
                     const double *Y, const float *Yf, const double *Y2, const float *Y2f, double *O,
                     double *O2)
 {
     int d = st->d, T = st->T;
     size_t Td = (size_t)T * d;
-    const double *X1 = st->xp, *X2 = st->x;
-    const float *X1f = st->xpf, *X2f = st->xf;
     double *h1 = st->hx, *h2 = st->hx ? st->hx + Td : NULL;
     float *h1f = st->hxf, *h2f = st->hxf ? st->hxf + Td : NULL;
     if (h1 && h2) {
         if (C1)
-            memcpy(h1, X1, sizeof(double) * Td);
+            memcpy(h1, st->xp, sizeof(double) * Td);
         if (C2)
-            memcpy(h2, X2, sizeof(double) * Td);
+            memcpy(h2, st->x, sizeof(double) * Td);
     } else if (h1f && h2f) {
         if (C1)
-            memcpy(h1f, X1f, sizeof(float) * Td);
+            memcpy(h1f, st->xpf, sizeof(float) * Td);
         if (C2)
-            memcpy(h2f, X2f, sizeof(float) * Td);
+            memcpy(h2f, st->xf, sizeof(float) * Td);
     }
     for (int s = 0; s < d; s += SGD_SYM_BAND) {
         int nb = d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND, len = d - s;
         const double *c1 = C1 ? C1 + s : NULL, *c2 = C2 ? C2 + s : NULL;
         double *o = O ? O + s : NULL, *o2 = O2 ? O2 + s : NULL;
         if (C1)
-            halve(st->P ? h1 : NULL, st->P ? NULL : h1f, X1, X1f, T, d, s, nb, 0);
+            halve(h1, h1f, T, d, s, nb);
         if (C2)
-            halve(st->P ? h2 : NULL, st->P ? NULL : h2f, X2, X2f, T, d, s, nb, 0);
+            halve(h2, h2f, T, d, s, nb);
         if (st->P)
             kern_update2_project2_paired_ld(st->P + (size_t)s * d + 2 * (size_t)s, nb, len,
                                             (size_t)d, d, d, c1, c1 ? h1 + s : NULL, dg / 2, c2,
@@ -149,10 +149,6 @@ void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const dou
             kern_update2_project2_f32_ld(st->Pf + (size_t)s * d + s, nb, len, (size_t)d, d, d, c1,
                                          c1 ? h1f + s : NULL, dg / 2, c2, c2 ? h2f + s : NULL,
                                          Yf ? Yf + s : NULL, Y2f ? Y2f + s : NULL, o, o2);
-        if (C1)
-            halve(st->P ? h1 : NULL, st->P ? NULL : h1f, X1, X1f, T, d, s, nb, 1);
-        if (C2)
-            halve(st->P ? h2 : NULL, st->P ? NULL : h2f, X2, X2f, T, d, s, nb, 1);
     }
 }
 
