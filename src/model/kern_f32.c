@@ -56,6 +56,14 @@
 #define KERN_F32_512 0
 #endif
 
+/* A token loaded once per block of columns stays in a register for every row that uses it. Left
+ * to itself GCC folds each use into its multiply-add as a memory operand, so a token serving two
+ * rows was loaded twice: the two-step pass made 18 loads and two prefetches per 16 multiply-adds,
+ * and with two 512-bit loads a cycle (Zen 5) the loads, not the arithmetic, bounded it (0.6 of
+ * the multiply-add rate at d = 400). The empty asm makes the value a register the compiler cannot
+ * see into; it changes no arithmetic. */
+#define IN_REGISTER(x) __asm__("" : "+v"(x))
+
 /* Products per float partial sum before it goes into the double total: every sum folds its two
  * partial sums (over columns 16c + l and 16c + 8 + l) every 16 KERN_F32_TERMS columns. A fold is
  * a conversion and an addition per partial sum beside the q multiply-adds that made it, on the
@@ -193,6 +201,10 @@ update_project_rows_f32(float *r, int nr, int m, const float *a, const float *b,
         for (; j < end; j += 16) {
             __m512 X0 = _mm512_loadu_ps(x0 + j), X1 = _mm512_loadu_ps(x1 + j);
             __m512 Y0 = _mm512_loadu_ps(y0 + j), Y1 = _mm512_loadu_ps(y1 + j);
+            IN_REGISTER(X0);
+            IN_REGISTER(X1);
+            IN_REGISTER(Y0);
+            IN_REGISTER(Y1);
             for (int h = 0; h < nr; h++) {
                 float *u = r + (size_t)h * m + j;
                 __m512 v = _mm512_fnmadd_ps(A[h], X0, _mm512_loadu_ps(u));
@@ -344,6 +356,7 @@ static inline __attribute__((always_inline)) void project_rows_span_f32(const fl
                 F[h] = _mm512_loadu_ps(f + (size_t)h * m + j);
             for (int q = 0; q < ny; q++) {
                 __m512 Y = _mm512_loadu_ps(y[q] + j);
+                IN_REGISTER(Y);
                 for (int h = 0; h < nr; h++)
                     s[ny * h + q] = _mm512_fmadd_ps(F[h], Y, s[ny * h + q]);
             }
@@ -581,7 +594,9 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
             for (int h = 0; h < nr; h++)
                 v[h] = _mm512_loadu_ps(r + (size_t)h * ld + j);
             if (c1) {
-                const __m512 X0 = _mm512_loadu_ps(x10 + j), X1 = _mm512_loadu_ps(x11 + j);
+                __m512 X0 = _mm512_loadu_ps(x10 + j), X1 = _mm512_loadu_ps(x11 + j);
+                IN_REGISTER(X0);
+                IN_REGISTER(X1);
                 for (int h = 0; h < nr; h++)
                     v[h] = _mm512_fnmadd_ps(B1[h], X1, _mm512_fnmadd_ps(A1[h], X0, v[h]));
             }
@@ -589,7 +604,9 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
                 for (int h = 0; h < nr; h++)
                     v[h] = diag_f32(v[h], dcol + h - j, dg);
             if (c2) {
-                const __m512 X0 = _mm512_loadu_ps(x20 + j), X1 = _mm512_loadu_ps(x21 + j);
+                __m512 X0 = _mm512_loadu_ps(x20 + j), X1 = _mm512_loadu_ps(x21 + j);
+                IN_REGISTER(X0);
+                IN_REGISTER(X1);
                 for (int h = 0; h < nr; h++)
                     v[h] = _mm512_fnmadd_ps(B2[h], X1, _mm512_fnmadd_ps(A2[h], X0, v[h]));
             }
@@ -597,7 +614,8 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
                 for (int h = 0; h < nr; h++)
                     _mm512_storeu_ps(r + (size_t)h * ld + j, v[h]);
             for (int q = 0; q < ny; q++) {
-                const __m512 Y = _mm512_loadu_ps(y[q] + j);
+                __m512 Y = _mm512_loadu_ps(y[q] + j);
+                IN_REGISTER(Y);
                 for (int h = 0; h < nr; h++)
                     s[ny * h + q] = _mm512_fmadd_ps(v[h], Y, s[ny * h + q]);
             }
