@@ -14,6 +14,7 @@
  * fold, KERN_F32_TERMS = 2^16, the m = 16411 checks fail; a wrong stride or a skipped tail
  * makes most checks fail). */
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -461,6 +462,72 @@ static void block_ld(struct rng *g, int N, int r0, int rows, double dg)
     free(Os), free(O2s), free(c1), free(c2), free(Ob), free(O2b);
 }
 
+/* kern_band2_project2_f32 on a block kept column by column, against kern_update2_project2_f32_ld
+ * on the same block row-major, for each case of the flags (`which`: both corrections, the second
+ * alone, the first alone, the projection alone; dg with the first two): the entries bit for bit,
+ * each sum bit for bit the lane order written out below (a float partial sum over each 32
+ * columns in their order, fmaf, then added in double), and within KERN_F32_TOL of the exact sum.
+ * Blocks of 2 to 32 rows (whole and partial vectors of 8 and 16 lanes), rows of one column to
+ * several partial sums, the tokens' and coefficients' rows apart by more than the block.
+ * (Planted: the second token's sums written to the first's place fails 710 checks, dg left out
+ * 224, partial sums over 16 columns instead of 32 262.) */
+static void band_one(struct rng *g, int rows, int m, int which, double dg)
+{
+    int ldx = m + 3, ldc = rows + 5;
+    size_t nm = (size_t)rows * m;
+    float *R = floats(g, nm, 0), *B = malloc(sizeof(float) * nm),
+          *X1 = floats(g, 2 * (size_t)ldx, 0), *X2 = floats(g, 2 * (size_t)ldx, 0),
+          *Y = floats(g, 2 * (size_t)ldx, 0), *Y2 = floats(g, 2 * (size_t)ldx, 0);
+    double *C1 = malloc(sizeof(double) * 2 * ldc), *C2 = malloc(sizeof(double) * 2 * ldc);
+    double *Oa = calloc(2 * (size_t)ldc, sizeof(double)),
+           *O2a = calloc(2 * (size_t)ldc, sizeof(double)),
+           *Ob = calloc(2 * (size_t)ldc, sizeof(double)),
+           *O2b = calloc(2 * (size_t)ldc, sizeof(double));
+    small_coefficients(g, C1, 2 * (size_t)ldc);
+    small_coefficients(g, C2, 2 * (size_t)ldc);
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < m; j++)
+            B[(size_t)j * rows + r] = R[(size_t)r * m + j];
+    const double *c1 = which == 0 || which == 2 ? C1 : NULL, *c2 = which <= 1 ? C2 : NULL;
+    const float *y = which == 2 ? NULL : Y, *y2 = which <= 1 ? Y2 : NULL;
+    int ny = y ? (y2 ? 4 : 2) : 0;
+    int ra = kern_update2_project2_f32_ld(R, rows, m, (size_t)m, ldx, ldc, c1, c1 ? X1 : NULL, dg,
+                                          c2, c2 ? X2 : NULL, y, y2, Oa, O2a);
+    int rb = kern_band2_project2_f32(B, rows, m, ldx, ldc, c1, c1 ? X1 : NULL, dg, c2,
+                                     c2 ? X2 : NULL, y, y2, Ob, O2b);
+    CHECK(!ra && !rb, "band rows=%d m=%d case %d: refused (%d %d)", rows, m, which, ra, rb);
+    int same = 1;
+    for (int r = 0; r < rows; r++)
+        for (int j = 0; j < m; j++)
+            same &= !memcmp(&B[(size_t)j * rows + r], &R[(size_t)r * m + j], sizeof(float));
+    CHECK(same, "band rows=%d m=%d case %d dg=%g: entries not the row-major kernel's", rows, m,
+          which, dg);
+    const float *yq[4] = {Y, Y + ldx, Y2, Y2 + ldx};
+    const double *oq[4] = {Ob, Ob + ldc, O2b, O2b + ldc};
+    int order = 1;
+    for (int q = 0; q < ny; q++)
+        for (int r = 0; r < rows; r++) {
+            double t = 0;
+            for (int j0 = 0; j0 < m; j0 += 32) {
+                float p = 0;
+                for (int j = j0; j < m && j < j0 + 32; j++)
+                    p = fmaf(B[(size_t)j * rows + r], yq[q][j], p);
+                t += (double)p;
+            }
+            order &= !memcmp(&t, &oq[q][r], sizeof t);
+        }
+    CHECK(order, "band rows=%d m=%d case %d: sums not in the lane order", rows, m, which);
+    if (ny) { /* against the exact sums over the rows (row-major R holds them too) */
+        double e1 = proj_err(R, rows, m, 1, Y, Ob, ldc),
+               e2 = proj_err(R, rows, m, 1, Y + ldx, Ob + ldc, ldc);
+        CHECK(e1 <= KERN_F32_TOL && e2 <= KERN_F32_TOL,
+              "band rows=%d m=%d case %d: sums off the exact ones by %.3g and %.3g u sum |M Y|",
+              rows, m, which, e1, e2);
+    }
+    free(R), free(B), free(X1), free(X2), free(Y), free(Y2), free(C1), free(C2);
+    free(Oa), free(O2a), free(Ob), free(O2b);
+}
+
 int main(void)
 {
     struct rng g;
@@ -514,6 +581,21 @@ int main(void)
             block_ld(&g, bN[a], br[a], bk[a], 0);
             block_ld(&g, bN[a], br[a], bk[a], -0.37512345678901234);
         }
+        /* the bands column by column */
+        int kr[] = {2, 6, 8, 10, 16, 18, 24, 30, 32};
+        int km[] = {1, 2, 16, 17, 32, 33, 64, 65, 401};
+        for (size_t a = 0; a < sizeof kr / sizeof kr[0]; a++)
+            for (size_t b = 0; b < sizeof km / sizeof km[0]; b++)
+                for (int w = 0; w < 4; w++) {
+                    band_one(&g, kr[a], km[b], w, 0);
+                    if (w <= 1 && km[b] >= kr[a])
+                        band_one(&g, kr[a], km[b], w, -0.37512345678901234);
+                }
+        float one = 1;
+        double o[2] = {0, 0};
+        CHECK(kern_band2_project2_f32(&one, 34, 1, 1, 34, NULL, NULL, 0, NULL, NULL, &one, NULL, o,
+                                      o) == -1,
+              "band of 34 rows not refused");
     }
     printf("vector kernels in this build: %s\n", kern_vector() == 2 ? "yes (AVX-512 and AVX2, FMA)"
                                                  : kern_vector()    ? "yes (AVX2, FMA)"

@@ -809,3 +809,214 @@ int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const fl
         return -1;
     return kern_update2_project2_f32_ld(M, n, m, (size_t)m, m, n, C1, X1, dg, C2, X2, Y, Y2, O, O2);
 }
+
+/* The two-step pass on a block of `rows` <= 32 rows kept column by column (sgd_sym.c's bands of
+ * direct's K in precision single): entry (r, j) at B[j rows + r]. A vector holds one column of
+ * KERN_F32_BAND_LANES rows, so each lane is one row and its projections need no sums across
+ * lanes: the rows of the row-major pass are half as long as d on average in direct's bands, and
+ * there each pair of rows cost about 17 ns besides its loop over the columns (the folds, the
+ * sums across lanes, the start of its chain of multiply-adds), a third of the pass at d = 400.
+ * Each entry takes what it takes in kern_update2_project2_f32_ld (the corrections' multiply-adds
+ * in the same order, dg in double and rounded), so the block's entries are that kernel's bit for
+ * bit; each projection is one float partial sum per KERN_F32_TERMS columns, in the order of the
+ * columns, added into its double total (error q u sum |M Y| as above). The sums are made lane
+ * by lane, so the 16-lane and the 8-lane kernels make them alike. */
+#if KERN_F32_VECTOR
+#if KERN_F32_512
+#define KERN_F32_BAND_LANES 16
+#define KERN_F32_BAND_VECS 2 /* 32 rows a loop: eight chains of multiply-adds per token pair */
+#else
+#define KERN_F32_BAND_LANES 8
+#define KERN_F32_BAND_VECS 1 /* sixteen registers */
+#endif
+
+/* Rows r0 to r0 + nv lanes (those past `rows` masked off when `part`) over every column. */
+static inline __attribute__((always_inline)) void
+band_group_f32(const int c1, const int c2, const int ny, const int hasdg, const int nv,
+               const int part, float *B, int rows, int m, int r0, const float *cf, const float *x10,
+               const float *x11, const float *x20, const float *x21, const float *const *y,
+               double dg, double *tot)
+{
+    enum { L = KERN_F32_BAND_LANES, W = 2 * KERN_F32_BAND_LANES + L };
+    const int live = rows - r0 < nv * L ? rows - r0 : nv * L;
+#if KERN_F32_512
+    typedef __m512 vec;
+    __mmask16 mk[2];
+    for (int v = 0; v < nv; v++) {
+        int n = live - v * L < 0 ? 0 : live - v * L > L ? L : live - v * L;
+        mk[v] = (__mmask16)((1u << n) - 1);
+    }
+#define BV_LOAD(p, v) (part ? _mm512_maskz_loadu_ps(mk[v], p) : _mm512_loadu_ps(p))
+#define BV_STORE(p, v, x) (part ? _mm512_mask_storeu_ps(p, mk[v], x) : _mm512_storeu_ps(p, x))
+#define BV_SET1(a) _mm512_set1_ps(a)
+#define BV_FNMADD(a, b, c) _mm512_fnmadd_ps(a, b, c)
+#define BV_FMADD(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define BV_ZERO() _mm512_setzero_ps()
+#define BV_COEF(p) _mm512_loadu_ps(p)
+#define BV_DIAG(x, k) diag_f32(x, k, dg)
+#else
+    typedef __m256 vec;
+    __m256i mk[1];
+    mk[0] = lanes_ps(live);
+#define BV_LOAD(p, v) (part ? _mm256_maskload_ps(p, mk[v]) : _mm256_loadu_ps(p))
+#define BV_STORE(p, v, x)                                                                          \
+    do {                                                                                           \
+        if (part)                                                                                  \
+            _mm256_maskstore_ps(p, mk[v], x);                                                      \
+        else                                                                                       \
+            _mm256_storeu_ps(p, x);                                                                \
+    } while (0)
+#define BV_SET1(a) _mm256_set1_ps(a)
+#define BV_FNMADD(a, b, c) _mm256_fnmadd_ps(a, b, c)
+#define BV_FMADD(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define BV_ZERO() _mm256_setzero_ps()
+#define BV_COEF(p) _mm256_loadu_ps(p)
+#define BV_DIAG(x, k) diag8_f32(x, k, dg)
+#endif
+    (void)W;
+    vec A1[KERN_F32_BAND_VECS], B1[KERN_F32_BAND_VECS], A2[KERN_F32_BAND_VECS],
+        B2[KERN_F32_BAND_VECS];
+    for (int v = 0; v < nv; v++) { /* cf: a1, b1, a2, b2 of the block's rows, 48 apart */
+        A1[v] = BV_COEF(cf + r0 + v * L);
+        B1[v] = BV_COEF(cf + 48 + r0 + v * L);
+        A2[v] = BV_COEF(cf + 96 + r0 + v * L);
+        B2[v] = BV_COEF(cf + 144 + r0 + v * L);
+    }
+    for (int j0 = 0; j0 < m; j0 += KERN_F32_TERMS) {
+        int j1 = m - j0 < KERN_F32_TERMS ? m : j0 + KERN_F32_TERMS;
+        vec s[4 * KERN_F32_BAND_VECS];
+        for (int q = 0; q < ny * nv; q++)
+            s[q] = BV_ZERO();
+        for (int j = j0; j < j1; j++) {
+            float *c = B + (size_t)j * rows + r0;
+            for (int v = 0; v < nv; v++) /* eight columns ahead */
+                _mm_prefetch((const char *)(c + 8 * (size_t)rows + v * L), _MM_HINT_T0);
+            vec u[KERN_F32_BAND_VECS];
+            for (int v = 0; v < nv; v++)
+                u[v] = BV_LOAD(c + v * L, v);
+            if (c1) {
+                const vec X0 = BV_SET1(x10[j]), X1 = BV_SET1(x11[j]);
+                for (int v = 0; v < nv; v++)
+                    u[v] = BV_FNMADD(B1[v], X1, BV_FNMADD(A1[v], X0, u[v]));
+            }
+            if (hasdg)
+                for (int v = 0; v < nv; v++)
+                    if (j >= r0 + v * L && j < r0 + (v + 1) * L)
+                        u[v] = BV_DIAG(u[v], j - r0 - v * L);
+            if (c2) {
+                const vec X0 = BV_SET1(x20[j]), X1 = BV_SET1(x21[j]);
+                for (int v = 0; v < nv; v++)
+                    u[v] = BV_FNMADD(B2[v], X1, BV_FNMADD(A2[v], X0, u[v]));
+            }
+            if (c1 || c2)
+                for (int v = 0; v < nv; v++)
+                    BV_STORE(c + v * L, v, u[v]);
+            for (int q = 0; q < ny; q++) {
+                const vec Y = BV_SET1(y[q][j]);
+                for (int v = 0; v < nv; v++)
+                    s[q * nv + v] = BV_FMADD(u[v], Y, s[q * nv + v]);
+            }
+        }
+        for (int q = 0; q < ny; q++) /* each lane's partial sum into its row's total */
+            for (int v = 0; v < nv; v++) {
+                double *t = tot + q * 48 + r0 + v * L;
+#if KERN_F32_512
+                const __m512 x = s[q * nv + v];
+                _mm512_storeu_pd(t, _mm512_add_pd(_mm512_loadu_pd(t),
+                                                  _mm512_cvtps_pd(_mm512_castps512_ps256(x))));
+                _mm512_storeu_pd(t + 8,
+                                 _mm512_add_pd(_mm512_loadu_pd(t + 8),
+                                               _mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1))));
+#else
+                const __m256 x = s[q * nv + v];
+                _mm256_storeu_pd(t, _mm256_add_pd(_mm256_loadu_pd(t),
+                                                  _mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+                _mm256_storeu_pd(t + 4,
+                                 _mm256_add_pd(_mm256_loadu_pd(t + 4),
+                                               _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+#endif
+            }
+    }
+#undef BV_LOAD
+#undef BV_STORE
+#undef BV_SET1
+#undef BV_FNMADD
+#undef BV_FMADD
+#undef BV_ZERO
+#undef BV_COEF
+#undef BV_DIAG
+}
+
+static inline __attribute__((always_inline)) void
+band_pass_f32(const int c1, const int c2, const int ny, const int hasdg, float *B, int rows, int m,
+              int ldx, int ldc, const double *C1, const float *X1, double dg, const double *C2,
+              const float *X2, const float *Y, const float *Y2, double *O, double *O2)
+{
+    enum { L = KERN_F32_BAND_LANES, G = KERN_F32_BAND_LANES * KERN_F32_BAND_VECS };
+    /* the coefficients in float (rounded once per row, as the row-major pass does), zero past
+     * the rows; the totals of the projections, 48 apart */
+    float cf[4 * 48] = {0};
+    double tot[4 * 48] = {0};
+    for (int r = 0; r < rows; r++) {
+        if (c1) {
+            cf[r] = (float)C1[r];
+            cf[48 + r] = (float)C1[ldc + r];
+        }
+        if (c2) {
+            cf[96 + r] = (float)C2[r];
+            cf[144 + r] = (float)C2[ldc + r];
+        }
+    }
+    const float *y[4] = {Y, Y ? Y + ldx : NULL, Y2, Y2 ? Y2 + ldx : NULL};
+    const float *x10 = X1, *x11 = X1 ? X1 + ldx : NULL, *x20 = X2, *x21 = X2 ? X2 + ldx : NULL;
+#define BAND_ARGS B, rows, m, r0, cf, x10, x11, x20, x21, y, dg, tot
+    int r0 = 0;
+    for (; r0 + G <= rows; r0 += G)
+        band_group_f32(c1, c2, ny, hasdg, KERN_F32_BAND_VECS, 0, BAND_ARGS);
+    for (; r0 + L <= rows; r0 += L)
+        band_group_f32(c1, c2, ny, hasdg, 1, 0, BAND_ARGS);
+    if (r0 < rows)
+        band_group_f32(c1, c2, ny, hasdg, 1, 1, BAND_ARGS);
+#undef BAND_ARGS
+    for (int r = 0; r < rows && ny; r++) {
+        O[r] = tot[r];
+        O[ldc + r] = tot[48 + r];
+        if (ny == 4) {
+            O2[r] = tot[96 + r];
+            O2[ldc + r] = tot[144 + r];
+        }
+    }
+}
+#endif
+
+int kern_band2_project2_f32(float *B, int rows, int m, int ldx, int ldc, const double *C1,
+                            const float *X1, double dg, const double *C2, const float *X2,
+                            const float *Y, const float *Y2, double *O, double *O2)
+{
+#if KERN_F32_VECTOR
+    int ny = Y ? (Y2 ? 4 : 2) : 0;
+    if (rows < 0 || rows > 32 || (dg != 0 && (rows > m || !C2 || ny != 4)))
+        return -1;
+#define BAND_ARGS2 B, rows, m, ldx, ldc, C1, X1, dg, C2, X2, Y, Y2, O, O2
+    if (C1 && C2 && ny == 4 && dg != 0)
+        band_pass_f32(1, 1, 4, 1, BAND_ARGS2);
+    else if (!C1 && C2 && ny == 4 && dg != 0)
+        band_pass_f32(0, 1, 4, 1, BAND_ARGS2);
+    else if (C1 && C2 && ny == 4)
+        band_pass_f32(1, 1, 4, 0, BAND_ARGS2);
+    else if (!C1 && C2 && ny == 4)
+        band_pass_f32(0, 1, 4, 0, BAND_ARGS2);
+    else if (C1 && !C2 && ny == 0)
+        band_pass_f32(1, 0, 0, 0, BAND_ARGS2);
+    else if (!C1 && !C2 && ny == 2)
+        band_pass_f32(0, 0, 2, 0, BAND_ARGS2);
+    else
+        return -1;
+#undef BAND_ARGS2
+    return 0;
+#else
+    (void)B, (void)rows, (void)m, (void)ldx, (void)ldc, (void)C1, (void)X1, (void)dg, (void)C2,
+        (void)X2, (void)Y, (void)Y2, (void)O, (void)O2;
+    return -1;
+#endif
+}

@@ -214,7 +214,9 @@ static void sgd_resync(struct sgd_state *st)
         case DECOMP_DIRECT:
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
-                st->trS += st->P ? st->P[sgd_at(st, i, i)] : st->Pf[(size_t)i * st->d + i];
+                st->trS += st->P     ? st->P[sgd_at(st, i, i)]
+                           : st->sym ? st->Pf[sgd_sym_at_f32(st->d, SGD_SYM_BAND, i, i)]
+                                     : st->Pf[(size_t)i * st->d + i];
             if (st->sym)
                 st->trS *= 2;
             break;
@@ -270,7 +272,9 @@ static void load_student(struct sgd_state *st)
     st->sp = st->sq = 1;
     if (st->sym)
         sgd_sym_from_full(st, 0); /* row-major until the reordering below */
-    if (st->single)
+    if (st->single && st->sym)
+        sgd_sym_kernel(st, NULL, 0, NULL, st->x, st->xf, NULL, NULL, st->pa, NULL);
+    else if (st->single)
         kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
     else
         kern_project(st->P, n, d, T, st->x, st->pa, n);
@@ -396,8 +400,8 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
                 st->Ft[(size_t)j * d + i] = f;
         }
     st->sym = sgd_sym_possible(st);
-    if (st->sym &&
-        !(sg ? (void *)(st->hxf = alloc_floats(2 * Td)) : (void *)(st->hx = alloc_doubles(2 * Td))))
+    if (st->sym && !(sg ? (void *)(st->hxf = alloc_floats(2 * Td + SGD_SYM_BAND * (size_t)d))
+                        : (void *)(st->hx = alloc_doubles(2 * Td))))
         goto fail;
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
     rng_seek_normal(&st->g, (uint64_t)first * Td);
@@ -661,9 +665,9 @@ static void set_sym(struct sgd_state *st, int on)
     if (on == st->sym)
         return;
     if (on)
-        sgd_sym_from_full(st, st->paired);
+        sgd_sym_from_full(st, st->paired); /* cannot fail: the state has the scratch (hxf) */
     else
-        sgd_sym_to_full(st, st->paired, SGD_SYM_BAND);
+        sgd_sym_to_full(st, st->paired, st->Pf ? -SGD_SYM_BAND : SGD_SYM_BAND);
     st->sym = on;
     st->synced = 0;
     sgd_project_current(st);

@@ -27,8 +27,9 @@
 struct sgd_state_head {
     uint32_t magic;
     int32_t decomposition, single, d, rows, T, k;
-    int32_t sym; /* P holds sgd_sym.c's K over bands of this many rows (SGD3), else 0 (SGD2: the
-                    padding of the checkpoints from before it) */
+    int32_t sym; /* P holds sgd_sym.c's K over bands of this many rows (SGD3; minus that many:
+                    in single, the bands column by column), else 0 (SGD2: the padding of the
+                    checkpoints from before it) */
     int64_t n;
     double sp, sq, trS, nU, nV;
     struct rng g;
@@ -79,6 +80,13 @@ static void copy_paired(const struct sgd_state *st, double *M, unsigned char *ou
         }
 }
 
+/* What a checkpoint's head says P holds: 0 for S, the band's width for K over row-major bands,
+ * minus it for K's bands column by column (single). */
+static int32_t sym_tag(const struct sgd_state *st)
+{
+    return st->sym ? (st->Pf ? -SGD_SYM_BAND : SGD_SYM_BAND) : 0;
+}
+
 size_t sgd_state_size(struct sgd_state *st)
 {
     void *a[SGD_STATE_ARRAYS];
@@ -101,7 +109,7 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     h.rows = st->rows;
     h.T = st->T;
     h.k = st->k;
-    h.sym = st->sym ? SGD_SYM_BAND : 0;
+    h.sym = sym_tag(st);
     h.n = st->n;
     h.sp = st->sp;
     h.sq = st->sq;
@@ -132,7 +140,10 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     int half = h.magic == SGD_STATE_MAGIC_HALF;
     if ((h.magic != SGD_STATE_MAGIC && !half) || h.decomposition != (int32_t)st->s.decomposition ||
         h.single != st->single || h.d != st->d || h.rows != st->rows || h.T != st->T ||
-        h.k != st->k || h.n < 0 || (half ? h.sym <= 0 || h.decomposition != DECOMP_DIRECT : h.sym))
+        h.k != st->k || h.n < 0 ||
+        (half ? h.sym == 0 || h.decomposition != DECOMP_DIRECT ||
+                    (h.sym < 0 && (!h.single || h.sym != -SGD_SYM_BAND))
+              : h.sym))
         return -1;
     st->n = h.n;
     st->sp = h.sp;
@@ -156,10 +167,10 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
     }
-    if (h.sym != (st->sym ? SGD_SYM_BAND : 0)) { /* K into S and S into K (sgd_sym.c), the
-                                                    projections on what P then holds */
-        if (h.sym)
-            sgd_sym_to_full(st, st->paired, h.sym);
+    if (h.sym != sym_tag(st)) { /* K into S and S into K (sgd_sym.c), the projections on what P
+                                   then holds */
+        if (h.sym && sgd_sym_to_full(st, st->paired, h.sym))
+            return -1;
         if (st->sym)
             sgd_sym_from_full(st, st->paired);
         sgd_project_current(st);

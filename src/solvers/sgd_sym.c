@@ -10,8 +10,14 @@
  *   - row i of band k holds K_ij = S_ij for the columns j of later bands, K_ij = S_ij / 2 for
  *     those of its own band (the band's diagonal block, both triangles), and nothing before s
  *     (those entries are zero and never read).
+ * In double (paired or row-major) K's entries lie where S's do. In single each band is kept
+ * column by column, band k's block of nb rows and d - s columns at P + s d, entry (i, j) at
+ * (j - s) nb + (i - s) (sgd_sym_at_f32), the rest of its rows' storage zero: the float pass then
+ * holds one column of the band's rows per vector and makes each row's projection in its own lane
+ * (kern_band2_project2_f32), with no sums across lanes, which cost the row-major pass a third of
+ * its time over half of S's short rows.
  * A pass over band k is the two-step kernel over the block of its rows and the columns from s
- * on (kern_update2_project2_paired_ld, kern_update2_project2_f32_ld), with the corrections'
+ * on (kern_update2_project2_paired_ld, kern_band2_project2_f32), with the corrections'
  * tokens halved over the band's own columns and direct's diagonal term halved: every operation
  * on a diagonal block is then the one on S's entry times 1/2, which is exact, so the block holds
  * half of what a pass over the whole of S would make of it. About half of S's entries are
@@ -22,10 +28,12 @@
  * which is how the index is made from them (sgd.c's indices). The closed form of the deferring
  * step takes K's correction, the band's tokens halved. Tr S = 2 sum_i K_ii. sgd_student writes
  * S = K + K^T out (exactly symmetric); a checkpoint holds K under a magic of its own (sgd_state.c)
- * with the band's width, so that a build from before this path refuses it, and a checkpoint of
+ * with the band's width (negative: column by column), so that a build from before this path
+ * refuses it, and a checkpoint of
  * S (the whole matrix, another build's or one from before the path) is read into K, and back,
  * so that either reads the other.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "aimsweep/model/act.h"
@@ -44,60 +52,145 @@ static size_t at(const struct sgd_state *st, int paired, int i, int j)
     return paired ? kern_paired_index(st->d, st->d, i, j) : (size_t)i * st->d + j;
 }
 
-static double get(const struct sgd_state *st, int paired, int i, int j)
+size_t sgd_sym_at_f32(int d, int band, int i, int j)
 {
-    return st->P ? st->P[at(st, paired, i, j)] : st->Pf[(size_t)i * st->d + j];
+    int s = i / band * band, nb = d - s < band ? d - s : band;
+    return (size_t)s * d + (size_t)(j - s) * nb + (i - s);
 }
 
-static void put(struct sgd_state *st, int paired, int i, int j, double v)
+/* Entry (i, j) of what P holds (f: the float array to read in single): the whole S or K over
+ * row-major bands (the same places), or, in single, K's bands column by column (col), where
+ * nothing before a band's first column is kept (read as 0, not written). */
+static double get(const struct sgd_state *st, const float *f, int paired, int col, int i, int j)
 {
-    if (st->P)
+    if (!f) /* double */
+        return st->P[at(st, paired, i, j)];
+    if (!col)
+        return f[(size_t)i * st->d + j];
+    return j < i / SGD_SYM_BAND * SGD_SYM_BAND ? 0 : f[sgd_sym_at_f32(st->d, SGD_SYM_BAND, i, j)];
+}
+
+static void put(struct sgd_state *st, float *f, int paired, int col, int i, int j, double v)
+{
+    if (!f)
         st->P[at(st, paired, i, j)] = v;
-    else
-        st->Pf[(size_t)i * st->d + j] = (float)v;
+    else if (!col)
+        f[(size_t)i * st->d + j] = (float)v;
+    else if (j >= i / SGD_SYM_BAND * SGD_SYM_BAND)
+        f[sgd_sym_at_f32(st->d, SGD_SYM_BAND, i, j)] = (float)v;
 }
 
 double sgd_sym_entry(const struct sgd_state *st, int i, int j)
 {
-    int bi = i / SGD_SYM_BAND, bj = j / SGD_SYM_BAND;
+    int bi = i / SGD_SYM_BAND, bj = j / SGD_SYM_BAND, col = st->Pf != NULL;
+    const float *f = st->Pf;
     if (bi == bj)
-        return get(st, st->paired, i, j) + get(st, st->paired, j, i);
-    return bi < bj ? get(st, st->paired, i, j) : get(st, st->paired, j, i);
+        return get(st, f, st->paired, col, i, j) + get(st, f, st->paired, col, j, i);
+    return bi < bj ? get(st, f, st->paired, col, i, j) : get(st, f, st->paired, col, j, i);
 }
 
-void sgd_sym_from_full(struct sgd_state *st, int paired)
+/* Single: K's bands column by column. The conversions go band by band through a scratch of
+ * SGD_SYM_BAND d floats (past the halved tokens in st->hxf; their own allocation where the
+ * state keeps no K). NULL when that allocation fails. */
+static float *scratch(const struct sgd_state *st, float **owned)
 {
+    *owned = NULL;
+    if (st->hxf)
+        return st->hxf + 2 * (size_t)st->T * st->d;
+    *owned = malloc(sizeof(float) * SGD_SYM_BAND * (size_t)st->d);
+    return *owned;
+}
+
+/* S (row-major in P) into K, band after band from the first: band k's block is made in the
+ * scratch from its own rows and the later ones (still S), then written over its rows, the rest
+ * of which is zeroed. The same arithmetic as the generic conversion below. */
+static int from_full_f32(struct sgd_state *st)
+{
+    int d = st->d;
+    float *P = st->Pf, *owned, *w = scratch(st, &owned);
+    if (!w)
+        return -1;
+    for (int s = 0; s < d; s += SGD_SYM_BAND) {
+        int nb = d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND;
+        for (int i = s; i < s + nb; i++)
+            for (int j = s; j < d; j++) {
+                double a = P[(size_t)i * d + j];
+                double v = j < s + nb ? a / 2 : (a + P[(size_t)j * d + i]) / 2;
+                w[(size_t)(j - s) * nb + (i - s)] = (float)v;
+            }
+        memset(P + (size_t)s * d, 0, sizeof(float) * (size_t)nb * d);
+        memcpy(P + (size_t)s * d, w, sizeof(float) * (size_t)nb * (d - s));
+    }
+    free(owned);
+    return 0;
+}
+
+/* K into S, band after band from the last: band k's rows are made in the scratch from its own
+ * block and the earlier ones (still K), then written over its block. */
+static int to_full_f32(struct sgd_state *st)
+{
+    int d = st->d;
+    float *P = st->Pf, *owned, *w = scratch(st, &owned);
+    if (!w)
+        return -1;
+    for (int s = (d - 1) / SGD_SYM_BAND * SGD_SYM_BAND; s >= 0; s -= SGD_SYM_BAND) {
+        int nb = d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND;
+        const float *blk = P + (size_t)s * d;
+        for (int i = s; i < s + nb; i++)
+            for (int j = 0; j < d; j++) {
+                double v;
+                if (j >= s + nb) /* a later band's column: K_ij */
+                    v = blk[(size_t)(j - s) * nb + (i - s)];
+                else if (j >= s) /* the band's own: K_ij + K_ji */
+                    v = (double)blk[(size_t)(j - s) * nb + (i - s)] +
+                        blk[(size_t)(i - s) * nb + (j - s)];
+                else /* an earlier band's: K_ji, in that band's block */
+                    v = P[sgd_sym_at_f32(d, SGD_SYM_BAND, j, i)];
+                w[(size_t)(i - s) * d + j] = (float)v;
+            }
+        memcpy(P + (size_t)s * d, w, sizeof(float) * (size_t)nb * d);
+    }
+    free(owned);
+    return 0;
+}
+
+int sgd_sym_from_full(struct sgd_state *st, int paired)
+{
+    if (st->Pf)
+        return from_full_f32(st);
     int d = st->d;
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
-            double a = get(st, paired, i, j), b = get(st, paired, j, i);
+            double a = get(st, st->Pf, paired, 0, i, j), b = get(st, st->Pf, paired, 0, j, i);
             if (i / SGD_SYM_BAND == j / SGD_SYM_BAND) {
-                put(st, paired, i, j, a / 2);
-                put(st, paired, j, i, b / 2);
+                put(st, st->Pf, paired, 0, i, j, a / 2);
+                put(st, st->Pf, paired, 0, j, i, b / 2);
             } else {
-                put(st, paired, i, j, (a + b) / 2);
-                put(st, paired, j, i, 0);
+                put(st, st->Pf, paired, 0, i, j, (a + b) / 2);
+                put(st, st->Pf, paired, 0, j, i, 0);
             }
         }
+    return 0;
 }
 
-void sgd_sym_to_full(struct sgd_state *st, int paired, int band)
+int sgd_sym_to_full(struct sgd_state *st, int paired, int band)
 {
+    if (band < 0)
+        return st->Pf && band == -SGD_SYM_BAND ? to_full_f32(st) : -1;
     int d = st->d;
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
-            double a = get(st, paired, i, j), b = get(st, paired, j, i);
+            double a = get(st, st->Pf, paired, 0, i, j), b = get(st, st->Pf, paired, 0, j, i);
             if (i / band == j / band) {
-                put(st, paired, i, j, a + b);
-                put(st, paired, j, i, a + b);
+                put(st, st->Pf, paired, 0, i, j, a + b);
+                put(st, st->Pf, paired, 0, j, i, a + b);
             } else {
-                put(st, paired, j, i, a);
+                put(st, st->Pf, paired, 0, j, i, a);
             }
         }
+    return 0;
 }
 
-/* The entries [s, s + nb) of each of the T tokens (rows of d) in h (double) or hf (float),
- * halved in place. */
 static void halve(double *h, float *hf, int T, int d, int s, int nb)
 {
     for (int t = 0; t < T; t++)
@@ -146,9 +239,9 @@ void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const dou
                                             c2 ? h2 + s : NULL, Y ? Y + s : NULL,
                                             Y2 ? Y2 + s : NULL, o, o2);
         else
-            kern_update2_project2_f32_ld(st->Pf + (size_t)s * d + s, nb, len, (size_t)d, d, d, c1,
-                                         c1 ? h1f + s : NULL, dg / 2, c2, c2 ? h2f + s : NULL,
-                                         Yf ? Yf + s : NULL, Y2f ? Y2f + s : NULL, o, o2);
+            kern_band2_project2_f32(st->Pf + (size_t)s * d, nb, len, d, d, c1, c1 ? h1f + s : NULL,
+                                    dg / 2, c2, c2 ? h2f + s : NULL, Yf ? Yf + s : NULL,
+                                    Y2f ? Y2f + s : NULL, o, o2);
     }
 }
 

@@ -70,8 +70,11 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag)
         for (int i = 0; i < d; i++) {
             if (st->P)
                 st->P[sgd_at(st, i, i)] += dg;
-            else
-                st->Pf[(size_t)i * d + i] = (float)(st->Pf[(size_t)i * d + i] + dg);
+            else {
+                float *e =
+                    st->Pf + (st->sym ? sgd_sym_at_f32(d, SGD_SYM_BAND, i, i) : (size_t)i * d + i);
+                *e = (float)(*e + dg);
+            }
         }
 }
 

@@ -143,6 +143,15 @@ int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, 
                                  const double *C1, const float *X1, double dg, const double *C2,
                                  const float *X2, const float *Y, const float *Y2, double *O,
                                  double *O2);
+/* kern_update2_project2_f32_ld on a block of rows <= 32 rows kept column by column: entry
+ * (r, j) at B[j rows + r] (sgd_sym.c's bands of direct's K). The entries end bit for bit as that
+ * kernel leaves them; each projection is summed in the order of the columns, KERN_F32_TERMS
+ * products at a time in float and those sums in double, alike in every build with float vector
+ * kernels. The same cases; returns 0, or -1 (B untouched) for another case, rows > 32, or a
+ * build without float vector kernels. */
+int kern_band2_project2_f32(float *B, int rows, int m, int ldx, int ldc, const double *C1,
+                            const float *X1, double dg, const double *C2, const float *X2,
+                            const float *Y, const float *Y2, double *O, double *O2);
 /* a . b over m float entries, every product added in double. */
 double kern_dot_f32(const float *a, const float *b, size_t m);
 void kern_update_project_f32_portable(float *M, int n, int m, int T, const double *C,
