@@ -767,6 +767,29 @@ update2_pass_f32(const int c1, const int c2, const int ny, const int hasdg, floa
 }
 #endif
 
+#if KERN_F32_VECTOR
+/* The two-step passes' cases (C1, C2, ny, dg in scope), each with its flags constant so that it
+ * compiles to its own loop: pass(c1, c2, ny, hasdg, ...), rc 0, or -1 for another case. */
+#define KERN_F32_TWO_STEP_CASES(rc, pass, ...)                                                     \
+    do {                                                                                           \
+        (rc) = 0;                                                                                  \
+        if (C1 && C2 && ny == 4 && dg != 0)                                                        \
+            pass(1, 1, 4, 1, __VA_ARGS__);                                                         \
+        else if (!C1 && C2 && ny == 4 && dg != 0)                                                  \
+            pass(0, 1, 4, 1, __VA_ARGS__);                                                         \
+        else if (C1 && C2 && ny == 4)                                                              \
+            pass(1, 1, 4, 0, __VA_ARGS__);                                                         \
+        else if (!C1 && C2 && ny == 4)                                                             \
+            pass(0, 1, 4, 0, __VA_ARGS__);                                                         \
+        else if (C1 && !C2 && ny == 0)                                                             \
+            pass(1, 0, 0, 0, __VA_ARGS__);                                                         \
+        else if (!C1 && !C2 && ny == 2)                                                            \
+            pass(0, 0, 2, 0, __VA_ARGS__);                                                         \
+        else                                                                                       \
+            (rc) = -1;                                                                             \
+    } while (0)
+#endif
+
 int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, int ldc,
                                  const double *C1, const float *X1, double dg, const double *C2,
                                  const float *X2, const float *Y, const float *Y2, double *O,
@@ -776,24 +799,10 @@ int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, 
     int ny = Y ? (Y2 ? 4 : 2) : 0;
     if (dg != 0 && (rows > m || !C2 || ny != 4))
         return -1;
-        /* the step's cases with their flags constant, so that each compiles to its own loop */
-#define U2_ARGS M, rows, m, ld, ldx, ldc, C1, X1, dg, C2, X2, Y, Y2, O, O2
-    if (C1 && C2 && ny == 4 && dg != 0)
-        update2_pass_f32(1, 1, 4, 1, U2_ARGS);
-    else if (!C1 && C2 && ny == 4 && dg != 0)
-        update2_pass_f32(0, 1, 4, 1, U2_ARGS);
-    else if (C1 && C2 && ny == 4)
-        update2_pass_f32(1, 1, 4, 0, U2_ARGS);
-    else if (!C1 && C2 && ny == 4)
-        update2_pass_f32(0, 1, 4, 0, U2_ARGS);
-    else if (C1 && !C2 && ny == 0)
-        update2_pass_f32(1, 0, 0, 0, U2_ARGS);
-    else if (!C1 && !C2 && ny == 2)
-        update2_pass_f32(0, 0, 2, 0, U2_ARGS);
-    else
-        return -1;
-#undef U2_ARGS
-    return 0;
+    int rc;
+    KERN_F32_TWO_STEP_CASES(rc, update2_pass_f32, M, rows, m, ld, ldx, ldc, C1, X1, dg, C2, X2, Y,
+                            Y2, O, O2);
+    return rc;
 #else
     (void)M, (void)rows, (void)m, (void)ld, (void)ldx, (void)ldc, (void)C1, (void)X1, (void)dg,
         (void)C2, (void)X2, (void)Y, (void)Y2, (void)O, (void)O2;
@@ -837,7 +846,7 @@ band_group_f32(const int c1, const int c2, const int ny, const int hasdg, const 
                const float *x11, const float *x20, const float *x21, const float *const *y,
                double dg, double *tot)
 {
-    enum { L = KERN_F32_BAND_LANES, W = 2 * KERN_F32_BAND_LANES + L };
+    enum { L = KERN_F32_BAND_LANES };
     const int live = rows - r0 < nv * L ? rows - r0 : nv * L;
 #if KERN_F32_512
     typedef __m512 vec;
@@ -873,7 +882,6 @@ band_group_f32(const int c1, const int c2, const int ny, const int hasdg, const 
 #define BV_COEF(p) _mm256_loadu_ps(p)
 #define BV_DIAG(x, k) diag8_f32(x, k, dg)
 #endif
-    (void)W;
     vec A1[KERN_F32_BAND_VECS], B1[KERN_F32_BAND_VECS], A2[KERN_F32_BAND_VECS],
         B2[KERN_F32_BAND_VECS];
     for (int v = 0; v < nv; v++) { /* cf: a1, b1, a2, b2 of the block's rows, 48 apart */
@@ -997,23 +1005,10 @@ int kern_band2_project2_f32(float *B, int rows, int m, int ldx, int ldc, const d
     int ny = Y ? (Y2 ? 4 : 2) : 0;
     if (rows < 0 || rows > 32 || (dg != 0 && (rows > m || !C2 || ny != 4)))
         return -1;
-#define BAND_ARGS2 B, rows, m, ldx, ldc, C1, X1, dg, C2, X2, Y, Y2, O, O2
-    if (C1 && C2 && ny == 4 && dg != 0)
-        band_pass_f32(1, 1, 4, 1, BAND_ARGS2);
-    else if (!C1 && C2 && ny == 4 && dg != 0)
-        band_pass_f32(0, 1, 4, 1, BAND_ARGS2);
-    else if (C1 && C2 && ny == 4)
-        band_pass_f32(1, 1, 4, 0, BAND_ARGS2);
-    else if (!C1 && C2 && ny == 4)
-        band_pass_f32(0, 1, 4, 0, BAND_ARGS2);
-    else if (C1 && !C2 && ny == 0)
-        band_pass_f32(1, 0, 0, 0, BAND_ARGS2);
-    else if (!C1 && !C2 && ny == 2)
-        band_pass_f32(0, 0, 2, 0, BAND_ARGS2);
-    else
-        return -1;
-#undef BAND_ARGS2
-    return 0;
+    int rc;
+    KERN_F32_TWO_STEP_CASES(rc, band_pass_f32, B, rows, m, ldx, ldc, C1, X1, dg, C2, X2, Y, Y2, O,
+                            O2);
+    return rc;
 #else
     (void)B, (void)rows, (void)m, (void)ldx, (void)ldc, (void)C1, (void)X1, (void)dg, (void)C2,
         (void)X2, (void)Y, (void)Y2, (void)O, (void)O2;

@@ -105,19 +105,20 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
 void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2]);
 void sgd_two_flush(struct sgd_state *st);
 /* sgd_sym.c: whether the state can keep K (direct, two steps per pass, an elementwise activation,
- * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K and back (K over bands
- * of `band` rows, in single -band when the bands go column by column; 0, or -1 with P untouched
- * when there is no memory for the copy a conversion in single reads), the whole S row-major or
- * paired; where K's entry (i, j) lies in single (j from the start of i's band on); the two-step kernel
+ * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K (a state that keeps K)
+ * and back (K over bands of `band` rows, -band for single's bands column by column; 0, or -1
+ * with P untouched for a band it cannot read or when a state that keeps no K has no memory for
+ * the scratch), the whole S row-major or paired; where K's entry (i, j) lies in single (j from
+ * the start of i's band on); the two-step kernel
  * (sgd_two.c's) on K, the tokens of the corrections st->xp, st->x (and their float copies),
  * the projections of Y and Y2 (double, or the float copies in single precision); the closed
  * form of a deferring step on the projections o of y (d entries) on K, from the step's e
  * (T x d), tokens x, alpha and diagonal term (S's). */
 int sgd_sym_possible(const struct sgd_state *st);
 double sgd_sym_entry(const struct sgd_state *st, int i, int j);
-int sgd_sym_from_full(struct sgd_state *st, int paired);
+void sgd_sym_from_full(struct sgd_state *st, int paired);
 int sgd_sym_to_full(struct sgd_state *st, int paired, int band);
-size_t sgd_sym_at_f32(int d, int band, int i, int j);
+size_t sgd_sym_at_f32(int d, int i, int j);
 void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const double *C2,
                     const double *Y, const float *Yf, const double *Y2, const float *Y2f, double *O,
                     double *O2);

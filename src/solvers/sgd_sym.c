@@ -52,46 +52,43 @@ static size_t at(const struct sgd_state *st, int paired, int i, int j)
     return paired ? kern_paired_index(st->d, st->d, i, j) : (size_t)i * st->d + j;
 }
 
-size_t sgd_sym_at_f32(int d, int band, int i, int j)
+size_t sgd_sym_at_f32(int d, int i, int j)
 {
-    int s = i / band * band, nb = d - s < band ? d - s : band;
+    int s = i / SGD_SYM_BAND * SGD_SYM_BAND, nb = d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND;
     return (size_t)s * d + (size_t)(j - s) * nb + (i - s);
 }
 
-/* Entry (i, j) of what P holds (f: the float array to read in single): the whole S or K over
- * row-major bands (the same places), or, in single, K's bands column by column (col), where
- * nothing before a band's first column is kept (read as 0, not written). */
-static double get(const struct sgd_state *st, const float *f, int paired, int col, int i, int j)
+/* Entry (i, j) of what P holds, with S's places (the whole S, or K over row-major bands); col:
+ * K's bands column by column (single), where nothing before a band's first column is kept. */
+static double get(const struct sgd_state *st, int paired, int col, int i, int j)
 {
-    if (!f) /* double */
+    if (!st->Pf)
         return st->P[at(st, paired, i, j)];
     if (!col)
-        return f[(size_t)i * st->d + j];
-    return j < i / SGD_SYM_BAND * SGD_SYM_BAND ? 0 : f[sgd_sym_at_f32(st->d, SGD_SYM_BAND, i, j)];
+        return st->Pf[(size_t)i * st->d + j];
+    return j < i / SGD_SYM_BAND * SGD_SYM_BAND ? 0 : st->Pf[sgd_sym_at_f32(st->d, i, j)];
 }
 
-static void put(struct sgd_state *st, float *f, int paired, int col, int i, int j, double v)
+static void put(struct sgd_state *st, int paired, int i, int j, double v)
 {
-    if (!f)
+    if (!st->Pf)
         st->P[at(st, paired, i, j)] = v;
-    else if (!col)
-        f[(size_t)i * st->d + j] = (float)v;
-    else if (j >= i / SGD_SYM_BAND * SGD_SYM_BAND)
-        f[sgd_sym_at_f32(st->d, SGD_SYM_BAND, i, j)] = (float)v;
+    else
+        st->Pf[(size_t)i * st->d + j] = (float)v;
 }
 
 double sgd_sym_entry(const struct sgd_state *st, int i, int j)
 {
     int bi = i / SGD_SYM_BAND, bj = j / SGD_SYM_BAND, col = st->Pf != NULL;
-    const float *f = st->Pf;
     if (bi == bj)
-        return get(st, f, st->paired, col, i, j) + get(st, f, st->paired, col, j, i);
-    return bi < bj ? get(st, f, st->paired, col, i, j) : get(st, f, st->paired, col, j, i);
+        return get(st, st->paired, col, i, j) + get(st, st->paired, col, j, i);
+    return bi < bj ? get(st, st->paired, col, i, j) : get(st, st->paired, col, j, i);
 }
 
 /* Single: K's bands column by column. The conversions go band by band through a scratch of
- * SGD_SYM_BAND d floats (past the halved tokens in st->hxf; their own allocation where the
- * state keeps no K). NULL when that allocation fails. */
+ * SGD_SYM_BAND d floats, past the halved tokens in st->hxf, which a state that keeps K has; a
+ * state that reads a checkpoint of K without keeping it allocates its own (*owned; NULL, and
+ * no scratch, when that fails). */
 static float *scratch(const struct sgd_state *st, float **owned)
 {
     *owned = NULL;
@@ -103,13 +100,12 @@ static float *scratch(const struct sgd_state *st, float **owned)
 
 /* S (row-major in P) into K, band after band from the first: band k's block is made in the
  * scratch from its own rows and the later ones (still S), then written over its rows, the rest
- * of which is zeroed. The same arithmetic as the generic conversion below. */
-static int from_full_f32(struct sgd_state *st)
+ * of which is zeroed. The same arithmetic as the generic conversion below. Only a state that
+ * keeps K makes it, so the scratch is hxf's. */
+static void from_full_f32(struct sgd_state *st)
 {
     int d = st->d;
-    float *P = st->Pf, *owned, *w = scratch(st, &owned);
-    if (!w)
-        return -1;
+    float *P = st->Pf, *w = st->hxf + 2 * (size_t)st->T * d;
     for (int s = 0; s < d; s += SGD_SYM_BAND) {
         int nb = d - s < SGD_SYM_BAND ? d - s : SGD_SYM_BAND;
         for (int i = s; i < s + nb; i++)
@@ -121,8 +117,6 @@ static int from_full_f32(struct sgd_state *st)
         memset(P + (size_t)s * d, 0, sizeof(float) * (size_t)nb * d);
         memcpy(P + (size_t)s * d, w, sizeof(float) * (size_t)nb * (d - s));
     }
-    free(owned);
-    return 0;
 }
 
 /* K into S, band after band from the last: band k's rows are made in the scratch from its own
@@ -145,7 +139,7 @@ static int to_full_f32(struct sgd_state *st)
                     v = (double)blk[(size_t)(j - s) * nb + (i - s)] +
                         blk[(size_t)(i - s) * nb + (j - s)];
                 else /* an earlier band's: K_ji, in that band's block */
-                    v = P[sgd_sym_at_f32(d, SGD_SYM_BAND, j, i)];
+                    v = P[sgd_sym_at_f32(d, j, i)];
                 w[(size_t)(i - s) * d + j] = (float)v;
             }
         memcpy(P + (size_t)s * d, w, sizeof(float) * (size_t)nb * d);
@@ -154,23 +148,24 @@ static int to_full_f32(struct sgd_state *st)
     return 0;
 }
 
-int sgd_sym_from_full(struct sgd_state *st, int paired)
+void sgd_sym_from_full(struct sgd_state *st, int paired)
 {
-    if (st->Pf)
-        return from_full_f32(st);
+    if (st->Pf) {
+        from_full_f32(st);
+        return;
+    }
     int d = st->d;
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
-            double a = get(st, st->Pf, paired, 0, i, j), b = get(st, st->Pf, paired, 0, j, i);
+            double a = get(st, paired, 0, i, j), b = get(st, paired, 0, j, i);
             if (i / SGD_SYM_BAND == j / SGD_SYM_BAND) {
-                put(st, st->Pf, paired, 0, i, j, a / 2);
-                put(st, st->Pf, paired, 0, j, i, b / 2);
+                put(st, paired, i, j, a / 2);
+                put(st, paired, j, i, b / 2);
             } else {
-                put(st, st->Pf, paired, 0, i, j, (a + b) / 2);
-                put(st, st->Pf, paired, 0, j, i, 0);
+                put(st, paired, i, j, (a + b) / 2);
+                put(st, paired, j, i, 0);
             }
         }
-    return 0;
 }
 
 int sgd_sym_to_full(struct sgd_state *st, int paired, int band)
@@ -180,17 +175,19 @@ int sgd_sym_to_full(struct sgd_state *st, int paired, int band)
     int d = st->d;
     for (int i = 0; i < d; i++)
         for (int j = i; j < d; j++) {
-            double a = get(st, st->Pf, paired, 0, i, j), b = get(st, st->Pf, paired, 0, j, i);
+            double a = get(st, paired, 0, i, j), b = get(st, paired, 0, j, i);
             if (i / band == j / band) {
-                put(st, st->Pf, paired, 0, i, j, a + b);
-                put(st, st->Pf, paired, 0, j, i, a + b);
+                put(st, paired, i, j, a + b);
+                put(st, paired, j, i, a + b);
             } else {
-                put(st, st->Pf, paired, 0, j, i, a);
+                put(st, paired, j, i, a);
             }
         }
     return 0;
 }
 
+/* The entries [s, s + nb) of each of the T tokens (rows of d) in h (double) or hf (float),
+ * halved in place. */
 static void halve(double *h, float *hf, int T, int d, int s, int nb)
 {
     for (int t = 0; t < T; t++)
