@@ -267,17 +267,20 @@ static void emu_row(float *r, int m, int update, float a, float b, const float *
  * through the vector kernels (every row of a pair; an odd last row takes the portable loop):
  * kern_update_project_f32 (two partial sums), kern_update_project_ahead_f32 with every pair,
  * half of them or none projected ahead (every sum in the one order, four rows at a time with
- * AVX-512), and kern_project_fused_order_f32's teacher rows for three samples. Planted in the 16-lane kernels:
+ * AVX-512), and kern_project_fused_order_f32's teacher rows for five samples. Planted in the 16-lane kernels:
  * a block of the pass one 16-column step longer fails 48 checks, the total's lanes added as
  * neighbours (l + 1) instead of l + 4 708, the second teacher row multiplied by the first's
  * register 93, the fourth row of the look-ahead's four taking the third's coefficient b 186; the
- * 8-lane kernels (x86-64-v3 build) are held to the same order. (Folding t before s cannot show:
+ * 8-lane kernels (x86-64-v3 build) are held to the same order. In the teacher rows of short rows
+ * (project_short_f32): a sample's two tokens swapped fails 24 checks, lanes 0 and 2 paired
+ * otherwise 24, a whole group's last token not stored 18, the rows past the first block dropped
+ * 61. (Folding t before s cannot show:
  * a sum in double of a few float partial sums is exact, in either order.) */
 static void order_one(struct rng *g, int n, int m)
 {
     size_t nm = (size_t)n * m;
     float *M0 = floats(g, nm, 0), *X = floats(g, 2 * (size_t)m, 0);
-    float *Y = floats(g, 6 * (size_t)m, 0), *M1 = malloc(sizeof(float) * nm),
+    float *Y = floats(g, 10 * (size_t)m, 0), *M1 = malloc(sizeof(float) * nm),
           *M2 = malloc(sizeof(float) * nm);
     double *C = malloc(sizeof(double) * 2 * n), *O1 = malloc(sizeof(double) * 2 * n),
            *O2 = malloc(sizeof(double) * 2 * n);
@@ -303,11 +306,12 @@ static void order_one(struct rng *g, int n, int m)
         CHECK(same, "order n=%d m=%d mode=%d nf=%d: rows or sums not the kernels' order", n, m,
               mode, nf);
     }
-    /* teacher rows: the n rows of M0 as F, three samples of two tokens (Y, stride 2 m) */
-    double *Z = malloc(sizeof(double) * 3 * 2 * n);
-    int rc = kern_project_fused_order_f32(M0, n, m, 3, Y, 2 * (size_t)m, Z, 2 * (size_t)n, n);
+    /* teacher rows: the n rows of M0 as F, five samples of two tokens (Y, stride 2 m): a whole
+     * group of four samples and one of one */
+    double *Z = malloc(sizeof(double) * 5 * 2 * n);
+    int rc = kern_project_fused_order_f32(M0, n, m, 5, Y, 2 * (size_t)m, Z, 2 * (size_t)n, n);
     int same = rc == 0;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 5; s++)
         for (int p = 0; p < n; p++) {
             double out[2];
             const float *ys = Y + (size_t)s * 2 * m;

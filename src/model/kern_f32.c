@@ -456,6 +456,104 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
     return done;
 }
 
+#if KERN_F32_512
+/* The sixteen sums of two rows against eight tokens (acc[8 r + q], row r, token q = 2 u + b of
+ * sample u), each as acc_sum(acc_add(acc_add(acc_zero(), low half), high half)) makes it, into
+ * z[u ldzs + b ldz + i + r] for u < ns: the same additions, two sums a register after the fold.
+ * With a 4-lane total v = (lanes l + l + 4), the sum is (v0 + v2) + (v1 + v3). */
+static inline void finish_rows2_f32(const __m512 acc[16], int ns, double *Z, size_t ldzs, int ldz,
+                                    int i)
+{
+    __m512d o[16], v[8], w[4], r[2];
+    for (int q = 0; q < 16; q++)
+        o[q] = acc_add(acc_add(acc_zero(), _mm512_castps512_ps256(acc[q])),
+                       _mm512_extractf32x8_ps(acc[q], 1));
+    for (int k = 0; k < 8; k++) /* v of sums 2k and 2k + 1: [lanes 0-3 | 4-7] of each */
+        v[k] = _mm512_add_pd(_mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0x44),
+                             _mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; k++) /* [v0 + v2, v1 + v3] of sums 4k .. 4k + 3 */
+        w[k] = _mm512_add_pd(_mm512_shuffle_f64x2(v[2 * k], v[2 * k + 1], 0x88),
+                             _mm512_shuffle_f64x2(v[2 * k], v[2 * k + 1], 0xdd));
+    /* row k's sums, tokens in the order 0, 4, 1, 5, 2, 6, 3, 7 */
+    for (int k = 0; k < 2; k++)
+        r[k] = _mm512_add_pd(_mm512_unpacklo_pd(w[2 * k], w[2 * k + 1]),
+                             _mm512_unpackhi_pd(w[2 * k], w[2 * k + 1]));
+    /* rows 0 and 1 side by side, tokens 0 to 3 in a, 4 to 7 in b */
+    __m512d a = _mm512_unpacklo_pd(r[0], r[1]), b = _mm512_unpackhi_pd(r[0], r[1]);
+    double t[16];
+    _mm512_storeu_pd(t, a);
+    _mm512_storeu_pd(t + 8, b);
+    for (int q = 0; q < 2 * ns; q++)
+        _mm_storeu_pd(Z + (size_t)(q / 2) * ldzs + (size_t)(q % 2) * ldz + i,
+                      _mm_loadu_pd(t + 2 * q));
+}
+
+/* kern_project_fused_order_f32 where a row has at most 16 KERN_F32_TERMS columns, so that each
+ * sum is one float partial sum of 16 lanes folded once into its total: the same operations in
+ * the same order, with the sixteen partial sums of two rows against the tokens of four samples
+ * folded, finished (two sums a register, finish_rows2_f32) and stored as soon as their rows are
+ * done, instead of kept in an array of totals through the spans of longer rows (zeroed, then
+ * loaded and stored once a span) and finished one at a time; the rows eight at a time, without
+ * asking for the next ones ahead. At d = 400 (200 rows, eight samples) 1.11x as fast as the
+ * spans' way (best of twelve runs: 77 against 70 G multiply-adds a second). */
+static void project_short_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
+                              double *Z, size_t ldzs, int ldz)
+{
+    enum { SSTEP = 4, RBLOCK = 8 }; /* eight rows and four samples' tokens: 26 KB at m = 400 */
+    for (int p0 = 0; p0 < nf; p0 += RBLOCK)
+        for (int s0 = 0; s0 < K; s0 += SSTEP) {
+            int ns = K - s0 < SSTEP ? K - s0 : SSTEP, nb = nf - p0 < RBLOCK ? nf - p0 : RBLOCK;
+            const float *y[2 * SSTEP];
+            for (int u = 0; u < SSTEP; u++) {
+                y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
+                y[2 * u + 1] = y[2 * u] + m;
+            }
+            for (int h = 0; h < nb; h += 2) {
+                int nr = nb - h >= 2 ? 2 : 1, j = 0, end = m - m % 16;
+                const float *f = F + (size_t)(p0 + h) * m;
+                __m512 acc[2 * 2 * SSTEP]; /* row r, token q at 2 SSTEP r + q */
+                for (int q = 0; q < 2 * 2 * SSTEP; q++)
+                    acc[q] = _mm512_setzero_ps();
+                if (nr == 2)
+                    for (; j < end; j += 16) {
+                        __m512 F0 = _mm512_loadu_ps(f + j), F1 = _mm512_loadu_ps(f + m + j);
+                        for (int q = 0; q < 2 * SSTEP; q++) {
+                            __m512 Yq = _mm512_loadu_ps(y[q] + j);
+                            IN_REGISTER(Yq);
+                            acc[q] = _mm512_fmadd_ps(F0, Yq, acc[q]);
+                            acc[2 * SSTEP + q] = _mm512_fmadd_ps(F1, Yq, acc[2 * SSTEP + q]);
+                        }
+                    }
+                else
+                    for (; j < end; j += 16) {
+                        __m512 F0 = _mm512_loadu_ps(f + j);
+                        for (int q = 0; q < 2 * SSTEP; q++)
+                            acc[q] = _mm512_fmadd_ps(F0, _mm512_loadu_ps(y[q] + j), acc[q]);
+                    }
+                if (nr == 2 && end == m) {
+                    finish_rows2_f32(acc, ns, Z + (size_t)s0 * ldzs, ldzs, ldz, p0 + h);
+                    continue;
+                }
+                for (int r = 0; r < nr; r++) {
+                    kacc o[2 * SSTEP];
+                    for (int q = 0; q < 2 * SSTEP; q++) {
+                        __m512 a = acc[2 * SSTEP * r + q];
+                        o[q] = acc_add(acc_add(acc_zero(), _mm512_castps512_ps256(a)),
+                                       _mm512_extractf32x8_ps(a, 1));
+                    }
+                    row_tail_f32(f + (size_t)r * m, NULL, m, end, 0, 0, NULL, NULL, y, 2 * SSTEP,
+                                 o);
+                    for (int u = 0; u < ns; u++) {
+                        double *z = Z + (size_t)(s0 + u) * ldzs;
+                        z[p0 + h + r] = acc_sum(o[2 * u]);
+                        z[ldz + p0 + h + r] = acc_sum(o[2 * u + 1]);
+                    }
+                }
+            }
+        }
+}
+#endif
+
 int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
                                  double *Z, size_t ldzs, int ldz)
 {
@@ -472,6 +570,12 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
         RBLOCK = 32,
         SPAN = KERN_F32_SPAN
     };
+#if KERN_F32_512
+    if (m <= 16 * KERN_F32_TERMS) { /* short rows: one fold, the totals in registers */
+        project_short_f32(F, nf, m, K, Y, ldy, Z, ldzs, ldz);
+        return 0;
+    }
+#endif
     for (int p0 = 0; p0 < nf; p0 += RBLOCK)
         for (int s0 = 0; s0 < K; s0 += SSTEP) {
             int ns = K - s0 < SSTEP ? K - s0 : SSTEP, nb = nf - p0 < RBLOCK ? nf - p0 : RBLOCK;
