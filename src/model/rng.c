@@ -119,9 +119,11 @@ void rng_words(struct rng *g, uint32_t *w, int nb)
  * generator's time around the calls, moving the words and the results through memory
  * (1.7 ns a normal against 1.2). The same calls on the same arguments: the same bits
  * (tests/test_rng.c holds both ways to the C library's scalar functions). */
+// NOLINTBEGIN(bugprone-reserved-identifier): libmvec's names, by the vector function ABI
 __m512d _ZGVeN8v_log(__m512d x);
 __m512d _ZGVeN8v_cos(__m512d x);
 __m512d _ZGVeN8v_sin(__m512d x);
+// NOLINTEND(bugprone-reserved-identifier)
 
 static void rng_batch(struct rng *g, double *o, int nb)
 {
