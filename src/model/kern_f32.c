@@ -460,7 +460,7 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
 /* The sixteen sums of two rows against eight tokens (acc[8 r + q], row r, token q = 2 u + b of
  * sample u), each as acc_sum(acc_add(acc_add(acc_zero(), low half), high half)) makes it, into
  * z[u ldzs + b ldz + i + r] for u < ns: the same additions, two sums a register after the fold.
- * With a 4-lane total v = (lanes l + l + 4), the sum is (v0 + v2) + (v1 + v3). */
+ * With v_l = lane l + lane l + 4 of the 8-lane total, the sum is (v0 + v2) + (v1 + v3). */
 static inline void finish_rows2_f32(const __m512 acc[16], int ns, double *Z, size_t ldzs, int ldz,
                                     int i)
 {
