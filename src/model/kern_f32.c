@@ -121,6 +121,13 @@ static inline double acc_sum(kacc o)
 {
     return hsum_pd(_mm256_add_pd(_mm512_castpd512_pd256(o), _mm512_extractf64x4_pd(o, 1)));
 }
+
+/* A 16-lane float partial sum over columns 16c + l into the total: its low half, then its high
+ * half, as the 8-lane kernels add their partial sums s, then t. */
+static inline kacc acc_fold16(kacc o, __m512 s)
+{
+    return acc_add(acc_add(o, _mm512_castps512_ps256(s)), _mm512_extractf32x8_ps(s, 1));
+}
 #else
 typedef struct {
     __m256d lo, hi;
@@ -215,8 +222,7 @@ update_project_rows_f32(float *r, int nr, int m, const float *a, const float *b,
             }
         }
         for (int q = 0; q < 2 * nr; q++)
-            o[q] = acc_add(acc_add(o[q], _mm512_castps512_ps256(s[q])),
-                           _mm512_extractf32x8_ps(s[q], 1));
+            o[q] = acc_fold16(o[q], s[q]);
 #else
         __m256 A[KERN_F32_ROWS], B[KERN_F32_ROWS], s[2 * KERN_F32_ROWS], t[2 * KERN_F32_ROWS];
         for (int h = 0; h < nr; h++) {
@@ -362,8 +368,7 @@ static inline __attribute__((always_inline)) void project_rows_span_f32(const fl
             }
         }
         for (int q = 0; q < nr * ny; q++)
-            o[q] = acc_add(acc_add(o[q], _mm512_castps512_ps256(s[q])),
-                           _mm512_extractf32x8_ps(s[q], 1));
+            o[q] = acc_fold16(o[q], s[q]);
 #else
         __m256 s[KERN_F32_SUMS], t[KERN_F32_SUMS];
         for (int q = 0; q < nr * ny; q++)
@@ -458,7 +463,7 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
 
 #if KERN_F32_512
 /* The sixteen sums of two rows against eight tokens (acc[8 r + q], row r, token q = 2 u + b of
- * sample u), each as acc_sum(acc_add(acc_add(acc_zero(), low half), high half)) makes it, into
+ * sample u), each as acc_sum(acc_fold16(acc_zero(), its partial sum)) makes it, into
  * z[u ldzs + b ldz + i + r] for u < ns: the same additions, two sums a register after the fold.
  * With v_l = lane l + lane l + 4 of the 8-lane total, the sum is (v0 + v2) + (v1 + v3). */
 static inline void finish_rows2_f32(const __m512 acc[16], int ns, double *Z, size_t ldzs, int ldz,
@@ -466,8 +471,7 @@ static inline void finish_rows2_f32(const __m512 acc[16], int ns, double *Z, siz
 {
     __m512d o[16], v[8], w[4], r[2];
     for (int q = 0; q < 16; q++)
-        o[q] = acc_add(acc_add(acc_zero(), _mm512_castps512_ps256(acc[q])),
-                       _mm512_extractf32x8_ps(acc[q], 1));
+        o[q] = acc_fold16(acc_zero(), acc[q]);
     for (int k = 0; k < 8; k++) /* v of sums 2k and 2k + 1: [lanes 0-3 | 4-7] of each */
         v[k] = _mm512_add_pd(_mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0x44),
                              _mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0xee));
@@ -536,11 +540,8 @@ static void project_short_f32(const float *F, int nf, int m, int K, const float 
                 }
                 for (int r = 0; r < nr; r++) {
                     kacc o[2 * SSTEP];
-                    for (int q = 0; q < 2 * SSTEP; q++) {
-                        __m512 a = acc[2 * SSTEP * r + q];
-                        o[q] = acc_add(acc_add(acc_zero(), _mm512_castps512_ps256(a)),
-                                       _mm512_extractf32x8_ps(a, 1));
-                    }
+                    for (int q = 0; q < 2 * SSTEP; q++)
+                        o[q] = acc_fold16(acc_zero(), acc[2 * SSTEP * r + q]);
                     row_tail_f32(f + (size_t)r * m, NULL, m, end, 0, 0, NULL, NULL, y, 2 * SSTEP,
                                  o);
                     for (int u = 0; u < ns; u++) {
@@ -725,8 +726,7 @@ update2_span_f32(const int c1, const int c2, const int ny, const int hasdg, floa
             }
         }
         for (int q = 0; q < ny * nr; q++)
-            o[q] = acc_add(acc_add(o[q], _mm512_castps512_ps256(s[q])),
-                           _mm512_extractf32x8_ps(s[q], 1));
+            o[q] = acc_fold16(o[q], s[q]);
 #else
         __m256 A1[2], B1[2], A2[2], B2[2], s[8], t[8];
         for (int h = 0; h < nr; h++) {
