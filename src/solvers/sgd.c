@@ -214,9 +214,7 @@ static void sgd_resync(struct sgd_state *st)
         case DECOMP_DIRECT:
             st->trS = 0;
             for (int i = 0; i < st->d; i++)
-                st->trS += st->P     ? st->P[sgd_at(st, i, i)]
-                           : st->sym ? st->Pf[sgd_sym_at_f32(st->d, i, i)]
-                                     : st->Pf[(size_t)i * st->d + i];
+                st->trS += st->P ? st->P[sgd_at(st, i, i)] : st->Pf[sgd_diag_at_f32(st, i)];
             if (st->sym)
                 st->trS *= 2;
             break;

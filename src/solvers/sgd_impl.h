@@ -119,6 +119,8 @@ double sgd_sym_entry(const struct sgd_state *st, int i, int j);
 void sgd_sym_from_full(struct sgd_state *st, int paired);
 int sgd_sym_to_full(struct sgd_state *st, int paired, int band);
 size_t sgd_sym_at_f32(int d, int i, int j);
+/* Where the float P keeps its diagonal entry (i, i): K's place (sgd_sym_at_f32) or row-major. */
+size_t sgd_diag_at_f32(const struct sgd_state *st, int i);
 void sgd_sym_kernel(struct sgd_state *st, const double *C1, double dg, const double *C2,
                     const double *Y, const float *Yf, const double *Y2, const float *Y2f, double *O,
                     double *O2);

@@ -58,6 +58,11 @@ size_t sgd_sym_at_f32(int d, int i, int j)
     return (size_t)s * d + (size_t)(j - s) * nb + (i - s);
 }
 
+size_t sgd_diag_at_f32(const struct sgd_state *st, int i)
+{
+    return st->sym ? sgd_sym_at_f32(st->d, i, i) : (size_t)i * st->d + i;
+}
+
 /* Entry (i, j) of what P holds, with S's places (the whole S, or K over row-major bands); col:
  * K's bands column by column (single), where nothing before a band's first column is kept. */
 static double get(const struct sgd_state *st, int paired, int col, int i, int j)

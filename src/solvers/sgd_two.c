@@ -71,7 +71,7 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag)
             if (st->P)
                 st->P[sgd_at(st, i, i)] += dg;
             else {
-                float *e = st->Pf + (st->sym ? sgd_sym_at_f32(d, i, i) : (size_t)i * d + i);
+                float *e = st->Pf + sgd_diag_at_f32(st, i);
                 *e = (float)(*e + dg);
             }
         }
