@@ -300,6 +300,37 @@ static void halves(const char *act, int d, const char *extra, long n)
     model_destroy(&m);
 }
 
+/* Tied's and untied's float matrices on the two-step path are kept in bands of rows column by
+ * column (sgd_two.c), row-major on the one-step path, and row-major in a checkpoint. After k
+ * steps a state turned to one step per pass (its matrices to rows) saves the bytes an untouched
+ * state saves, and turned back (to bands) it is the uninterrupted run bit for bit. */
+static void turned(const char *decomp, const char *act, int d, const char *extra, long k, long n)
+{
+    struct params p;
+    struct model *m = model_for(decomp, act, d, 0.5, extra, &p);
+    if (!m)
+        return;
+    struct sgd_state *a = sgd_state_create(m), *b = sgd_state_create(m);
+    sgd_steps(a, k);
+    sgd_steps(b, k);
+    sgd_set_two_step(b, 0);
+    CHECK(sgd_steps_per_pass(b) == 1, "%s d=%d: one-step path not taken", decomp, d);
+    size_t na, nb;
+    unsigned char *ba = saved(a, &na), *bb = saved(b, &nb);
+    CHECK(na == nb && !memcmp(ba, bb, na), "%s d=%d k=%ld: checkpoints of rows and of bands differ",
+          decomp, d, k);
+    free(ba);
+    free(bb);
+    sgd_set_two_step(b, 1);
+    sgd_steps(a, n - k);
+    sgd_steps(b, n - k);
+    CHECK(same_run(a, b), "%s d=%d k=%ld: turned to rows and back, not the uninterrupted run",
+          decomp, d, k);
+    sgd_state_destroy(&a);
+    sgd_state_destroy(&b);
+    model_destroy(&m);
+}
+
 int main(void)
 {
     long n = 10000; /* past two resyncs (SGD_RESYNC = 4096) */
@@ -323,6 +354,12 @@ int main(void)
     one("untied", "relu", 30, 0.5, n, "width=0.5");
     one("untied", "tanh", 24, 0.5, n, "precision=single");
     one("untied", "softmax(1)", 37, 0.0, n, "width=0.5;precision=single");
+    /* their float bands of 32 rows (sgd_two.c): two bands and a short one, a last band of 8 */
+    one("tied", "h1", 25, 0.0, n, "token_corr=0.3;width=1.6;precision=single"); /* r = 40 */
+    one("untied", "tanh", 72, 0.5, n, "precision=single");
+    turned("tied", "tanh", 37, "precision=single", 5001, 6000);
+    turned("untied", "softmax(1)", 72, "precision=single", 8192, 9000);
+    turned("untied", "relu", 40, "precision=single", 3, 100);
     /* direct in single precision: the diagonal term between the float corrections */
     one("direct", "tanh", 24, 0.5, n, "precision=single");
     one("direct", "softmax(1)", 24, 0.5, n, "precision=single");

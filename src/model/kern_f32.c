@@ -654,9 +654,10 @@ static inline __m256 diag8_f32(__m256 v, int k, double dg)
  * than the first-level cache, and each of the eight loads of the inner loop then came from the
  * second level (400 rows of 1600 took 1.34 times as long an entry as rows of 800 with the rows
  * themselves in the first level). Against the pass without spans (bench/compare.sh, three rounds):
- * tied and untied in single 1.20-1.26x at d = 1600 and 1.11-1.16x at 3200; spans of 256 or 1024
- * columns gained less, blocks of 8 or 32 pairs the same, and spans at d = 800 (tokens of 25 KB)
- * lost 8-13%. */
+ * tied and untied in single 1.20-1.26x at d = 1600 and 1.11-1.16x at 3200 (when they took this
+ * pass; they now keep their rows in bands column by column, sgd_two.c, and direct's whole S takes
+ * it); spans of 256 or 1024 columns gained less, blocks of 8 or 32 pairs the same, and spans at
+ * d = 800 (tokens of 25 KB) lost 8-13%. */
 #define KERN_F32_LONG 1024
 #define KERN_F32_BLOCK 16
 
@@ -924,7 +925,8 @@ int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const fl
 }
 
 /* The two-step pass on a block of `rows` <= 32 rows kept column by column (sgd_sym.c's bands of
- * direct's K in precision single): entry (r, j) at B[j rows + r]. A vector holds one column of
+ * direct's K in precision single, and sgd_two.c's of tied's and untied's float matrices): entry
+ * (r, j) at B[j rows + r]. A vector holds one column of
  * KERN_F32_BAND_LANES rows, so each lane is one row and its projections need no sums across
  * lanes: the rows of the row-major pass are half as long as d on average in direct's bands, and
  * there each pair of rows cost about 17 ns besides its loop over the columns (the folds, the

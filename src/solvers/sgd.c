@@ -70,7 +70,9 @@
  * over float rows). Where a run stops changes no bit.
  *
  * Direct with an elementwise activation keeps, on that path, half of the symmetric S
- * (sgd_sym.c: K with S = K + K^T, over bands of rows), which halves the work of a pass again.
+ * (sgd_sym.c: K with S = K + K^T, over bands of rows), which halves the work of a pass again;
+ * tied and untied in single keep their float matrices there in bands of rows, each band column
+ * by column (sgd_two.c).
  *
  * The files: this one (the state, tied and untied, the run), sgd_direct.c (direct's step),
  * sgd_two.c (two steps per pass), sgd_sym.c (half of direct's S), sgd_sample.c (the samples and
@@ -288,6 +290,7 @@ static void load_student(struct sgd_state *st)
         if (st->Q)
             reorder(st, st->Q, 0);
     }
+    sgd_cols_set(st, st->two); /* likewise, tied's and untied's float bands (sgd_two.c) */
     st->synced = 1;
     sgd_resync(st);
 }
@@ -316,7 +319,9 @@ const struct student *sgd_student(struct sgd_state *st)
     } else {
         for (int j = 0; j < r; j++)
             for (int i = 0; i < d; i++) {
-                size_t e = P ? sgd_at(st, j, i) : (size_t)j * d + i;
+                size_t e = P          ? sgd_at(st, j, i)
+                           : st->cols ? sgd_cols_at(st->rows, d, j, i)
+                                      : (size_t)j * d + i;
                 double p = sp * (P ? P[e] : Pf[e]);
                 if (s->decomposition == DECOMP_TIED) {
                     s->A[(size_t)i * r + j] = p;
@@ -401,6 +406,10 @@ struct sgd_state *sgd_state_create_at(const struct model *m, long first)
     if (st->sym && !(sg ? (void *)(st->hxf = alloc_floats(2 * Td + SGD_SYM_BAND * (size_t)d))
                         : (void *)(st->hx = alloc_doubles(2 * Td))))
         goto fail;
+    /* tied and untied in single on the two-step path: their bands column by column (sgd_two.c) */
+    if (sg && st->two && p->decomposition != DECOMP_DIRECT &&
+        !(st->colsw = alloc_floats(SGD_COLS_BAND * (size_t)d)))
+        goto fail;
     rng_init(&st->g, p->seed, STREAM_SGD, (uint32_t)d);
     rng_seek_normal(&st->g, (uint64_t)first * Td);
     sgd_draw_next(st);
@@ -437,6 +446,7 @@ void sgd_state_destroy(struct sgd_state **pst)
     free(st->ag);
     free(st->hx);
     free(st->hxf);
+    free(st->colsw);
     free(st);
     *pst = NULL;
 }
@@ -647,6 +657,8 @@ void sgd_project_current(struct sgd_state *st)
     else if (st->paired)
         kern_update2_project2_paired(st->P, n, d, NULL, NULL, 0, NULL, NULL, st->x, NULL, st->pa,
                                      NULL);
+    else if (st->cols)
+        sgd_cols_project(st, st->Pf, st->xf, st->pa);
     else if (st->single)
         kern_project_f32(st->Pf, n, d, T, st->xf, st->pa, n);
     else
@@ -675,6 +687,7 @@ void sgd_set_two_step(struct sgd_state *st, int on)
 {
     sgd_two_flush(st);
     st->two = on && st->xp; /* xp is there where the two-step pass is */
+    sgd_cols_set(st, st->two);
     set_sym(st, st->two && !st->half_off);
     st->yn_ready = 0;
 }

@@ -58,6 +58,9 @@ struct sgd_state {
     double *pnn;  /* T x rows: projections on P of the sample after xn, from the two-step pass */
     double *cq;   /* untied: the deferred correction of Q */
     double *pbnn; /* untied: the projections on Q of the sample after xn */
+    int cols;     /* tied and untied in single on this path: Pf (Qf) in bands of SGD_COLS_BAND
+                     rows, each band column by column (sgd_two.c) */
+    float *colsw; /* SGD_COLS_BAND d floats of scratch for turning them (NULL: never turned) */
     /* direct with an elementwise activation (sgd_sym.c): */
     int sym;      /* P holds K, S = K + K^T; the projections pa, pan, pnn are on K */
     int half_off; /* sgd_set_symmetric(0): the whole S kept, whatever the path */
@@ -81,6 +84,9 @@ struct sgd_state {
 
 /* The rows of a band of sgd_sym.c's K. */
 #define SGD_SYM_BAND 32
+/* The rows of a band of tied's and untied's float matrices on the two-step path (sgd_two.c): as
+ * many as kern_band2_project2_f32 takes, two vectors of 16 rows a loop with AVX-512. */
+#define SGD_COLS_BAND 32
 
 /* sgd_sample.c */
 void sgd_draw_next(struct sgd_state *st);
@@ -104,6 +110,13 @@ void sgd_step_direct(struct sgd_state *st, const double *D, double trD);
 void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag);
 void sgd_two_step(struct sgd_state *st, double *const e[2], double diag, const double alpha[2]);
 void sgd_two_flush(struct sgd_state *st);
+/* Where tied's and untied's float matrices (rows x d) keep entry (i, j) in bands column by
+ * column; the state's float matrices into that layout (on, where the state has the scratch) or
+ * back to row-major; the projections of Y (T x d floats) on a float matrix M in that layout into
+ * O (T x rows), as the two-step pass sums them. */
+size_t sgd_cols_at(int rows, int d, int i, int j);
+void sgd_cols_set(struct sgd_state *st, int on);
+void sgd_cols_project(const struct sgd_state *st, float *M, const float *Y, double *O);
 /* sgd_sym.c: whether the state can keep K (direct, two steps per pass, an elementwise activation,
  * T = 2, d even); S's entry (i, j) over the scale from K; P from S to K (a state that keeps K)
  * and back (K over bands of `band` rows, -band for single's bands column by column; 0, or -1

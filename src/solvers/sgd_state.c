@@ -16,8 +16,9 @@
  * same operations on the same bits, so a resumed run is bit for bit the uninterrupted one.
  * The teacher's factor and the scratch buffers are rebuilt or overwritten by a step; the
  * learning rate of the schedule's phase is set again from the step count. The stored matrices
- * are saved row-major also when they are kept paired (kern.h), so that a checkpoint reads back
- * on a machine with or without the AVX-512 kernel. */
+ * are saved row-major also when they are kept paired (kern.h) or, tied's and untied's in single,
+ * in bands column by column (sgd_two.c), so that a checkpoint reads back on a machine with or
+ * without the AVX-512 kernel, or the float vector kernels. */
 #define SGD_STATE_MAGIC 0x32444753u /* "SGD2" */
 /* A state whose P holds sgd_sym.c's K: a magic of its own, so that a build from before that path
  * refuses it instead of reading K as S. */
@@ -80,6 +81,23 @@ static void copy_paired(const struct sgd_state *st, double *M, unsigned char *ou
         }
 }
 
+/* A float stored matrix M kept in bands column by column (sgd_two.c) to the bytes at out in
+ * row-major order, or from those at in (the other NULL). */
+static void copy_cols(const struct sgd_state *st, float *M, unsigned char *out,
+                      const unsigned char *in)
+{
+    int n = st->rows, d = st->d;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < d; j++) {
+            float *e = M + sgd_cols_at(n, d, i, j);
+            size_t b = sizeof(float) * ((size_t)i * d + j);
+            if (out)
+                memcpy(out + b, e, sizeof *e);
+            else
+                memcpy(e, in + b, sizeof *e);
+        }
+}
+
 /* What a checkpoint's head says P holds: 0 for S, the band's width for K over row-major bands,
  * minus it for K's bands column by column (single). */
 static int32_t sym_tag(const struct sgd_state *st)
@@ -125,6 +143,8 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     for (int i = 0; i < na; i++) {
         if (i < 2 && st->paired && len[i])
             copy_paired(st, a[i], buf + off, NULL);
+        else if (i >= 2 && i < 4 && st->cols && len[i])
+            copy_cols(st, a[i], buf + off, NULL);
         else if (len[i])
             memcpy(buf + off, a[i], len[i]);
         off += len[i];
@@ -163,6 +183,8 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     for (int i = 0; i < na; i++) {
         if (i < 2 && st->paired && len[i])
             copy_paired(st, a[i], NULL, buf + off);
+        else if (i >= 2 && i < 4 && st->cols && len[i])
+            copy_cols(st, a[i], NULL, buf + off);
         else if (len[i])
             memcpy(a[i], buf + off, len[i]);
         off += len[i];

@@ -52,6 +52,19 @@
  * run alike. Each step of a pair has its own alpha (a two-phase schedule's rate may change
  * between them, and tied's depends on the step's trD); the norms (Tr S) are kept in closed form
  * per step as on the one-step path, from the step's own projections, which are exact on both.
+ *
+ * Tied's and untied's float matrices are kept on this path in bands of SGD_COLS_BAND rows, each
+ * band column by column: band k, the rows from s = k SGD_COLS_BAND on (nb of them), at M + s d,
+ * entry (i, j) at j nb + (i - s) (sgd_cols_at), so that the pass (kern_band2_project2_f32, as
+ * sgd_sym.c's bands of direct's K) holds one column of a band's rows per vector and makes each
+ * row's projection in its own lane, with no sums across lanes, and each band is one stretch of
+ * memory read in order. Against the row-major pass (kern_update2_project2_f32) over the same
+ * entries, a standalone loop of passes made 1.12-1.20x as many multiply-adds a second at
+ * d = 400-3200 over one matrix, 1.15-1.30x over untied's two; a step in single was 1.05-1.28x
+ * as fast (bench/compare.sh, five rounds, d = 400-3200). The entries are the row-major kernel's bit for
+ * bit; the projections are summed in another order, so tied's and untied's runs in single move
+ * at the level of float rounding with it. The one-step path keeps the rows row-major
+ * (sgd_set_two_step turns them), and a checkpoint holds them row-major (sgd_state.c).
  */
 #include <math.h>
 #include <string.h>
@@ -99,6 +112,64 @@ static int mats(struct sgd_state *st, struct mat m[2])
     return st->Q || st->Qf ? 2 : 1;
 }
 
+size_t sgd_cols_at(int rows, int d, int i, int j)
+{
+    int s = i / SGD_COLS_BAND * SGD_COLS_BAND,
+        nb = rows - s < SGD_COLS_BAND ? rows - s : SGD_COLS_BAND;
+    return (size_t)s * d + (size_t)j * nb + (i - s);
+}
+
+/* A float matrix of `rows` rows of d from row-major into bands column by column (on) or back:
+ * each band keeps the span of its rows, so one band at a time goes through w. */
+static void cols_turn(float *M, int rows, int d, float *w, int on)
+{
+    for (int s = 0; s < rows; s += SGD_COLS_BAND) {
+        int nb = rows - s < SGD_COLS_BAND ? rows - s : SGD_COLS_BAND;
+        float *blk = M + (size_t)s * d;
+        memcpy(w, blk, sizeof(float) * (size_t)nb * d);
+        for (int i = 0; i < nb; i++)
+            for (int j = 0; j < d; j++) {
+                size_t r = (size_t)i * d + j, c = (size_t)j * nb + i;
+                if (on)
+                    blk[c] = w[r];
+                else
+                    blk[r] = w[c];
+            }
+    }
+}
+
+void sgd_cols_set(struct sgd_state *st, int on)
+{
+    on = on && st->colsw;
+    if (on == st->cols)
+        return;
+    float *mf[2] = {st->Pf, st->Qf};
+    for (int k = 0; k < 2; k++)
+        if (mf[k])
+            cols_turn(mf[k], st->rows, st->d, st->colsw, on);
+    st->cols = on;
+}
+
+/* The two-step pass over a float matrix in bands column by column, band after band
+ * (kern_band2_project2_f32, the arguments of kern_update2_project2_f32 below). */
+static void cols_kernel(const struct sgd_state *st, float *M, const double *C1, const float *X1,
+                        const double *C2, const float *X2, const float *Y, const float *Y2,
+                        double *O, double *O2)
+{
+    int n = st->rows, d = st->d;
+    for (int s = 0; s < n; s += SGD_COLS_BAND) {
+        int nb = n - s < SGD_COLS_BAND ? n - s : SGD_COLS_BAND;
+        kern_band2_project2_f32(M + (size_t)s * d, nb, d, d, n, C1 ? C1 + s : NULL, X1, 0,
+                                C2 ? C2 + s : NULL, X2, Y, Y2, O ? O + s : NULL,
+                                O2 ? O2 + s : NULL);
+    }
+}
+
+void sgd_cols_project(const struct sgd_state *st, float *M, const float *Y, double *O)
+{
+    cols_kernel(st, M, NULL, NULL, NULL, NULL, Y, NULL, O, NULL);
+}
+
 /* The two-step kernel on a stored matrix, in its precision: the correction C1 along the deferred
  * step's tokens (xp), then dg on the diagonal, then C2 along this sample's (x); the projections
  * of xn into O when `project`, and of the sample after it into O2 when that is 2. */
@@ -116,6 +187,9 @@ static void kernel(struct sgd_state *st, const struct mat *m, const double *C1, 
     if (m->M)
         kern_update2_project2_paired(m->M, n, d, C1, st->xp, dg, C2, st->x, project ? st->xn : NULL,
                                      project == 2 ? sgd_peek_sample(st) : NULL, O, O2);
+    else if (st->cols)
+        cols_kernel(st, m->Mf, C1, st->xpf, C2, st->xf, project ? st->xnf : NULL,
+                    project == 2 ? sgd_peek_sample_f32(st) : NULL, O, O2);
     else
         kern_update2_project2_f32(m->Mf, n, d, C1, st->xpf, dg, C2, st->xf,
                                   project ? st->xnf : NULL,
