@@ -64,38 +64,29 @@ static int state_arrays(struct sgd_state *st, void *a[SGD_STATE_ARRAYS],
     return SGD_STATE_ARRAYS;
 }
 
-/* A paired stored matrix M to the bytes at out in row-major order, or from those at in (the
- * other NULL). */
-static void copy_paired(const struct sgd_state *st, double *M, unsigned char *out,
-                        const unsigned char *in)
-{
-    int n = st->rows, d = st->d;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < d; j++) {
-            double *e = M + kern_paired_index(n, d, i, j);
-            size_t b = sizeof(double) * ((size_t)i * d + j);
-            if (out)
-                memcpy(out + b, e, sizeof *e);
-            else
-                memcpy(e, in + b, sizeof *e);
-        }
-}
-
-/* A float stored matrix M kept in bands column by column (sgd_two.c) to the bytes at out in
- * row-major order, or from those at in (the other NULL). */
-static void copy_cols(const struct sgd_state *st, float *M, unsigned char *out,
+/* A stored matrix M kept out of row-major order, paired (double, kern.h) or in bands column by
+ * column (float, sgd_two.c), to the bytes at out in row-major order, or from those at in (the
+ * other NULL); entries of `size` bytes. */
+static void copy_rows(const struct sgd_state *st, void *M, size_t size, unsigned char *out,
                       const unsigned char *in)
 {
     int n = st->rows, d = st->d;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < d; j++) {
-            float *e = M + sgd_cols_at(n, d, i, j);
-            size_t b = sizeof(float) * ((size_t)i * d + j);
+            size_t at = st->paired ? kern_paired_index(n, d, i, j) : sgd_cols_at(n, d, i, j);
+            unsigned char *e = (unsigned char *)M + size * at;
+            size_t b = size * ((size_t)i * d + j);
             if (out)
-                memcpy(out + b, e, sizeof *e);
+                memcpy(out + b, e, size);
             else
-                memcpy(e, in + b, sizeof *e);
+                memcpy(e, in + b, size);
         }
+}
+
+/* Whether array i of state_arrays is a stored matrix kept out of row-major order (copy_rows). */
+static int out_of_rows(const struct sgd_state *st, int i)
+{
+    return i < 2 ? st->paired : i < 4 && st->cols;
 }
 
 /* What a checkpoint's head says P holds: 0 for S, the band's width for K over row-major bands,
@@ -141,10 +132,8 @@ void sgd_state_save(struct sgd_state *st, unsigned char *buf)
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (i < 2 && st->paired && len[i])
-            copy_paired(st, a[i], buf + off, NULL);
-        else if (i >= 2 && i < 4 && st->cols && len[i])
-            copy_cols(st, a[i], buf + off, NULL);
+        if (len[i] && out_of_rows(st, i))
+            copy_rows(st, a[i], i < 2 ? sizeof(double) : sizeof(float), buf + off, NULL);
         else if (len[i])
             memcpy(buf + off, a[i], len[i]);
         off += len[i];
@@ -181,10 +170,8 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n)
     size_t len[SGD_STATE_ARRAYS];
     int na = state_arrays(st, a, len);
     for (int i = 0; i < na; i++) {
-        if (i < 2 && st->paired && len[i])
-            copy_paired(st, a[i], NULL, buf + off);
-        else if (i >= 2 && i < 4 && st->cols && len[i])
-            copy_cols(st, a[i], NULL, buf + off);
+        if (len[i] && out_of_rows(st, i))
+            copy_rows(st, a[i], i < 2 ? sizeof(double) : sizeof(float), NULL, buf + off);
         else if (len[i])
             memcpy(a[i], buf + off, len[i]);
         off += len[i];
