@@ -61,9 +61,9 @@
  * memory read in order. Against the row-major pass (kern_update2_project2_f32) over the same
  * entries, a standalone loop of passes made 1.12-1.20x as many multiply-adds a second at
  * d = 400-3200 over one matrix, 1.15-1.30x over untied's two; a step in single was 1.05-1.28x
- * as fast (bench/compare.sh, five rounds, d = 400-3200). The entries are the row-major kernel's bit for
- * bit; the projections are summed in another order, so tied's and untied's runs in single move
- * at the level of float rounding with it. The one-step path keeps the rows row-major
+ * as fast (bench/compare.sh, five rounds, d = 400-3200). The entries are the row-major kernel's
+ * bit for bit; the projections are summed in another order, so tied's and untied's runs in
+ * single move at the level of float rounding with it. The one-step path keeps the rows row-major
  * (sgd_set_two_step turns them), and a checkpoint holds them row-major (sgd_state.c).
  */
 #include <math.h>
