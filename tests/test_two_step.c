@@ -23,10 +23,11 @@
  * direct points with weight decay by 10^6-10^7 tolerances, and all four tied points (whose alpha
  * holds 2 mu trD/sqrt(d) too) by 10^7-10^8; a flush that leaves the deferral set (the correction
  * then applied twice) fails every cut run, direct's and tied's. Tied in single precision is held
- * to the same bound with float's u (and to have moved 100 times it): seen 4e-4 to 1.5e-3 of it;
+ * to the same bound with float's u (and to have moved 100 times it): seen 5e-4 to 1.7e-3 of it
+ * (its rows in bands column by column, sgd_two.c; 4e-4 to 1.5e-3 when they were row-major);
  * planted, projecting xn where the sample after it belongs fails all three by 200-900 bounds.
- * Untied (U and V compared) is seen at 7e-4 to 1.6e-3 of the bound in double and 4e-4 to 2.2e-3
- * in single; planted, Q's closed form with P's factor alpha + beta fails the softmax point in
+ * Untied (U and V compared) is seen at 7e-4 to 1.6e-3 of the bound in double and 4e-4 to 1.7e-3
+ * in single (2.2e-3 when its rows were row-major); planted, Q's closed form with P's factor alpha + beta fails the softmax point in
  * double (the only one with beta != 0) by 10^7 bounds, and the closed form's projections left
  * on P and Q instead of U and V fail all five. Direct in single precision (the diagonal term
  * between the float corrections) is seen at 3.7e-4 to 6.6e-4 of the bound; planted, the kernel
