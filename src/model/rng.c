@@ -160,6 +160,8 @@ static void rng_batch(struct rng *g, double *o, int nb)
     }
 }
 #else
+/* Without AVX-512, loops of constant length for GCC to vectorize: built with -ffast-math
+ * (src/model/CMakeLists.txt), it calls glibc's vector log, cos and sin from them. */
 static void rng_batch(struct rng *g, double *o, int nb)
 {
     uint32_t w[4 * RNG_BATCH];
