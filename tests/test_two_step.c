@@ -27,12 +27,12 @@
  * (its rows in bands column by column, sgd_two.c; 4e-4 to 1.5e-3 when they were row-major);
  * planted, projecting xn where the sample after it belongs fails all three by 200-900 bounds.
  * Untied (U and V compared) is seen at 7e-4 to 1.6e-3 of the bound in double and 4e-4 to 1.7e-3
- * in single (2.2e-3 when its rows were row-major); planted, Q's closed form with P's factor alpha + beta fails the softmax point in
- * double (the only one with beta != 0) by 10^7 bounds, and the closed form's projections left
- * on P and Q instead of U and V fail all five. Direct in single precision (the diagonal term
- * between the float corrections) is seen at 3.7e-4 to 6.6e-4 of the bound; planted, the kernel
- * leaving the diagonal term out fails both softmax points (trD != 0) by 200-300 bounds and their
- * cut runs.
+ * in single (2.2e-3 when its rows were row-major); planted, Q's closed form with P's factor
+ * alpha + beta fails the softmax point in double (the only one with beta != 0) by 10^7 bounds,
+ * and the closed form's projections left on P and Q instead of U and V fail all five. Direct in
+ * single precision (the diagonal term between the float corrections) is seen at 3.7e-4 to
+ * 6.6e-4 of the bound; planted, the kernel leaving the diagonal term out fails both softmax
+ * points (trD != 0) by 200-300 bounds and their cut runs.
  * The kernel's order of operations on an entry is test_kern's and test_kern_f32's (two_step).
  * The cut runs must be the uninterrupted one bit for bit: the students are compared with
  * memcmp, then again after a few more steps (which read this and the next sample's projections
@@ -355,7 +355,8 @@ int main(void)
     one("untied", "relu", 30, 0.5, n, "width=0.5");
     one("untied", "tanh", 24, 0.5, n, "precision=single");
     one("untied", "softmax(1)", 37, 0.0, n, "width=0.5;precision=single");
-    /* their float bands of 32 rows (sgd_two.c): two bands and a short one, a last band of 8 */
+    /* their float bands of 32 rows (sgd_two.c): a band of 32 and one of 8 (r = 40), two of 32
+     * and one of 8 (d = 72) */
     one("tied", "h1", 25, 0.0, n, "token_corr=0.3;width=1.6;precision=single"); /* r = 40 */
     one("untied", "tanh", 72, 0.5, n, "precision=single");
     turned("tied", "tanh", 37, "precision=single", 5001, 6000);
