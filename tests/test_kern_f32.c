@@ -6,7 +6,8 @@
  * after at most two float operations, so within 2 eps_f (|r| + |a x0| + |b x1|) of the exact
  * value (eps_f = 2^-24); a projection of float rows sums products in float over at most
  * q = KERN_F32_TERMS = 32 terms per partial sum and then in double, so within q u sum_j |M_j Y_j|
- * (u = eps_f/2, to first order) of the exact sum of the kernel's own rows: the tolerance is
+ * (u = eps_f/2, to first order) of the exact sum of the kernel's own rows (a teacher row of at
+ * most 512 columns, whose lanes are added in float, within (q + 4) u sum |M Y|): the tolerance is
  * KERN_F32_TOL = 1.5 q units of u sum |M Y|. The constant rows (every entry 0.1f) at
  * m = 16411 are the case a float accumulation over the whole row fails: the rounding of a
  * running sum of equal terms does not average out, and over 512 terms per partial sum it
@@ -195,8 +196,20 @@ static void one(struct rng *g, int n, int m, int T, int positive)
  * (o[l] += (double)s[l]); then one 8-column step (a partial sum of one product per lane), then
  * the last m % 8 columns (products rounded to float, the missing lanes +0); the result is
  * w[l] = o[l] + o[l + 4], then (w[0] + w[2]) + (w[1] + w[3]). update = 0 leaves r alone
- * (kern_project_fused_order_f32's teacher rows). */
+ * (kern_project_fused_order_f32's teacher rows); of such a row of whole 16-column steps, at
+ * most 16 KERN_F32_TERMS of them, the sum is instead its 16 lanes a_l added in float (the same
+ * tree: p_l = a_l + a_{l+8}, r_l = p_l + p_{l+4}, (r_0 + r_2) + (r_1 + r_3)), then in double. */
 enum { EMU_TERMS = 32 }; /* KERN_F32_TERMS */
+
+static double emu_tree(const float a[16])
+{
+    float p[8], r[4];
+    for (int l = 0; l < 8; l++)
+        p[l] = a[l] + a[l + 8];
+    for (int l = 0; l < 4; l++)
+        r[l] = p[l] + p[l + 4];
+    return (double)((r[0] + r[2]) + (r[1] + r[3]));
+}
 
 static void emu_fold(double o[8], const float s[8])
 {
@@ -218,6 +231,16 @@ static void emu_row(float *r, int m, int update, float a, float b, const float *
                     const float *y0, const float *y1, double out[2])
 {
     const float *y[2] = {y0, y1};
+    if (!update && m % 16 == 0 && m <= 16 * EMU_TERMS) { /* a short teacher row */
+        float a[2][16] = {{0}};
+        for (int j = 0; j < m; j += 16)
+            for (int l = 0; l < 16; l++)
+                for (int c = 0; c < 2; c++)
+                    a[c][l] = fmaf(r[j + l], y[c][j + l], a[c][l]);
+        for (int c = 0; c < 2; c++)
+            out[c] = emu_tree(a[c]);
+        return;
+    }
     double o[2][8] = {{0}};
     int j = 0;
     while (j + 16 <= m) {
@@ -271,11 +294,11 @@ static void emu_row(float *r, int m, int update, float a, float b, const float *
  * a block of the pass one 16-column step longer fails 48 checks, the total's lanes added as
  * neighbours (l + 1) instead of l + 4 708, the second teacher row multiplied by the first's
  * register 93, the fourth row of the look-ahead's four taking the third's coefficient b 186; the
- * 8-lane kernels (x86-64-v3 build) are held to the same order. In the teacher rows of short rows
- * (project_short_f32): a sample's two tokens swapped fails 24 checks, lanes 0 and 2 paired
- * otherwise 24, a whole group's last token not stored 18, the rows past the first block dropped
- * 61. (Folding t before s cannot show:
- * a sum in double of a few float partial sums is exact, in either order.) */
+ * 8-lane kernels (x86-64-v3 build) are held to the same order. In the teacher rows of at most
+ * 512 columns (project_short_f32, finish_tree2_f32 where they are whole 16-column steps): a
+ * sample's two tokens swapped fails 40 checks, the float tree's third level pairing other lanes
+ * 36, the two rows of a pair swapped 40, a whole group's last token not stored 30. (Folding t
+ * before s cannot show: a sum in double of a few float partial sums is exact, in either order.) */
 static void order_one(struct rng *g, int n, int m)
 {
     size_t nm = (size_t)n * m;
@@ -469,12 +492,15 @@ static void block_ld(struct rng *g, int N, int r0, int rows, double dg)
 /* kern_band2_project2_f32 on a block kept column by column, against kern_update2_project2_f32_ld
  * on the same block row-major, for each case of the flags (`which`: both corrections, the second
  * alone, the first alone, the projection alone; dg with the first two): the entries bit for bit,
- * each sum bit for bit the lane order written out below (a float partial sum over each 32
- * columns in their order, fmaf, then added in double), and within KERN_F32_TOL of the exact sum.
- * Blocks of 2 to 32 rows (whole and partial vectors of 8 and 16 lanes), rows of one column to
- * several partial sums, the tokens' and coefficients' rows apart by more than the block.
- * (Planted: the second token's sums written to the first's place fails 710 checks, dg left out
- * 224, partial sums over 16 columns instead of 32 262.) */
+ * each sum bit for bit the lane order written out below (a float partial sum over each
+ * BAND_TERMS = 128 columns in their order, fmaf, then added in double), and within
+ * BAND_TOL = 1.5 BAND_TERMS units of u sum |M Y| of the exact sum (kern_f32.c's bound for the
+ * bands). Blocks of 2 to 32 rows (whole and partial vectors of 8 and 16 lanes), rows of one
+ * column to several partial sums, the tokens' and coefficients' rows apart by more than the
+ * block. (Planted: the second token's sums written to the first's place fails 710 checks, dg
+ * left out 224, partial sums over 64 columns instead of 128 180.) */
+enum { BAND_TERMS = 128 }; /* KERN_F32_BAND_TERMS */
+#define BAND_TOL (1.5 * BAND_TERMS)
 static void band_one(struct rng *g, int rows, int m, int which, double dg)
 {
     int ldx = m + 3, ldc = rows + 5;
@@ -512,9 +538,9 @@ static void band_one(struct rng *g, int rows, int m, int which, double dg)
     for (int q = 0; q < ny; q++)
         for (int r = 0; r < rows; r++) {
             double t = 0;
-            for (int j0 = 0; j0 < m; j0 += 32) {
+            for (int j0 = 0; j0 < m; j0 += BAND_TERMS) {
                 float p = 0;
-                for (int j = j0; j < m && j < j0 + 32; j++)
+                for (int j = j0; j < m && j < j0 + BAND_TERMS; j++)
                     p = fmaf(B[(size_t)j * rows + r], yq[q][j], p);
                 t += (double)p;
             }
@@ -524,7 +550,7 @@ static void band_one(struct rng *g, int rows, int m, int which, double dg)
     if (ny) { /* against the exact sums over the rows (row-major R holds them too) */
         double e1 = proj_err(R, rows, m, 1, Y, Ob, ldc),
                e2 = proj_err(R, rows, m, 1, Y + ldx, Ob + ldc, ldc);
-        CHECK(e1 <= KERN_F32_TOL && e2 <= KERN_F32_TOL,
+        CHECK(e1 <= BAND_TOL && e2 <= BAND_TOL,
               "band rows=%d m=%d case %d: sums off the exact ones by %.3g and %.3g u sum |M Y|",
               rows, m, which, e1, e2);
     }
@@ -546,7 +572,7 @@ int main(void)
         one(&g, 4, 16411, T, 1);
     if (kern_vector()) {
         int on[] = {2, 3, 8, 9, 16, 17};
-        int om[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 127, 128, 129, 130, 255, 256, 401, 1000};
+        int om[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 127, 128, 129, 130, 255, 256, 400, 401, 512, 1000};
         for (size_t a = 0; a < sizeof on / sizeof on[0]; a++)
             for (size_t b = 0; b < sizeof om / sizeof om[0]; b++)
                 order_one(&g, on[a], om[b]);
@@ -587,7 +613,7 @@ int main(void)
         }
         /* the bands column by column */
         int kr[] = {2, 6, 8, 10, 16, 18, 24, 30, 32};
-        int km[] = {1, 2, 16, 17, 32, 33, 64, 65, 401};
+        int km[] = {1, 2, 16, 17, 33, 65, 128, 129, 401};
         for (size_t a = 0; a < sizeof kr / sizeof kr[0]; a++)
             for (size_t b = 0; b < sizeof km / sizeof km[0]; b++)
                 for (int w = 0; w < 4; w++) {

@@ -26,7 +26,11 @@
  * (tests/test_kern_f32.c holds both to one scalar statement of that order). AVX2 takes two rows at
  * a time (sixteen registers: eight accumulators, the two tokens x, the four coefficients), AVX-512
  * four in the look-ahead's pass (each load of x0, x1, y0, y1 serves four rows) and two teacher rows
- * against the tokens of four samples. The folds were the kernels' most expensive part when the
+ * against the tokens of four samples. Two kinds of sums are made otherwise: the two-step pass
+ * over bands kept column by column (kern_band2_project2_f32, a row a lane, below), and a teacher
+ * row of whole 16-column steps and at most 512 columns (short_row_f32), whose lanes are added in
+ * float by the same tree and the sum converted once. The folds were the kernels' most expensive
+ * part when the
  * total had four double lanes (two conversions and three additions per partial sum, the halves of a
  * 16-lane register extracted twice) and the look-ahead's sums one partial sum of eight lanes (there
  * two rows shared a 16-lane register: an insert per load, two stores per register): the step in
@@ -391,9 +395,72 @@ static inline __attribute__((always_inline)) void project_rows_span_f32(const fl
     }
 }
 
+/* A teacher row is short when it is whole 16-column steps, at most 16 KERN_F32_TERMS of them
+ * (one float partial sum per lane, no fold): d = 16, 32, ..., 512. Its sums do not go lane by
+ * lane into a double total: each sum's 16 lanes a_l (the 8-lane kernels' s_l = a_l and
+ * t_l = a_{l+8}) are added in float, p_l = a_l + a_{l+8}, r_l = p_l + p_{l+4}, then
+ * (r_0 + r_2) + (r_1 + r_3) (the tree of acc_sum, in float), and that is the sum, in double.
+ * The fold and the double tree were 5 and 2.5 floating-point instructions a sum beside the
+ * 25 multiply-adds of a row at d = 400, and the float tree of sixteen sums at once is 2.8 a sum
+ * (finish_tree2_f32): the teacher's projections at d = 400 in a standalone loop 1.15x as fast
+ * (best of six: 13.5 against 15.6 us for 200 rows and eight samples). The four additions put
+ * each sum's error bound at (q + 4) u sum |F Y|, q = m/16 <= KERN_F32_TERMS. */
+static inline int short_row_f32(int m) { return m % 16 == 0 && m <= 16 * KERN_F32_TERMS; }
+
+static inline double tree_f32(const float a[16])
+{
+    float p[8], r[4];
+    for (int l = 0; l < 8; l++)
+        p[l] = a[l] + a[l + 8];
+    for (int l = 0; l < 4; l++)
+        r[l] = p[l] + p[l + 4];
+    return (double)((r[0] + r[2]) + (r[1] + r[3]));
+}
+
+/* out[q] = f . y[q] over a short row (short_row_f32), q < ny <= 4, each sum as above. */
+static inline void short_rows_f32(const float *f, int m, const float *const *y, int ny, double *out)
+{
+    float a[16];
+#if KERN_F32_512
+    __m512 s[4];
+    for (int q = 0; q < ny; q++)
+        s[q] = _mm512_setzero_ps();
+    for (int j = 0; j < m; j += 16) {
+        __m512 F = _mm512_loadu_ps(f + j);
+        for (int q = 0; q < ny; q++)
+            s[q] = _mm512_fmadd_ps(F, _mm512_loadu_ps(y[q] + j), s[q]);
+    }
+    for (int q = 0; q < ny; q++) {
+        _mm512_storeu_ps(a, s[q]);
+        out[q] = tree_f32(a);
+    }
+#else
+    __m256 s[4], t[4];
+    for (int q = 0; q < ny; q++)
+        s[q] = t[q] = _mm256_setzero_ps();
+    for (int j = 0; j < m; j += 16) {
+        __m256 F0 = _mm256_loadu_ps(f + j), F1 = _mm256_loadu_ps(f + j + 8);
+        for (int q = 0; q < ny; q++) {
+            s[q] = _mm256_fmadd_ps(F0, _mm256_loadu_ps(y[q] + j), s[q]);
+            t[q] = _mm256_fmadd_ps(F1, _mm256_loadu_ps(y[q] + j + 8), t[q]);
+        }
+    }
+    for (int q = 0; q < ny; q++) {
+        _mm256_storeu_ps(a, s[q]);
+        _mm256_storeu_ps(a + 8, t[q]);
+        out[q] = tree_f32(a);
+    }
+#endif
+}
+
 static inline __attribute__((always_inline)) void
 project_rows_f32(const float *f, int nr, int m, const float *const *y, int ny, double *out)
 {
+    if (short_row_f32(m) && ny <= 4) {
+        for (int h = 0; h < nr; h++)
+            short_rows_f32(f + (size_t)h * m, m, y, ny, out + ny * h);
+        return;
+    }
     kacc o[KERN_F32_SUMS];
     for (int q = 0; q < nr * ny; q++)
         o[q] = acc_zero();
@@ -462,44 +529,49 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
 }
 
 #if KERN_F32_512
-/* The sixteen sums of two rows against eight tokens (acc[8 r + q], row r, token q = 2 u + b of
- * sample u), each as acc_sum(acc_fold16(acc_zero(), its partial sum)) makes it, into
- * z[u ldzs + b ldz + i + r] for u < ns: the same additions, two sums a register after the fold.
- * With v_l = lane l + lane l + 4 of the 8-lane total, the sum is (v0 + v2) + (v1 + v3). */
-static inline void finish_rows2_f32(const __m512 acc[16], int ns, double *Z, size_t ldzs, int ldz,
-                                    int i)
+/* The sixteen sums of two short rows against eight tokens (acc[8 r + q], row r, token
+ * q = 2 u + b of sample u), each as tree_f32 makes it, into z[u ldzs + b ldz + i + r] for u < ns
+ * (and r < nr): the same additions, sixteen sums a register. Sum k of the tree is in lane
+ * 4 (k mod 4) + k/4; the lanes are then put in the order of the stores, the two rows of each
+ * token side by side. */
+static inline void finish_tree2_f32(const __m512 acc[16], int ns, int nr, double *Z, size_t ldzs,
+                                    int ldz, int i)
 {
-    __m512d o[16], v[8], w[4], r[2];
-    for (int q = 0; q < 16; q++)
-        o[q] = acc_fold16(acc_zero(), acc[q]);
-    for (int k = 0; k < 8; k++) /* v of sums 2k and 2k + 1: [lanes 0-3 | 4-7] of each */
-        v[k] = _mm512_add_pd(_mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0x44),
-                             _mm512_shuffle_f64x2(o[2 * k], o[2 * k + 1], 0xee));
-    for (int k = 0; k < 4; k++) /* [v0 + v2, v1 + v3] of sums 4k .. 4k + 3 */
-        w[k] = _mm512_add_pd(_mm512_shuffle_f64x2(v[2 * k], v[2 * k + 1], 0x88),
-                             _mm512_shuffle_f64x2(v[2 * k], v[2 * k + 1], 0xdd));
-    /* row k's sums, tokens in the order 0, 4, 1, 5, 2, 6, 3, 7 */
-    for (int k = 0; k < 2; k++)
-        r[k] = _mm512_add_pd(_mm512_unpacklo_pd(w[2 * k], w[2 * k + 1]),
-                             _mm512_unpackhi_pd(w[2 * k], w[2 * k + 1]));
-    /* rows 0 and 1 side by side, tokens 0 to 3 in a, 4 to 7 in b */
-    __m512d a = _mm512_unpacklo_pd(r[0], r[1]), b = _mm512_unpackhi_pd(r[0], r[1]);
+    __m512 a[8], b[4], c[2];
+    for (int k = 0; k < 8; k++) /* p of sums 2k (lanes 0-7) and 2k + 1 (8-15) */
+        a[k] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0x44),
+                             _mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0xee));
+    for (int k = 0; k < 4; k++) /* r of sums 4k .. 4k + 3, four lanes each */
+        b[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0x88),
+                             _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0xdd));
+    for (int k = 0; k < 2; k++) /* r_0 + r_2, r_1 + r_3 of sums 8k + j and 8k + 4 + j, lanes 4j.. */
+        c[k] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * k], b[2 * k + 1], 0x44),
+                             _mm512_shuffle_ps(b[2 * k], b[2 * k + 1], 0xee));
+    __m512 e = _mm512_add_ps(_mm512_shuffle_ps(c[0], c[1], 0x88), _mm512_shuffle_ps(c[0], c[1], 0xdd));
+    /* lane 2q + r: sum 8 r + q, at 4 (q mod 4) + 2 r + q/4 */
+    e = _mm512_permutexvar_ps(
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), e);
     double t[16];
-    _mm512_storeu_pd(t, a);
-    _mm512_storeu_pd(t + 8, b);
-    for (int q = 0; q < 2 * ns; q++)
-        _mm_storeu_pd(Z + (size_t)(q / 2) * ldzs + (size_t)(q % 2) * ldz + i,
-                      _mm_loadu_pd(t + 2 * q));
+    _mm512_storeu_pd(t, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    _mm512_storeu_pd(t + 8, _mm512_cvtps_pd(_mm512_extractf32x8_ps(e, 1)));
+    for (int q = 0; q < 2 * ns; q++) {
+        double *z = Z + (size_t)(q / 2) * ldzs + (size_t)(q % 2) * ldz + i;
+        if (nr == 2)
+            _mm_storeu_pd(z, _mm_loadu_pd(t + 2 * q));
+        else
+            *z = t[2 * q];
+    }
 }
 
 /* kern_project_fused_order_f32 where a row has at most 16 KERN_F32_TERMS columns, so that each
- * sum is one float partial sum of 16 lanes folded once into its total: the same operations in
- * the same order, with the sixteen partial sums of two rows against the tokens of four samples
- * folded, finished (two sums a register, finish_rows2_f32) and stored as soon as their rows are
- * done, instead of kept in an array of totals through the spans of longer rows (zeroed, then
- * loaded and stored once a span) and finished one at a time; the rows eight at a time, without
- * asking for the next ones ahead. At d = 400 (200 rows, eight samples) 1.11x as fast as the
- * spans' way (best of twelve runs: 77 against 70 G multiply-adds a second). */
+ * sum is one float partial sum of 16 lanes: the sixteen partial sums of two rows against the
+ * tokens of four samples finished (short rows: the float tree, finish_tree2_f32; others: folded
+ * once, the last m % 16 columns, the double tree) and stored as soon as their rows are done,
+ * instead of kept in an array of totals through the spans of longer rows (zeroed, then loaded
+ * and stored once a span) and finished one at a time; the rows eight at a time, without asking
+ * for the next ones ahead. With the fold and the double tree this was at d = 400 (200 rows,
+ * eight samples) 1.11x as fast as the spans' way (best of twelve runs: 77 against 70 G
+ * multiply-adds a second). */
 static void project_short_f32(const float *F, int nf, int m, int K, const float *Y, size_t ldy,
                               double *Z, size_t ldzs, int ldz)
 {
@@ -534,8 +606,8 @@ static void project_short_f32(const float *F, int nf, int m, int K, const float 
                         for (int q = 0; q < 2 * SSTEP; q++)
                             acc[q] = _mm512_fmadd_ps(F0, _mm512_loadu_ps(y[q] + j), acc[q]);
                     }
-                if (nr == 2 && end == m) {
-                    finish_rows2_f32(acc, ns, Z + (size_t)s0 * ldzs, ldzs, ldz, p0 + h);
+                if (end == m) { /* a short row (short_row_f32); a lone row's partner is zero */
+                    finish_tree2_f32(acc, ns, nr, Z + (size_t)s0 * ldzs, ldzs, ldz, p0 + h);
                     continue;
                 }
                 for (int r = 0; r < nr; r++) {
@@ -574,6 +646,25 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
 #if KERN_F32_512
     if (m <= 16 * KERN_F32_TERMS) { /* short rows: one fold, the totals in registers */
         project_short_f32(F, nf, m, K, Y, ldy, Z, ldzs, ldz);
+        return 0;
+    }
+#else
+    if (short_row_f32(m)) { /* a row against the tokens of two samples, each sum's float tree */
+        for (int p = 0; p < nf; p++)
+            for (int s0 = 0; s0 < K; s0 += SSTEP) {
+                int ns = K - s0 < SSTEP ? K - s0 : SSTEP;
+                const float *y[2 * SSTEP];
+                double z[2 * SSTEP];
+                for (int u = 0; u < SSTEP; u++) {
+                    y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
+                    y[2 * u + 1] = y[2 * u] + m;
+                }
+                short_rows_f32(F + (size_t)p * m, m, y, 2 * SSTEP, z);
+                for (int u = 0; u < ns; u++) {
+                    Z[(size_t)(s0 + u) * ldzs + p] = z[2 * u];
+                    Z[(size_t)(s0 + u) * ldzs + ldz + p] = z[2 * u + 1];
+                }
+            }
         return 0;
     }
 #endif
@@ -933,9 +1024,17 @@ int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const fl
  * sums across lanes, the start of its chain of multiply-adds), a third of the pass at d = 400.
  * Each entry takes what it takes in kern_update2_project2_f32_ld (the corrections' multiply-adds
  * in the same order, dg in double and rounded), so the block's entries are that kernel's bit for
- * bit; each projection is one float partial sum per KERN_F32_TERMS columns, in the order of the
- * columns, added into its double total (error q u sum |M Y| as above). The sums are made lane
- * by lane, so the 16-lane and the 8-lane kernels make them alike. */
+ * bit; each projection is one float partial sum per KERN_F32_BAND_TERMS = q_b columns, in the
+ * order of the columns, added into its double total (error q_b u sum |M Y| as above). The sums
+ * are made lane by lane, so the 16-lane and the 8-lane kernels make them alike.
+ *
+ * A row of the row-major kernels folds once per 16 KERN_F32_TERMS = 512 columns (each of its
+ * 16 lanes takes 32 of them); a row here, one lane, folded once per 32 columns, 16 times as
+ * often: a conversion and an addition for each half of each of the eight partial sums per 32
+ * columns, 9% of the samples of the pass at d = 400. With q_b = 128 the folds are a quarter of
+ * that, and a standalone loop of direct's 13 bands at d = 400 took 0.96 of the time (best of five
+ * runs: 7.20 against 7.49 us), for a bound four times the row-major kernels'. */
+#define KERN_F32_BAND_TERMS 128
 #if KERN_F32_VECTOR
 #if KERN_F32_512
 #define KERN_F32_BAND_LANES 16
@@ -996,8 +1095,8 @@ band_group_f32(const int c1, const int c2, const int ny, const int hasdg, const 
         A2[v] = BV_COEF(cf + 96 + r0 + v * L);
         B2[v] = BV_COEF(cf + 144 + r0 + v * L);
     }
-    for (int j0 = 0; j0 < m; j0 += KERN_F32_TERMS) {
-        int j1 = m - j0 < KERN_F32_TERMS ? m : j0 + KERN_F32_TERMS;
+    for (int j0 = 0; j0 < m; j0 += KERN_F32_BAND_TERMS) {
+        int j1 = m - j0 < KERN_F32_BAND_TERMS ? m : j0 + KERN_F32_BAND_TERMS;
         vec s[4 * KERN_F32_BAND_VECS];
         for (int q = 0; q < ny * nv; q++)
             s[q] = BV_ZERO();
