@@ -572,7 +572,8 @@ int main(void)
         one(&g, 4, 16411, T, 1);
     if (kern_vector()) {
         int on[] = {2, 3, 8, 9, 16, 17};
-        int om[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 127, 128, 129, 130, 255, 256, 400, 401, 512, 1000};
+        int om[] = {1,   7,   8,   9,   15,  16,  17,  24,  31,  127,
+                    128, 129, 130, 255, 256, 400, 401, 512, 1000};
         for (size_t a = 0; a < sizeof on / sizeof on[0]; a++)
             for (size_t b = 0; b < sizeof om / sizeof om[0]; b++)
                 order_one(&g, on[a], om[b]);

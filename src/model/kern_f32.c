@@ -547,7 +547,8 @@ static inline void finish_tree2_f32(const __m512 acc[16], int ns, int nr, double
     for (int k = 0; k < 2; k++) /* r_0 + r_2, r_1 + r_3 of sums 8k + j and 8k + 4 + j, lanes 4j.. */
         c[k] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * k], b[2 * k + 1], 0x44),
                              _mm512_shuffle_ps(b[2 * k], b[2 * k + 1], 0xee));
-    __m512 e = _mm512_add_ps(_mm512_shuffle_ps(c[0], c[1], 0x88), _mm512_shuffle_ps(c[0], c[1], 0xdd));
+    __m512 e =
+        _mm512_add_ps(_mm512_shuffle_ps(c[0], c[1], 0x88), _mm512_shuffle_ps(c[0], c[1], 0xdd));
     /* lane 2q + r: sum 8 r + q, at 4 (q mod 4) + 2 r + q/4 */
     e = _mm512_permutexvar_ps(
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15), e);

@@ -225,7 +225,7 @@ static void defer(struct sgd_state *st, double *const e[2], double diag, const d
     struct mat m[2];
     int nm = mats(st, m);
     double g[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS]; /* g[c T + b] = x_b . xn_c */
-    for (int c = 0; c < T && !st->sym; c++) /* sgd_sym_closed makes its own, band by band */
+    for (int c = 0; c < T; c++)
         for (int b = 0; b < T; b++)
             g[c * T + b] = kern_dot(st->x + (size_t)b * d, st->xn + (size_t)c * d, d);
     for (int k = 0; k < nm; k++) {
