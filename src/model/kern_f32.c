@@ -528,6 +528,20 @@ int kern_update_project_ahead_f32(float *M, int n, int m, int T, const double *C
     return done;
 }
 
+#if KERN_F32_VECTOR
+/* The two tokens of each of the ns samples from s0 (sample u at Y + u ldy, its tokens m apart)
+ * for kern_project_fused_order_f32, y[2 u + b], up to nsamp samples: the missing ones repeat the
+ * first, and their sums are not stored. */
+static inline void sample_tokens(const float *Y, size_t ldy, int m, int s0, int ns, int nsamp,
+                                 const float **y)
+{
+    for (int u = 0; u < nsamp; u++) {
+        y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
+        y[2 * u + 1] = y[2 * u] + m;
+    }
+}
+#endif
+
 #if KERN_F32_512
 /* The sixteen sums of two short rows against eight tokens (acc[8 r + q], row r, token
  * q = 2 u + b of sample u), each as tree_f32 makes it, into z[u ldzs + b ldz + i + r] for u < ns
@@ -581,10 +595,7 @@ static void project_short_f32(const float *F, int nf, int m, int K, const float 
         for (int s0 = 0; s0 < K; s0 += SSTEP) {
             int ns = K - s0 < SSTEP ? K - s0 : SSTEP, nb = nf - p0 < RBLOCK ? nf - p0 : RBLOCK;
             const float *y[2 * SSTEP];
-            for (int u = 0; u < SSTEP; u++) {
-                y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
-                y[2 * u + 1] = y[2 * u] + m;
-            }
+            sample_tokens(Y, ldy, m, s0, ns, SSTEP, y);
             for (int h = 0; h < nb; h += 2) {
                 int nr = nb - h >= 2 ? 2 : 1, j = 0, end = m - m % 16;
                 const float *f = F + (size_t)(p0 + h) * m;
@@ -656,10 +667,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
                 int ns = K - s0 < SSTEP ? K - s0 : SSTEP;
                 const float *y[2 * SSTEP];
                 double z[2 * SSTEP];
-                for (int u = 0; u < SSTEP; u++) {
-                    y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
-                    y[2 * u + 1] = y[2 * u] + m;
-                }
+                sample_tokens(Y, ldy, m, s0, ns, SSTEP, y);
                 short_rows_f32(F + (size_t)p * m, m, y, 2 * SSTEP, z);
                 for (int u = 0; u < ns; u++) {
                     Z[(size_t)(s0 + u) * ldzs + p] = z[2 * u];
@@ -674,10 +682,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
             int ns = K - s0 < SSTEP ? K - s0 : SSTEP, nb = nf - p0 < RBLOCK ? nf - p0 : RBLOCK;
             const float *y[2 * SSTEP];
             kacc o[RBLOCK * 2 * SSTEP];
-            for (int u = 0; u < SSTEP; u++) {
-                y[2 * u] = Y + (size_t)(s0 + (u < ns ? u : 0)) * ldy;
-                y[2 * u + 1] = y[2 * u] + m;
-            }
+            sample_tokens(Y, ldy, m, s0, ns, SSTEP, y);
             for (int q = 0; q < nb * 2 * SSTEP; q++)
                 o[q] = acc_zero();
             for (int j0 = 0; j0 < m; j0 += SPAN) {

@@ -145,9 +145,9 @@ int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, 
                                  double *O2);
 /* kern_update2_project2_f32_ld on a block of rows <= 32 rows kept column by column: entry
  * (r, j) at B[j rows + r] (sgd_sym.c's bands of direct's K, sgd_two.c's of tied's and untied's
- * float matrices). The entries end bit for bit as that
- * kernel leaves them; each projection is summed in the order of the columns, KERN_F32_TERMS
- * products at a time in float and those sums in double, alike in every build with float vector
+ * float matrices). The entries end bit for bit as that kernel leaves them; each projection is
+ * summed in the order of the columns, 128 products at a time in float (kern_f32.c's
+ * KERN_F32_BAND_TERMS) and those sums in double, alike in every build with float vector
  * kernels. The same cases; returns 0, or -1 (B untouched) for another case, rows > 32, or a
  * build without float vector kernels. */
 int kern_band2_project2_f32(float *B, int rows, int m, int ldx, int ldc, const double *C1,
