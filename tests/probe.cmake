@@ -1,0 +1,7 @@
+# Tests of `aimsweep probe` (src/probe/, src/cli/cli_probe*.c; included from tests/CMakeLists.txt
+# when the command is built). The checkpoint files are written by NumPy at test time.
+set(PROBE_DIR ${CMAKE_CURRENT_BINARY_DIR}/probe)
+add_test(NAME probe_files COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/probe/test_probe_files.py
+         $<TARGET_FILE:aimsweep> ${PROBE_DIR}/files)
+set_tests_properties(probe_files PROPERTIES LABELS unit TIMEOUT 120
+                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1;ASAN_OPTIONS=detect_leaks=1")
