@@ -5,3 +5,9 @@ add_test(NAME probe_files COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/p
          $<TARGET_FILE:aimsweep> ${PROBE_DIR}/files)
 set_tests_properties(probe_files PROPERTIES LABELS unit TIMEOUT 120
                      ENVIRONMENT "OPENBLAS_NUM_THREADS=1;ASAN_OPTIONS=detect_leaks=1")
+# Theorem 1's check: passes on an extensive-rank S, flags a rank-1 S, fails a planted Omega.
+add_executable(test_probe test_probe.c)
+target_link_libraries(test_probe PRIVATE aimsweep_probe)
+aimsweep_warnings(test_probe)
+add_test(NAME test_probe COMMAND test_probe)
+set_tests_properties(test_probe PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
