@@ -11,3 +11,12 @@ target_link_libraries(test_probe PRIVATE aimsweep_probe)
 aimsweep_warnings(test_probe)
 add_test(NAME test_probe COMMAND test_probe)
 set_tests_properties(test_probe PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+# A short sample of the readers' fuzzing (the long run: docs/probe.md, under build-asan).
+add_executable(probe_fuzz probe_fuzz.c)
+target_link_libraries(probe_fuzz PRIVATE aimsweep_probe)
+aimsweep_warnings(probe_fuzz)
+add_test(NAME probe_fuzz_sample COMMAND sh -c
+         "\"$0\" 1500 1 $(/usr/bin/python3 '${CMAKE_CURRENT_SOURCE_DIR}/probe/fuzz_seeds.py' '${PROBE_DIR}/fuzz')"
+         $<TARGET_FILE:probe_fuzz>)
+set_tests_properties(probe_fuzz_sample PROPERTIES LABELS unit TIMEOUT 120
+                     ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
