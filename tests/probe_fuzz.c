@@ -45,60 +45,53 @@ static unsigned char *slurp(const char *path, size_t *len)
 
 static size_t mutate(unsigned char *b, size_t len, size_t cap)
 {
-    static const uint64_t vals[] = {0,          1,          0x7f,       0x80,       0xff,
-                                    0x7fffffff, 0xffffffff, 0x80000000, UINT64_MAX, 1ull << 40,
-                                    100000000};
+    static const uint64_t vals[] = {0,          1,          0x7f,       0x80,
+                                    0xff,       0x7fffffff, 0xffffffff, 0x80000000,
+                                    UINT64_MAX, 1ull << 40, 100000000};
     int k = 1 + (int)(next() % 8);
     for (int i = 0; i < k && len > 0; i++) {
         size_t at = next() % len;
         switch (next() % 8) {
-        case 0:
-            b[at] ^= (unsigned char)(1u << (next() % 8));
-            break;
-        case 1:
-            b[at] = (unsigned char)vals[next() % 5];
-            break;
-        case 2: {
-            uint64_t v = vals[next() % (sizeof vals / sizeof vals[0])];
-            size_t w = next() % 2 ? 4 : 8;
-            for (size_t j = 0; j < w && at + j < len; j++)
-                b[at + j] = (unsigned char)(v >> (8 * j));
-            break;
-        }
-        case 3: /* delete a run */ {
-            size_t n = 1 + next() % 16;
-            if (at + n > len)
-                n = len - at;
-            memmove(b + at, b + at + n, len - at - n);
-            len -= n;
-            break;
-        }
-        case 4: /* insert bytes */ {
-            size_t n = 1 + next() % 8;
-            if (len + n > cap)
+            case 0: b[at] ^= (unsigned char)(1u << (next() % 8)); break;
+            case 1: b[at] = (unsigned char)vals[next() % 5]; break;
+            case 2: {
+                uint64_t v = vals[next() % (sizeof vals / sizeof vals[0])];
+                size_t w = next() % 2 ? 4 : 8;
+                for (size_t j = 0; j < w && at + j < len; j++)
+                    b[at + j] = (unsigned char)(v >> (8 * j));
                 break;
-            memmove(b + at + n, b + at, len - at);
-            for (size_t j = 0; j < n; j++)
-                b[at + j] = (unsigned char)next();
-            len += n;
-            break;
-        }
-        case 5:
-            len = at;
-            break;
-        case 6: /* a digit in the first 512 bytes (shapes, offsets, header lengths) */ {
-            size_t lim = len < 512 ? len : 512;
-            for (size_t j = 0; j < lim; j++) {
-                size_t p = (at + j) % lim;
-                if (b[p] >= '0' && b[p] <= '9') {
-                    b[p] = (unsigned char)('0' + next() % 10);
-                    break;
-                }
             }
-            break;
-        }
-        default:
-            b[at] = (unsigned char)next();
+            case 3: /* delete a run */ {
+                size_t n = 1 + next() % 16;
+                if (at + n > len)
+                    n = len - at;
+                memmove(b + at, b + at + n, len - at - n);
+                len -= n;
+                break;
+            }
+            case 4: /* insert bytes */ {
+                size_t n = 1 + next() % 8;
+                if (len + n > cap)
+                    break;
+                memmove(b + at + n, b + at, len - at);
+                for (size_t j = 0; j < n; j++)
+                    b[at + j] = (unsigned char)next();
+                len += n;
+                break;
+            }
+            case 5: len = at; break;
+            case 6: /* a digit in the first 512 bytes (shapes, offsets, header lengths) */ {
+                size_t lim = len < 512 ? len : 512;
+                for (size_t j = 0; j < lim; j++) {
+                    size_t p = (at + j) % lim;
+                    if (b[p] >= '0' && b[p] <= '9') {
+                        b[p] = (unsigned char)('0' + next() % 10);
+                        break;
+                    }
+                }
+                break;
+            }
+            default: b[at] = (unsigned char)next();
         }
     }
     return len;
@@ -165,7 +158,7 @@ int main(int argc, char **argv)
         free(files[i]);
     free(files);
     free(lens);
-    printf("probe_fuzz: %ld cases, %ld accepted, %ld refused, %ld values read, 0 crashes\n",
-           cases, accepted, refused, values);
+    printf("probe_fuzz: %ld cases, %ld accepted, %ld refused, %ld values read, 0 crashes\n", cases,
+           accepted, refused, values);
     return 0;
 }

@@ -42,7 +42,8 @@ static int run(int d, int dh, double c, long N, double omega_scale, struct probe
     CHECK_TRUE(probe_head_stats(wq, wk, dh, d, NULL, c, h) == 0);
     double om, ps;
     CHECK_TRUE(probe_pairs(wq, wk, 1, dh, d, &om, &ps) == 0);
-    CHECK(fabs(om - h->omega11) < 1e-12 * fmax(1, om) && fabs(ps - h->psi11) < 1e-12 * fmax(1, fabs(om)),
+    CHECK(fabs(om - h->omega11) < 1e-12 * fmax(1, om) &&
+              fabs(ps - h->psi11) < 1e-12 * fmax(1, fabs(om)),
           "pairs' diagonal %g %g against the head's %g %g", om, ps, h->omega11, h->psi11);
     om *= omega_scale;
     struct probe_tokens tk;
@@ -82,7 +83,8 @@ int main(void)
         CHECK(h.ks_pred > REGIME_KS, "c = %g rank 1: predicted KS %g is inside the regime", c,
               h.ks_pred);
         if (ci == 0)
-            CHECK(fabs(h.kurt_pred - 6) < 1e-9, "rank 1: predicted kurtosis %g, not 6", h.kurt_pred);
+            CHECK(fabs(h.kurt_pred - 6) < 1e-9, "rank 1: predicted kurtosis %g, not 6",
+                  h.kurt_pred);
         CHECK(fabs(t.kurt - h.kurt_pred) < 0.25 * h.kurt_pred,
               "c = %g rank 1: kurtosis %g, predicted %g", c, t.kurt, h.kurt_pred);
         CHECK(t.ks > 5 * t.ks_noise, "c = %g rank 1: KS %g within noise %g", c, t.ks, t.ks_noise);

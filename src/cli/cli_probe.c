@@ -218,7 +218,8 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
         if (o->pairs > 0) {
             if (tk.d != d) {
                 probe_tokens_free(&tk);
-                long N = (o->pairs + (long)o->tokens * o->tokens - 1) / ((long)o->tokens * o->tokens);
+                long N =
+                    (o->pairs + (long)o->tokens * o->tokens - 1) / ((long)o->tokens * o->tokens);
                 if (probe_tokens_draw(&tk, d, o->tokens, N < 2 ? 2 : N, o->token_corr, o->seed)) {
                     fprintf(stderr, "aimsweep probe: out of memory for the tokens\n");
                     rc = 1;
@@ -237,10 +238,10 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
                 fprintf(out, "%s,%lld,%d,%s,%d,%d,%d", o->run, step, L, l->name, k, d, dh);
             else
                 fprintf(out, "%6lld %3d %3d %5d %4d", step, L, k, d, dh);
-            const double v[] = {h->mu,        h->omega11,   h->psi11,    h->sym_share,
-                                h->rank_ratio, h->eff_rank, h->omega12,  h->kurt_pred,
-                                t1[k].kurt,   h->ks_pred,   t1[k].ks,    t1[k].mean_z,
-                                t1[k].cov_z,  lay.z_crit};
+            const double v[] = {h->mu,         h->omega11,  h->psi11,   h->sym_share,
+                                h->rank_ratio, h->eff_rank, h->omega12, h->kurt_pred,
+                                t1[k].kurt,    h->ks_pred,  t1[k].ks,   t1[k].mean_z,
+                                t1[k].cov_z,   lay.z_crit};
             for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
                 put(out, o->csv, v[i]);
             fprintf(out, o->csv ? ",%d,%d\n" : " %4d %4d\n", lay.pass, in);
@@ -268,9 +269,9 @@ out:
 
 int cli_probe(int argc, char **argv)
 {
-    static const char *const known[] = {"db",    "run",   "heads",      "pattern", "teacher",
-                                        "pairs", "tokens", "token-corr", "seed",    "ks-max",
-                                        "format", "help",  NULL};
+    static const char *const known[] = {"db",     "run",    "heads",      "pattern", "teacher",
+                                        "pairs",  "tokens", "token-corr", "seed",    "ks-max",
+                                        "format", "help",   NULL};
     struct probe_opts o = {.pairs = PROBE_DEFAULT_PAIRS,
                            .tokens = PROBE_DEFAULT_TOKENS,
                            .seed = 1,
@@ -319,9 +320,8 @@ int cli_probe(int argc, char **argv)
         else if (!strcmp(flag, "pattern")) {
             const char *comma = strchr(v, ',');
             if (!comma || !strstr(v, "{L}") || !strstr(comma, "{L}") || strstr(v, "{L}") > comma) {
-                fprintf(stderr,
-                        "aimsweep probe: --pattern needs two names with {L}, e.g. "
-                        "'blocks.{L}.wq,blocks.{L}.wk'\n");
+                fprintf(stderr, "aimsweep probe: --pattern needs two names with {L}, e.g. "
+                                "'blocks.{L}.wq,blocks.{L}.wk'\n");
                 goto out;
             }
             o.pattern = v;
@@ -358,8 +358,7 @@ int cli_probe(int argc, char **argv)
             o.token_corr = x;
         } else {
             if (parse_num(v, 0, 1, &x)) {
-                fprintf(stderr, "aimsweep probe: --ks-max wants a number in [0, 1], not '%s'\n",
-                        v);
+                fprintf(stderr, "aimsweep probe: --ks-max wants a number in [0, 1], not '%s'\n", v);
                 goto out;
             }
             o.ks_max = x;

@@ -26,8 +26,8 @@ struct probe_db;
 int probe_db_open(struct probe_db **db, const char *path);
 
 /* One head's row (replacing a row of the same run, step, layer and head). Returns 0 or 1. */
-int probe_db_head(struct probe_db *db, const struct probe_opts *o, long long step,
-                  const char *file, int layer, const char *layer_name, int head, int d, int dh,
+int probe_db_head(struct probe_db *db, const struct probe_opts *o, long long step, const char *file,
+                  int layer, const char *layer_name, int head, int d, int dh,
                   const struct probe_head *h, const struct probe_t1_head *t1,
                   const struct probe_t1_layer *lay, int in_regime);
 

@@ -70,8 +70,9 @@ int probe_db_open(struct probe_db **out, const char *path)
                            " ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36,"
                            " ?37)",
                            -1, &p->head, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(p->db, "INSERT OR REPLACE INTO probe_pair VALUES (?1, ?2, ?3, ?4, ?5, "
-                                  "?6, ?7)",
+        sqlite3_prepare_v2(p->db,
+                           "INSERT OR REPLACE INTO probe_pair VALUES (?1, ?2, ?3, ?4, ?5, "
+                           "?6, ?7)",
                            -1, &p->pair, NULL) != SQLITE_OK) {
         int rc = db_fail(p, path);
         probe_db_close(&p, 0);
@@ -90,8 +91,8 @@ static void bind_real(sqlite3_stmt *q, int i, double x)
         sqlite3_bind_null(q, i);
 }
 
-int probe_db_head(struct probe_db *p, const struct probe_opts *o, long long step,
-                  const char *file, int layer, const char *layer_name, int head, int d, int dh,
+int probe_db_head(struct probe_db *p, const struct probe_opts *o, long long step, const char *file,
+                  int layer, const char *layer_name, int head, int d, int dh,
                   const struct probe_head *h, const struct probe_t1_head *t1,
                   const struct probe_t1_layer *lay, int in_regime)
 {
@@ -106,10 +107,10 @@ int probe_db_head(struct probe_db *p, const struct probe_opts *o, long long step
     sqlite3_bind_text(q, 6, layer_name, -1, SQLITE_STATIC);
     sqlite3_bind_int(q, 7, d);
     sqlite3_bind_int(q, 8, dh);
-    const double v[] = {h->mu,        h->trace,     h->omega11,  h->psi11,     h->sym_share,
-                        h->anti_share, h->op_norm,  h->frob,     h->rank_ratio, h->eff_rank,
-                        h->omega12,   h->overlap,   h->skew_pred, h->kurt_pred, h->ks_pred,
-                        t1->mean_z,   t1->cov_z,    lay->z_crit, t1->kurt,     t1->ks,
+    const double v[] = {h->mu,         h->trace,   h->omega11,   h->psi11,      h->sym_share,
+                        h->anti_share, h->op_norm, h->frob,      h->rank_ratio, h->eff_rank,
+                        h->omega12,    h->overlap, h->skew_pred, h->kurt_pred,  h->ks_pred,
+                        t1->mean_z,    t1->cov_z,  lay->z_crit,  t1->kurt,      t1->ks,
                         t1->ks_noise};
     int i = 9;
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)

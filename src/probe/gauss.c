@@ -96,8 +96,8 @@ static double ks_normal(double *u, size_t n)
     return best;
 }
 
-int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double *wk, int H,
-                   int dh, const struct probe_head *heads, const double *omega, const double *psi,
+int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double *wk, int H, int dh,
+                   const struct probe_head *heads, const double *omega, const double *psi,
                    struct probe_t1_head *out, struct probe_t1_layer *lay)
 {
     const int d = tk->d, T = tk->T, n = H * dh, P = H * T * T, off = T * (T - 1);
@@ -105,7 +105,8 @@ int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double
     const double c = tk->c, scale = 1 / sqrt((double)dh * d);
     double *Y = malloc((size_t)T1_BLOCK * T * n * sizeof *Y);
     double *Z = malloc((size_t)T1_BLOCK * T * n * sizeof *Z);
-    double *V = malloc((size_t)T1_BLOCK * P * sizeof *V), *V2 = malloc((size_t)T1_BLOCK * P * sizeof *V2);
+    double *V = malloc((size_t)T1_BLOCK * P * sizeof *V),
+           *V2 = malloc((size_t)T1_BLOCK * P * sizeof *V2);
     double *mean = calloc((size_t)P, sizeof *mean), *pm = malloc((size_t)P * sizeof *pm);
     double *C = calloc((size_t)P * P, sizeof *C), *D = calloc((size_t)P * P, sizeof *D);
     double *u = malloc((size_t)H * N * off * sizeof *u);
@@ -163,8 +164,7 @@ int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double
             double Caa = a == a2 ? 1 : c, Cbb = b == b2 ? 1 : c, Cab = a == b2 ? 1 : c,
                    Cba = b == a2 ? 1 : c;
             double pred = Caa * Cbb * omega[k * H + l] + Cab * Cba * psi[k * H + l];
-            double cov = C[(size_t)p * P + q] / N,
-                   v = D[(size_t)p * P + q] / N - cov * cov;
+            double cov = C[(size_t)p * P + q] / N, v = D[(size_t)p * P + q] / N - cov * cov;
             double zc = v > 0 ? (cov - pred) / sqrt(v / N) : 0;
             out[k].cov_z = fmax(out[k].cov_z, fabs(zc));
             out[l].cov_z = fmax(out[l].cov_z, fabs(zc));

@@ -41,7 +41,8 @@ static long match_pattern(const char *name, const char *pat, size_t patlen, cons
 /* Natural order: runs of digits compared as numbers. */
 static int natural_cmp(const void *a, const void *b)
 {
-    const char *s = ((const struct probe_layer *)a)->name, *t = ((const struct probe_layer *)b)->name;
+    const char *s = ((const struct probe_layer *)a)->name,
+               *t = ((const struct probe_layer *)b)->name;
     while (*s && *t) {
         if (isdigit((unsigned char)*s) && isdigit((unsigned char)*t)) {
             char *es, *et;

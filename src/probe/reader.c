@@ -57,15 +57,11 @@ struct probe_tensor *rd_add(struct probe_file *f, const char *name, size_t namel
 size_t rd_elsize(enum probe_dtype d)
 {
     switch (d) {
-    case PROBE_F16:
-    case PROBE_BF16:
-        return 2;
-    case PROBE_F32:
-        return 4;
-    case PROBE_F64:
-        return 8;
-    default:
-        return 0;
+        case PROBE_F16:
+        case PROBE_BF16: return 2;
+        case PROBE_F32: return 4;
+        case PROBE_F64: return 8;
+        default: return 0;
     }
 }
 
@@ -99,9 +95,8 @@ static size_t other_size(const char *s)
     static const struct {
         const char *name;
         size_t size;
-    } known[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1},
-                 {"I16", 2},  {"U16", 2}, {"I32", 4}, {"U32", 4},     {"I64", 8},
-                 {"U64", 8},  {NULL, 0}};
+    } known[] = {{"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"I16", 2},
+                 {"U16", 2},  {"I32", 4}, {"U32", 4}, {"I64", 8},     {"U64", 8},     {NULL, 0}};
     for (int i = 0; known[i].name; i++)
         if (!strcmp(s, known[i].name))
             return known[i].size;
@@ -140,12 +135,13 @@ static int st_tensor(struct probe_file *f, const char *name, const json_t *v,
         return rd_fail(err, errlen, P, "tensor '%s': its header entry is not an object", name);
     const json_t *dt = json_object_get(v, "dtype"), *sh = json_object_get(v, "shape"),
                  *off = json_object_get(v, "data_offsets");
-    if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) || json_array_size(off) != 2)
+    if (!json_is_string(dt) || !json_is_array(sh) || !json_is_array(off) ||
+        json_array_size(off) != 2)
         return rd_fail(err, errlen, P,
-                       "tensor '%s': needs a dtype string, a shape array and two data_offsets", name);
+                       "tensor '%s': needs a dtype string, a shape array and two data_offsets",
+                       name);
     if (json_array_size(sh) > PROBE_MAX_DIM)
-        return rd_fail(err, errlen, P, "tensor '%s': more than %d dimensions", name,
-                       PROBE_MAX_DIM);
+        return rd_fail(err, errlen, P, "tensor '%s': more than %d dimensions", name, PROBE_MAX_DIM);
     struct probe_tensor *t = rd_add(f, name, strlen(name));
     if (!t)
         return rd_fail(err, errlen, P, "out of memory");
@@ -158,8 +154,8 @@ static int st_tensor(struct probe_file *f, const char *name, const json_t *v,
     t->ndim = (int)json_array_size(sh);
     for (int i = 0; i < t->ndim; i++)
         if ((t->shape[i] = json_nonneg(json_array_get(sh, (size_t)i))) < 0)
-            return rd_fail(err, errlen, P, "tensor '%s': dimension %d is not an integer >= 0",
-                           name, i);
+            return rd_fail(err, errlen, P, "tensor '%s': dimension %d is not an integer >= 0", name,
+                           i);
     if (rd_count(t->shape, t->ndim, &t->count))
         return rd_fail(err, errlen, P, "tensor '%s': its shape's size overflows", name);
     int64_t b = json_nonneg(json_array_get(off, 0)), e = json_nonneg(json_array_get(off, 1));
@@ -364,31 +360,29 @@ static double elem(const struct probe_tensor *t, int64_t k)
     for (size_t i = 0; i < es; i++)
         b[i] = t->big_endian ? p[es - 1 - i] : p[i];
     switch (t->dtype) {
-    case PROBE_F16:
-        return half_to_double((uint16_t)(b[0] | b[1] << 8));
-    case PROBE_BF16: {
-        uint32_t u = (uint32_t)(b[0] | b[1] << 8) << 16;
-        float x;
-        memcpy(&x, &u, 4);
-        return x;
-    }
-    case PROBE_F32: {
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
-        float x;
-        memcpy(&x, &u, 4);
-        return x;
-    }
-    case PROBE_F64: {
-        uint64_t u = 0;
-        for (int i = 7; i >= 0; i--)
-            u = u << 8 | b[i];
-        double x;
-        memcpy(&x, &u, 8);
-        return x;
-    }
-    default:
-        return NAN;
+        case PROBE_F16: return half_to_double((uint16_t)(b[0] | b[1] << 8));
+        case PROBE_BF16: {
+            uint32_t u = (uint32_t)(b[0] | b[1] << 8) << 16;
+            float x;
+            memcpy(&x, &u, 4);
+            return x;
+        }
+        case PROBE_F32: {
+            uint32_t u =
+                (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+            float x;
+            memcpy(&x, &u, 4);
+            return x;
+        }
+        case PROBE_F64: {
+            uint64_t u = 0;
+            for (int i = 7; i >= 0; i--)
+                u = u << 8 | b[i];
+            double x;
+            memcpy(&x, &u, 8);
+            return x;
+        }
+        default: return NAN;
     }
 }
 

@@ -136,8 +136,10 @@ int rd_npy(const unsigned char *p, size_t len, struct probe_tensor *t, const cha
     for (size_t i = 0; i < hlen; i++) {
         unsigned char c = p[start + i];
         if (c >= 127 || (c < 32 && c != '\n' && c != '\t'))
-            return rd_fail(err, errlen, path, "%s: its .npy header has a byte 0x%02x that is not "
-                           "printable ASCII", what, c);
+            return rd_fail(err, errlen, path,
+                           "%s: its .npy header has a byte 0x%02x that is not "
+                           "printable ASCII",
+                           what, c);
     }
     struct lex l = {(const char *)p + start, (const char *)p + start + hlen};
     int have_descr = 0, have_order = 0, have_shape = 0;
@@ -239,12 +241,14 @@ static int npz_member(struct probe_file *f, const char *name, uint32_t method, u
                        (unsigned long long)off);
     uint64_t start = off + 30 + u16(f->buf + off + 26) + u16(f->buf + off + 28);
     if (start > f->len || csize > f->len - start)
-        return rd_fail(err, errlen, P, "npz member '%s': %llu bytes at %llu run past the file's end",
-                       name, (unsigned long long)csize, (unsigned long long)start);
+        return rd_fail(err, errlen, P,
+                       "npz member '%s': %llu bytes at %llu run past the file's end", name,
+                       (unsigned long long)csize, (unsigned long long)start);
     const unsigned char *src = f->buf + start;
     if (method == 0) {
         if (csize != usize)
-            return rd_fail(err, errlen, P, "npz member '%s': stored with two different sizes", name);
+            return rd_fail(err, errlen, P, "npz member '%s': stored with two different sizes",
+                           name);
         if (usize > UINT_MAX || crc32(0L, src, (uInt)usize) != crc)
             return rd_fail(err, errlen, P, "npz member '%s': CRC-32 mismatch", name);
         *data = src;

@@ -203,5 +203,12 @@ check(rc == 2, f"missing file: exit {rc}")
 rc, out, err = probe(base, "--heads", "5")
 check(rc == 2 and "multiple" in err, f"--heads 5 on 32 rows: exit {rc}: {err}")
 
+for args, what in [(["--pattern", "nobrace"], "pattern"), (["--tokens", "1"], "tokens"),
+                   (["--token-corr", "1"], "token corr"), (["--bogus", "1"], "unknown flag"),
+                   (["--heads", "4", "--heads", "4"], "twice"), (["--format", "xml"], "format"),
+                   (["--teacher", base], "teacher not square")]:
+    rc, out, err = probe(base, *args)
+    check(rc == 2 and "aimsweep probe" in err, f"bad usage {what}: exit {rc}: {err.strip()[:200]}")
+
 print(f"test_probe_files: {checks - failures}/{checks} passed")
 sys.exit(1 if failures else 0)

@@ -36,11 +36,11 @@ int probe_tokens_draw(struct probe_tokens *tk, int d, int T, long N, double c, u
 void probe_tokens_free(struct probe_tokens *tk);
 
 struct probe_t1_head {
-    double mean_z;  /* largest |z| of the head's T^2 means */
-    double cov_z;   /* largest |z| of the covariance cells that involve the head */
-    double kurt;    /* excess kurtosis of its standardised off-diagonal entries */
-    double ks;      /* their Kolmogorov distance to N(0, 1) */
-    double ks_noise;/* the 95 % Kolmogorov quantile for that many independent draws */
+    double mean_z;   /* largest |z| of the head's T^2 means */
+    double cov_z;    /* largest |z| of the covariance cells that involve the head */
+    double kurt;     /* excess kurtosis of its standardised off-diagonal entries */
+    double ks;       /* their Kolmogorov distance to N(0, 1) */
+    double ks_noise; /* the 95 % Kolmogorov quantile for that many independent draws */
 };
 
 struct probe_t1_layer {
@@ -51,8 +51,8 @@ struct probe_t1_layer {
 /* The check on one layer: wq, wk are (H d_head) x d row-major, heads[k] its heads' statistics
  * (mu), omega and psi its H x H pair matrices (probe_pairs). Fills out[H] and lay. Returns 0 or
  * -1 (memory). */
-int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double *wk, int H,
-                   int dh, const struct probe_head *heads, const double *omega, const double *psi,
+int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double *wk, int H, int dh,
+                   const struct probe_head *heads, const double *omega, const double *psi,
                    struct probe_t1_head *out, struct probe_t1_layer *lay);
 
 #endif

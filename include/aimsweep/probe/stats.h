@@ -16,8 +16,8 @@
 #define PROBE_HIST_BINS 24
 
 struct probe_hist {
-    double lo, hi;                /* the bins split [lo, hi] evenly */
-    int count[PROBE_HIST_BINS];   /* d values in all */
+    double lo, hi;              /* the bins split [lo, hi] evenly */
+    int count[PROBE_HIST_BINS]; /* d values in all */
 };
 
 struct probe_head {
