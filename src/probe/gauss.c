@@ -109,7 +109,7 @@ int probe_t1_layer(const struct probe_tokens *tk, const double *wq, const double
            *V2 = malloc((size_t)T1_BLOCK * P * sizeof *V2);
     double *mean = calloc((size_t)P, sizeof *mean), *pm = malloc((size_t)P * sizeof *pm);
     double *C = calloc((size_t)P * P, sizeof *C), *D = calloc((size_t)P * P, sizeof *D);
-    double *u = malloc((size_t)H * N * off * sizeof *u);
+    double *u = calloc((size_t)H * N * off, sizeof *u);
     int rc = -1;
     if (!Y || !Z || !V || !V2 || !mean || !pm || !C || !D || !u)
         goto out;

@@ -118,13 +118,13 @@ int probe_layers(const struct probe_file *f, const char *pattern, struct probe_l
     for (int i = 0; i < f->n; i++) {
         const struct probe_tensor *q = &f->t[i];
         if (pattern) {
-            const char *at, *kat;
+            const char *at = NULL, *kat = NULL;
             long len = match_pattern(q->name, pattern, (size_t)(comma - pattern), &at);
             if (len < 0)
                 continue;
             for (int j = 0; j < f->n; j++) {
                 long kl = match_pattern(f->t[j].name, comma + 1, strlen(comma + 1), &kat);
-                if (kl == len && !strncmp(at, kat, (size_t)len)) {
+                if (kl == len && at && kat && !strncmp(at, kat, (size_t)len)) {
                     if (add_layer(&ls, &n, at, (size_t)len, q, &f->t[j], 0, err, errlen))
                         goto fail;
                     break;

@@ -258,7 +258,7 @@ int probe_pairs(const double *wq, const double *wk, int H, int dh, int d, double
             double o = 0, p = 0;
             for (int a = 0; a < dh; a++)
                 for (int b = 0; b < dh; b++) {
-                    size_t ka = (size_t)(k * dh + a), lb = (size_t)(l * dh + b);
+                    size_t ka = (size_t)k * dh + a, lb = (size_t)l * dh + b;
                     o += KK[ka * n + lb] * QQ[ka * n + lb];
                     p += KQ[ka * n + lb] * KQ[lb * n + ka];
                 }
