@@ -7,8 +7,9 @@
   markov.png      the Markov-chain language, 2 layers x 4 heads: mu, Omega11, Psi11, the
                   symmetric share, ||S||_op/||S||_F and the effective rank of every head against
                   the step, tied and untied, with the training loss.
+  icl.png         the same for in-context Markov chains (a new transition matrix per sequence).
 
-usage: probe_figures.py DIR [--d 48 --lr 0.2]   (reads DIR/probe.csv, DIR/sgd.csv, DIR/markov_*.json)
+usage: probe_figures.py DIR [--d 48 --lr 0.2]   (reads DIR/probe.csv, DIR/sgd.csv, DIR/{markov,icl}_*.json)
 """
 import argparse
 import csv
@@ -96,8 +97,8 @@ def crosscheck(rows, sgd, d, lr, out):
                   f"largest |diff|/seed sd {smax:.2f} over {len(t)} times")
 
 
-def markov(rows, out):
-    runs = [r for r in ["markov_untied", "markov_tied"] if any(x["run"] == r for x in rows)]
+def markov(rows, out, kind):
+    runs = [r for r in [f"{kind}_untied", f"{kind}_tied"] if any(x["run"] == r for x in rows)]
     if not runs:
         return
     qs = ["mu", "omega11", "psi11", "sym_share", "rank_ratio", "eff_rank"]
@@ -120,11 +121,12 @@ def markov(rows, out):
         info = json.load(open(os.path.join(out, f"{run}.json")))
         a = ax[len(qs), j]
         a.plot([e["step"] for e in info["log"]], [e["loss"] for e in info["log"]], color="k")
-        a.axhline(info["entropy_rate"], ls="--", color="gray", label="entropy rate of the chain")
+        a.axhline(info["entropy_rate"], ls="--", color="gray",
+                  label="loss of a predictor that knows the chain")
         a.set_title(f"{run}: training loss (cross-entropy), {info['params']} parameters")
         a.set_xlabel("step")
         a.legend(fontsize=7)
-    fig.savefig(os.path.join(out, "markov.png"), dpi=100)
+    fig.savefig(os.path.join(out, f"{kind}.png"), dpi=100)
     for run in runs:
         rs = [r for r in rows if r["run"] == run]
         last = max(int(r["step"]) for r in rs)
@@ -150,7 +152,8 @@ def main():
     sgd_path = os.path.join(a.dir, "sgd.csv")
     if os.path.exists(sgd_path):
         crosscheck(rows, read(sgd_path), a.d, a.lr, a.dir)
-    markov(rows, a.dir)
+    markov(rows, a.dir, "markov")
+    markov(rows, a.dir, "icl")
 
 
 if __name__ == "__main__":

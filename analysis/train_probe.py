@@ -13,12 +13,16 @@ safetensors checkpoints for `aimsweep probe` (docs/probe.md).
   markov   next-token prediction on a Markov-chain language (V states, a random sparse
            transition matrix): embeddings, L layers of H causal softmax heads with residual
            connections, no MLP, an unembedding; Adam. Tied (W_Q = W_K per layer) or untied.
+           With --in-context 1 every sequence has its own transition matrix (rows Dirichlet(1)),
+           so that predicting the next token needs the context's bigram counts (an induction
+           head, as in in-context learning of Markov chains); without it one fixed chain,
+           which the current token alone predicts.
 
 usage:
   train_probe.py teacher OUT --decomposition tied|untied --d 48 --lr 0.2 --tau-end 1
                  --records 10 --seed 1 [--init-scale 0.7] [--rho 0.5] [--tokens 2]
-  train_probe.py markov OUT --tied 0|1 [--layers 2 --heads 4 --width 128 --steps 3000
-                 --every 250 --vocab 32 --seq 64 --batch 32 --seed 1]
+  train_probe.py markov OUT --tied 0|1 [--in-context 0|1 --layers 2 --heads 4 --width 128
+                 --steps 3000 --every 250 --vocab 32 --seq 64 --batch 32 --seed 1]
 Each checkpoint is OUT/step_NNNNNNN.safetensors with the metadata step and heads.
 Run under `nice -n 10`; torch is limited to one thread.
 """
@@ -145,13 +149,17 @@ def run_markov(a):
     # Each state moves to 4 of the V states with random probabilities.
     P = np.zeros((V, V))
     for i in range(V):
-        nxt = rng.choice(V, 4, replace=False)
-        P[i, nxt] = rng.dirichlet(np.ones(4))
+        nxt = rng.choice(V, min(4, V), replace=False)
+        P[i, nxt] = rng.dirichlet(np.ones(min(4, V)))
     entropy = -np.sum(P * np.log(np.where(P > 0, P, 1)), axis=1).mean()
     torch.manual_seed(a.seed)
     model = AttnOnly(V, a.seq, a.width, a.layers, a.heads, bool(a.tied))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     Pt = torch.tensor(P, dtype=torch.float32)
+    if a.in_context:
+        # The loss of a predictor that knows each sequence's matrix: E over Dirichlet(1) rows of
+        # their entropy, H_V - 1 (H_V the harmonic number), the floor for an in-context learner.
+        entropy = sum(1.0 / j for j in range(2, V + 1))
     log = []
 
     def save(step, loss):
@@ -167,8 +175,12 @@ def run_markov(a):
     for step in range(a.steps + 1):
         s = torch.multinomial(torch.ones(V), a.batch, replacement=True)
         seqs = [s]
+        if a.in_context:
+            Pb = torch.distributions.Dirichlet(torch.ones(V)).sample((a.batch, V))
+            rows = torch.arange(a.batch)
         for _ in range(a.seq):
-            s = torch.multinomial(Pt[s], 1).squeeze(1)
+            probs = Pb[rows, s] if a.in_context else Pt[s]
+            s = torch.multinomial(probs, 1).squeeze(1)
             seqs.append(s)
         seq = torch.stack(seqs, 1)
         logits = model(seq[:, :-1])
@@ -212,6 +224,7 @@ def main():
     m.add_argument("--seq", type=int, default=64)
     m.add_argument("--batch", type=int, default=32)
     m.add_argument("--lr", type=float, default=3e-3)
+    m.add_argument("--in-context", type=int, default=0)
     m.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)

@@ -141,6 +141,21 @@ nullz = con.execute("SELECT count(*) FROM probe WHERE cov_z IS NULL OR law_ok IS
 check(nullz == 0, "the check's columns filled")
 con.close()
 
+# Into a study database: the probe tables beside the study's, which still opens and reads them.
+study = os.path.join(WORK, "study.db")
+if os.path.exists(study):
+    os.remove(study)
+tiny = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tiny.yaml")
+r = subprocess.run([AIM, "run", tiny, "--db", study], capture_output=True, text=True)
+check(r.returncode == 0, f"tiny study: exit {r.returncode}: {r.stderr[-300:]}")
+rc, out, err = probe(base, "--db", study, "--run", "r2", "--pairs", "0")
+check(rc == 0, f"--db into a study database: exit {rc}: {err}")
+r = subprocess.run([AIM, "query", study, "SELECT count(*) FROM probe", "--csv", "--no-header"],
+                   capture_output=True, text=True)
+check(r.returncode == 0 and r.stdout.strip() == "8", f"study query of probe: {r.returncode} {r.stdout} {r.stderr}")
+r = subprocess.run([AIM, "status", study], capture_output=True, text=True)
+check(r.returncode == 0 and "done" in r.stdout, f"study status after probe: {r.returncode} {r.stderr}")
+
 # Malformed files: exit 2 and a message.
 good = open(os.path.join(WORK, "m_F32_step42.safetensors"), "rb").read()
 hlen = struct.unpack("<Q", good[:8])[0]
