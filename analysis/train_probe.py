@@ -202,30 +202,18 @@ def main():
     t = sub.add_parser("teacher")
     t.add_argument("out")
     t.add_argument("--decomposition", choices=["tied", "untied"], default="untied")
-    t.add_argument("--d", type=int, default=48)
-    t.add_argument("--width", type=float, default=1.0)
-    t.add_argument("--lr", type=float, default=0.2)
-    t.add_argument("--tau-end", type=float, default=1.0)
-    t.add_argument("--records", type=int, default=10)
-    t.add_argument("--init-scale", type=float, default=0.7)
-    t.add_argument("--rho", type=float, default=0.5)
-    t.add_argument("--tokens", type=int, default=2)
-    t.add_argument("--k", type=int, default=1, help="activation He_k")
-    t.add_argument("--seed", type=int, default=1)
+    for name, typ, default in [("d", int, 48), ("width", float, 1.0), ("lr", float, 0.2),
+                               ("tau-end", float, 1.0), ("records", int, 10),
+                               ("init-scale", float, 0.7), ("rho", float, 0.5),
+                               ("tokens", int, 2), ("k", int, 1), ("seed", int, 1)]:
+        t.add_argument("--" + name, type=typ, default=default)
     m = sub.add_parser("markov")
     m.add_argument("out")
-    m.add_argument("--tied", type=int, default=0)
-    m.add_argument("--layers", type=int, default=2)
-    m.add_argument("--heads", type=int, default=4)
-    m.add_argument("--width", type=int, default=128)
-    m.add_argument("--steps", type=int, default=3000)
-    m.add_argument("--every", type=int, default=250)
-    m.add_argument("--vocab", type=int, default=32)
-    m.add_argument("--seq", type=int, default=64)
-    m.add_argument("--batch", type=int, default=32)
-    m.add_argument("--lr", type=float, default=3e-3)
-    m.add_argument("--in-context", type=int, default=0)
-    m.add_argument("--seed", type=int, default=1)
+    for name, typ, default in [("tied", int, 0), ("layers", int, 2), ("heads", int, 4),
+                               ("width", int, 128), ("steps", int, 3000), ("every", int, 250),
+                               ("vocab", int, 32), ("seq", int, 64), ("batch", int, 32),
+                               ("lr", float, 3e-3), ("in-context", int, 0), ("seed", int, 1)]:
+        m.add_argument("--" + name, type=typ, default=default)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     (run_teacher if a.task == "teacher" else run_markov)(a)

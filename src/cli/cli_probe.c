@@ -127,6 +127,37 @@ static void put(FILE *out, int csv, double x)
         fprintf(out, " %10.4g", x);
 }
 
+/* One layer's weights, pair matrices and per-head results. */
+struct layer_bufs {
+    double *wq, *wk, *om, *ps;
+    struct probe_head *hs;
+    struct probe_t1_head *t1;
+};
+
+static void bufs_free(struct layer_bufs *b)
+{
+    free(b->wq);
+    free(b->wk);
+    free(b->om);
+    free(b->ps);
+    free(b->hs);
+    free(b->t1);
+    memset(b, 0, sizeof *b);
+}
+
+/* Buffers for n rows of width d in H heads (the previous layer's freed); 0 or -1. */
+static int bufs_alloc(struct layer_bufs *b, int n, int d, int H)
+{
+    bufs_free(b);
+    b->wq = malloc((size_t)n * d * sizeof *b->wq);
+    b->wk = malloc((size_t)n * d * sizeof *b->wk);
+    b->om = malloc((size_t)H * H * sizeof *b->om);
+    b->ps = malloc((size_t)H * H * sizeof *b->ps);
+    b->hs = calloc((size_t)H, sizeof *b->hs);
+    b->t1 = calloc((size_t)H, sizeof *b->t1);
+    return b->wq && b->wk && b->om && b->ps && b->hs && b->t1 ? 0 : -1;
+}
+
 /* One checkpoint: every layer, every head. Returns 0, 2 (bad file or options), 1 (database). */
 static int probe_one(const struct probe_opts *o, const char *path, int index, FILE *out,
                      struct probe_db *db)
@@ -135,9 +166,7 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
     struct probe_file *f = NULL;
     struct probe_layer *ls = NULL;
     struct probe_tokens tk = {0};
-    double *wq = NULL, *wk = NULL, *om = NULL, *ps = NULL;
-    struct probe_head *hs = NULL;
-    struct probe_t1_head *t1 = NULL;
+    struct layer_bufs b = {0};
     int rc = 2;
     if (probe_open(path, &f, err, sizeof err)) {
         fprintf(stderr, "aimsweep probe: %s\n", err);
@@ -179,42 +208,30 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
                     o->teacher_d, o->teacher_d, l->name, d);
             goto out;
         }
-        free(wq);
-        free(wk);
-        free(om);
-        free(ps);
-        free(hs);
-        free(t1);
-        wq = malloc((size_t)n * d * sizeof *wq);
-        wk = malloc((size_t)n * d * sizeof *wk);
-        om = malloc((size_t)H * H * sizeof *om);
-        ps = malloc((size_t)H * H * sizeof *ps);
-        hs = calloc((size_t)H, sizeof *hs);
-        t1 = calloc((size_t)H, sizeof *t1);
-        if (!wq || !wk || !om || !ps || !hs || !t1) {
+        if (bufs_alloc(&b, n, d, H)) {
             fprintf(stderr, "aimsweep probe: out of memory\n");
             rc = 1;
             goto out;
         }
-        if (probe_rows_f64(l->q, l->q_row0, n, wq) || probe_rows_f64(l->k, l->k_row0, n, wk)) {
+        if (probe_rows_f64(l->q, l->q_row0, n, b.wq) || probe_rows_f64(l->k, l->k_row0, n, b.wk)) {
             fprintf(stderr, "aimsweep probe: %s: layer '%s': the weights are not a float type\n",
                     path, l->name);
             goto out;
         }
         for (int k = 0; k < H; k++)
-            if (probe_head_stats(wq + (size_t)k * dh * d, wk + (size_t)k * dh * d, dh, d,
-                                 o->teacher, o->token_corr, &hs[k])) {
+            if (probe_head_stats(b.wq + (size_t)k * dh * d, b.wk + (size_t)k * dh * d, dh, d,
+                                 o->teacher, o->token_corr, &b.hs[k])) {
                 fprintf(stderr, "aimsweep probe: out of memory or LAPACK failure\n");
                 rc = 1;
                 goto out;
             }
-        if (probe_pairs(wq, wk, H, dh, d, om, ps)) {
+        if (probe_pairs(b.wq, b.wk, H, dh, d, b.om, b.ps)) {
             rc = 1;
             goto out;
         }
         struct probe_t1_layer lay = {NAN, NAN, NAN, -1};
         for (int k = 0; k < H; k++)
-            t1[k] = (struct probe_t1_head){NAN, NAN, NAN, NAN, NAN};
+            b.t1[k] = (struct probe_t1_head){NAN, NAN, NAN, NAN, NAN};
         if (o->pairs > 0) {
             if (tk.d != d) {
                 probe_tokens_free(&tk);
@@ -226,13 +243,13 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
                     goto out;
                 }
             }
-            if (probe_t1_layer(&tk, wq, wk, H, dh, hs, om, ps, t1, &lay)) {
+            if (probe_t1_layer(&tk, b.wq, b.wk, H, dh, b.hs, b.om, b.ps, b.t1, &lay)) {
                 rc = 1;
                 goto out;
             }
         }
         for (int k = 0; k < H; k++) {
-            const struct probe_head *h = &hs[k];
+            const struct probe_head *h = &b.hs[k];
             int in = h->ks_pred <= o->ks_max;
             if (o->csv)
                 fprintf(out, "%s,%lld,%d,%s,%d,%d,%d", o->run, step, L, l->name, k, d, dh);
@@ -240,15 +257,15 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
                 fprintf(out, "%6lld %3d %3d %5d %4d", step, L, k, d, dh);
             const double v[] = {h->mu,         h->omega11,  h->psi11,   h->sym_share,
                                 h->rank_ratio, h->eff_rank, h->omega12, h->kurt_pred,
-                                t1[k].kurt,    h->ks_pred,  t1[k].ks,   t1[k].mean_z,
-                                t1[k].cov_z,   lay.z_crit};
+                                b.t1[k].kurt,  h->ks_pred,  b.t1[k].ks, b.t1[k].mean_z,
+                                b.t1[k].cov_z, lay.z_crit};
             for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
                 put(out, o->csv, v[i]);
             fprintf(out, o->csv ? ",%d,%d\n" : " %4d %4d\n", lay.pass, in);
-            if (db && probe_db_head(db, o, step, path, L, l->name, k, d, dh, h, &t1[k], &lay, in))
+            if (db && probe_db_head(db, o, step, path, L, l->name, k, d, dh, h, &b.t1[k], &lay, in))
                 rc = 1;
         }
-        if (db && probe_db_pairs(db, o->run, step, L, H, om, ps))
+        if (db && probe_db_pairs(db, o->run, step, L, H, b.om, b.ps))
             rc = 1;
         if (rc == 1)
             goto out;
@@ -256,12 +273,7 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
     rc = 0;
 out:
     probe_tokens_free(&tk);
-    free(wq);
-    free(wk);
-    free(om);
-    free(ps);
-    free(hs);
-    free(t1);
+    bufs_free(&b);
     free(ls);
     probe_close(&f);
     return rc;
