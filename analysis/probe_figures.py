@@ -117,6 +117,9 @@ def markov(rows, out, kind):
             a.set_title(f"{run}: {LABEL.get(q, q)}")
             if q == "rank_ratio":
                 a.set_ylim(0, 1)
+            if q == "eff_rank":
+                # ks_pred <= 0.01 (the default regime bound) at c = 0: 6/eff_rank <= 0.436
+                a.axhline(13.76, ls=":", color="gray", label="regime bound (--ks-max 0.01)")
             a.legend(fontsize=7)
         info = json.load(open(os.path.join(out, f"{run}.json")))
         a = ax[len(qs), j]

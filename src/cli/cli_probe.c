@@ -218,6 +218,14 @@ static int probe_one(const struct probe_opts *o, const char *path, int index, FI
                     path, l->name);
             goto out;
         }
+        for (size_t i = 0; i < (size_t)n * d; i++)
+            if (!isfinite(b.wq[i]) || !isfinite(b.wk[i])) {
+                fprintf(stderr,
+                        "aimsweep probe: %s: layer '%s': a query or key weight is not finite "
+                        "(row %zu, column %zu)\n",
+                        path, l->name, i / (size_t)d, i % (size_t)d);
+                goto out;
+            }
         for (int k = 0; k < H; k++)
             if (probe_head_stats(b.wq + (size_t)k * dh * d, b.wk + (size_t)k * dh * d, dh, d,
                                  o->teacher, o->token_corr, &b.hs[k])) {

@@ -213,6 +213,13 @@ for name, data in bad.items():
         f.write(data)
     rc, out, err = probe(p, "--heads", "4", "--pairs", "0")
     check(rc == 2 and "aimsweep probe:" in err, f"malformed {name}: exit {rc}, stderr {err.strip()[:200]}")
+for v in [np.nan, np.inf]:
+    w = np.ones((8, 8))
+    w[3, 5] = v
+    p = os.path.join(WORK, "nonfinite.npz")
+    np.savez(p, **{"x.q_proj.weight": w, "x.k_proj.weight": np.ones((8, 8))})
+    rc, out, err = probe(p, "--heads", "2")
+    check(rc == 2 and "not finite" in err, f"weight {v}: exit {rc}: {err}")
 rc, out, err = probe(os.path.join(WORK, "no_such_file"))
 check(rc == 2, f"missing file: exit {rc}")
 rc, out, err = probe(base, "--heads", "5")
