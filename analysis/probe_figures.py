@@ -8,6 +8,7 @@
                   symmetric share, ||S||_op/||S||_F and the effective rank of every head against
                   the step, tied and untied, with the training loss.
   icl.png         the same for in-context Markov chains (a new transition matrix per sequence).
+  spectra.png     the singular values of every head's S at the first and last checkpoint.
 
 usage: probe_figures.py DIR [--d 48 --lr 0.2]   (reads DIR/probe.csv, DIR/sgd.csv, DIR/{markov,icl}_*.json)
 """
@@ -145,6 +146,33 @@ def markov(rows, out, kind):
                   f"in regime {inr}/{len(sel)} heads, mean/cov law {'passes' if law else 'FAILS'}")
 
 
+def spectra(rows, out):
+    """Singular values of every head's S at the first and last step (the histograms the probe
+    stores, d values each: the d - rank zeros sit in the first bin)."""
+    runs = [r for r in ["markov_untied", "markov_tied", "icl_untied", "icl_tied"]
+            if any(x["run"] == r for x in rows)]
+    if not runs:
+        return
+    fig, ax = plt.subplots(len(runs), 2, figsize=(11, 3 * len(runs)), constrained_layout=True,
+                           squeeze=False)
+    for i, run in enumerate(runs):
+        rs = [r for r in rows if r["run"] == run]
+        steps = sorted({int(r["step"]) for r in rs})
+        for j, step in enumerate([steps[0], steps[-1]]):
+            a = ax[i, j]
+            for r in rs:
+                if int(r["step"]) != step:
+                    continue
+                h = json.loads(r["sv_hist"])
+                n = len(h["count"])
+                edges = np.linspace(h["lo"], h["hi"], n + 1)
+                a.stairs(h["count"], edges, color=f"C{int(r['layer'])}", alpha=0.7)
+            a.set_yscale("log")
+            a.set_xlabel("σ (layer 0 blue, layer 1 orange)")
+            a.set_title(f"{run}, step {step}: singular values of S", fontsize=9)
+    fig.savefig(os.path.join(out, "spectra.png"), dpi=90)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
@@ -157,6 +185,7 @@ def main():
         crosscheck(rows, read(sgd_path), a.d, a.lr, a.dir)
     markov(rows, a.dir, "markov")
     markov(rows, a.dir, "icl")
+    spectra(rows, a.dir)
 
 
 if __name__ == "__main__":
