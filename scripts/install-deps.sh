@@ -11,6 +11,7 @@ PACKAGES=(
   libgsl-dev
   libyaml-dev
   librandom123-dev
+  libjansson-dev zlib1g-dev
   parallel
   python3 python3-numpy python3-scipy python3-matplotlib
   slurm-wlm munge bc

@@ -7,7 +7,7 @@
 top=${1:-.}
 rank() {
     case $1 in
-    base) echo 0 ;; model) echo 1 ;; solvers) echo 2 ;; theory) echo 2 ;; run) echo 3 ;;
+    base) echo 0 ;; model) echo 1 ;; solvers) echo 2 ;; theory) echo 2 ;; probe) echo 2 ;; run) echo 3 ;;
     harness) echo 4 ;; cli) echo 5 ;; *) echo -1 ;;
     esac
 }

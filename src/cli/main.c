@@ -30,6 +30,7 @@ static const struct command commands[] = {
     {"reset", cli_reset, "put the tasks matching an SQL condition back to pending"},
     {"recommend", cli_recommend,
      "per (k, d, lr): the decomposition that recovers in the fewest samples"},
+    {"probe", cli_probe, "order parameters and Theorem 1's check of trained attention heads"},
 };
 
 static void usage(FILE *f)

@@ -37,4 +37,7 @@ int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f);
 /* `aimsweep recommend` (cli_recommend.c): the decomposition that recovers in the fewest samples. */
 int cli_recommend(int argc, char **argv);
 
+/* `aimsweep probe` (cli_probe.c): trained checkpoints' attention heads. */
+int cli_probe(int argc, char **argv);
+
 #endif
