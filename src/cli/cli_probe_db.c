@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "aimsweep/harness/store.h"
 #include "cli_probe.h"
 
 static const char probe_schema[] =
@@ -53,6 +54,17 @@ int probe_db_open(struct probe_db **out, const char *path)
     *out = NULL;
     if (!p)
         return 1;
+    /* a results database (made with the study schema when new, so that query, status and
+     * export read it; an SQLite file of something else is refused untouched), then the probe's
+     * tables beside the study's */
+    char err[1024];
+    struct store *study = store_open(path, err, sizeof err);
+    if (!study) {
+        fprintf(stderr, "aimsweep probe: %s\n", err);
+        free(p);
+        return 2;
+    }
+    store_close(&study);
     if (sqlite3_open_v2(path, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         fprintf(stderr, "aimsweep probe: cannot open database %s: %s\n", path,

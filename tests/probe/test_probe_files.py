@@ -140,6 +140,21 @@ check(n == 2, f"probe_curves has {n} rows for 2 layers")
 nullz = con.execute("SELECT count(*) FROM probe WHERE cov_z IS NULL OR law_ok IS NULL").fetchone()[0]
 check(nullz == 0, "the check's columns filled")
 con.close()
+# a new file is a results database too: query reads it
+r = subprocess.run([AIM, "query", db, "SELECT count(*) FROM probe", "--csv", "--no-header"],
+                   capture_output=True, text=True)
+check(r.returncode == 0 and int(r.stdout.strip() or 0) > 0, f"query of a probe-only database: {r.returncode} {r.stderr}")
+# an SQLite file of another program is refused untouched
+other = os.path.join(WORK, "other.db")
+if os.path.exists(other):
+    os.remove(other)
+oc = sqlite3.connect(other)
+oc.execute("CREATE TABLE mine (x)")
+oc.commit()
+oc.close()
+before = open(other, "rb").read()
+rc, out, err = probe(base, "--db", other, "--run", "r1", "--pairs", "0")
+check(rc == 2 and open(other, "rb").read() == before, f"--db into another program's file: exit {rc}: {err}")
 
 # Into a study database: the probe tables beside the study's, which still opens and reads them.
 study = os.path.join(WORK, "study.db")
