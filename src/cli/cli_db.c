@@ -133,10 +133,34 @@ static int progress(void *unused)
 static int authorize(void *unused, int action, const char *a, const char *b, const char *dbname,
                      const char *trigger)
 {
-    (void)unused, (void)a, (void)b, (void)dbname, (void)trigger;
+    (void)unused, (void)dbname, (void)trigger;
+    /* PRAGMAs that only report; the first group takes a table or index name as its argument.
+     * Any other PRAGMA, or one of the second group given a value, would set something. */
+    static const char *const named[] = {
+        "table_info",   "table_xinfo", "index_list",      "index_info", "index_xinfo",
+        "foreign_key_list", "integrity_check", "quick_check", NULL};
+    static const char *const plain[] = {
+        "user_version",  "schema_version", "page_count",    "page_size",     "freelist_count",
+        "compile_options", "database_list", "function_list", "pragma_list",  "table_list",
+        "collation_list", "module_list",   "encoding",      "journal_mode", NULL};
     switch (action) {
         case SQLITE_ATTACH:
         case SQLITE_DETACH: refused = 1; return SQLITE_DENY;
+        case SQLITE_PRAGMA:
+            for (int i = 0; a && named[i]; i++)
+                if (!strcasecmp(a, named[i]))
+                    return SQLITE_OK;
+            for (int i = 0; a && !b && plain[i]; i++)
+                if (!strcasecmp(a, plain[i]))
+                    return SQLITE_OK;
+            refused = 2;
+            return SQLITE_DENY;
+        case SQLITE_FUNCTION:
+            if (b && !strcasecmp(b, "load_extension")) {
+                refused = 2;
+                return SQLITE_DENY;
+            }
+            return SQLITE_OK;
         default: return SQLITE_OK;
     }
 }
@@ -171,8 +195,9 @@ static int print_query(sqlite3 *db, const char *sql, enum out_format fmt, int he
     refused = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &q, &tail) != SQLITE_OK) {
         if (refused) {
-            fprintf(stderr,
-                    "aimsweep: a query reads this database only (ATTACH and DETACH are refused)\n");
+            fprintf(stderr, "aimsweep: a query reads this database only (%s are refused)\n",
+                    refused == 1 ? "ATTACH and DETACH"
+                                 : "PRAGMAs that set something and load_extension()");
             return -2;
         }
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
@@ -416,9 +441,10 @@ static int export_table(sqlite3 *db, const char *file, const char *table, int js
     char sql[256];
     sqlite3_stmt *q = NULL;
     /* tables in the order their rows were stored; views (and tables without rowid) as they come */
-    snprintf(sql, sizeof sql, "SELECT * FROM \"%s\" ORDER BY rowid", table);
+    /* table is one the database lists (cli_export); quoted as an identifier all the same (%w) */
+    sqlite3_snprintf(sizeof sql, sql, "SELECT * FROM \"%w\" ORDER BY rowid", table);
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\"", table);
+        sqlite3_snprintf(sizeof sql, sql, "SELECT * FROM \"%w\"", table);
     if (!q && sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
         fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
         return -1;

@@ -141,8 +141,17 @@ int store_set_run_info(struct store *s, const char *command, const char *part);
 
 /* Puts the tasks matching the SQL condition `where` (over the columns of tasks) back to pending
  * with no attempts; their rows stay until a new result replaces them. *count: how many. Returns
- * 0, or -1 with err (a bad condition changes nothing). */
+ * 0, or -1 with err (a bad condition changes nothing). The condition is compiled as one
+ * statement under an authorizer: it may read any table (subqueries) and call functions that
+ * compute, but text after the statement, writes other than the reset itself, PRAGMA, ATTACH and
+ * load_extension are refused before anything runs. */
 int store_reset(struct store *s, const char *where, long *count, char *err, size_t errlen);
+
+/* Checks that `where` is one SQL condition over `from` (e.g. "tasks t") that only reads the
+ * database: the same rules as store_reset's condition (one statement, no writes, PRAGMA, ATTACH
+ * or load_extension). Returns 0, or -1 with SQLite's message or what was refused in err. */
+int store_condition_check(sqlite3 *db, const char *from, const char *where, char *err,
+                          size_t errlen);
 
 /* Merges the database at path `part` (same schema version, not in use) into s: every sweeps row
  * of the part is copied with its provenance under a new id, tasks the study lacks are added
