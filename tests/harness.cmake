@@ -110,7 +110,7 @@ set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIME
 add_test(NAME recovery_sign COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recovery_sign.py ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/recovery_sign)
 set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 
-# The database against its users' text and its own failures (store_safety.sh says what each
+# The database against its users' text and its own failures (reliability.sh says what each
 # section checks): SQL injection through every command that takes SQL text.
-add_test(NAME store_safety COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/store_safety.sh ${CMAKE_CURRENT_BINARY_DIR}/store_safety)
-set_tests_properties(store_safety PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+add_test(NAME reliability COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability.sh ${CMAKE_CURRENT_BINARY_DIR}/reliability)
+set_tests_properties(reliability PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

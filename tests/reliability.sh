@@ -2,8 +2,8 @@
 # The database against its users' text and its own failures:
 #   1. SQL from the command line (reset --where, recommend --where, query, export --table):
 #      injection attempts exit 2 and every row and table stays;
-# (further sections: see below)
-# usage: store_safety.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
+#   2. expressions: a sweep file whose lr is a chain of 10^6 terms: plan exits 2 with a message;
+# usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
 . "$SRCDIR/tests/harness_lib.sh"
@@ -11,7 +11,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -73,6 +73,36 @@ if want inject; then
     [ "$(q "$W/x.db" "PRAGMA user_version")" = 6 ] || fail "query: PRAGMA user_version refused"
     "$AIMSWEEP" recommend "$W/x.db" --where "t.d = 12" >/dev/null || fail "recommend --where t.d = 12"
     echo "injection: done"
+fi
+
+# 2. a chain of 10^6 terms (+ and *) and one of 2000 (under the length, over the term bound):
+#    exit 2 naming the key, no crash; 400 terms still evaluate to their sum
+if want expr; then
+    for op in + '*'; do
+        /usr/bin/python3 -c "
+import sys
+n, op = 10**6, sys.argv[1]
+lr = op.join(['0.05' if op == '+' else '1'] * n)
+open('$W/chain.yaml', 'w').write('name: chain\ngrid:\n  d: [12]\nfixed:\n  tau_end: 0.05\n  lr: ' + lr + '\nseeds: 1\nsolvers: [ode]\n')" "$op"
+        "$AIMSWEEP" plan "$W/chain.yaml" >/dev/null 2>"$W/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "plan, lr a chain of 10^6 '$op': exit $rc, not 2"
+        grep -q "chain.yaml:6: key 'lr'.*characters" "$W/err" || fail "plan, 10^6 '$op': message $(head -c 200 "$W/err")"
+    done
+    printf 'name: c\ngrid:\n  d: [12]\nfixed:\n  tau_end: 0.05\n  lr: (%s1)*1e-6\nseeds: 1\nsolvers: [ode]\n' \
+        "$(printf '1+%.0s' $(seq 999))" >"$W/chain.yaml"
+    "$AIMSWEEP" plan "$W/chain.yaml" >/dev/null 2>"$W/err"
+    [ $? -eq 2 ] && grep -q "more than 1024" "$W/err" || fail "plan, 1000 terms: $(head -c 200 "$W/err")"
+    printf 'name: c\ngrid:\n  d: [12]\nfixed:\n  tau_end: 0.05\n  lr: %s0.0001\nseeds: 1\nsolvers: [ode]\n' \
+        "$(printf '0.0001+%.0s' $(seq 399))" >"$W/chain.yaml"
+    "$AIMSWEEP" run "$W/chain.yaml" --db "$W/chain.db" --quiet || fail "run, 400 terms"
+    # the sum added left to right in double, as Python adds it
+    want_lr=$(/usr/bin/python3 -c "
+s = 0.0
+for i in range(400): s += 0.0001
+print(repr(s))")
+    [ "$(q "$W/chain.db" "SELECT lr FROM tasks")" = "$want_lr" ] || fail "400 terms of 1e-4: lr $(q "$W/chain.db" "SELECT lr FROM tasks"), not $want_lr"
+    echo "expressions: done"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
