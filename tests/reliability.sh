@@ -3,6 +3,8 @@
 #   1. SQL from the command line (reset --where, recommend --where, query, export --table):
 #      injection attempts exit 2 and every row and table stays;
 #   2. expressions: a sweep file whose lr is a chain of 10^6 terms: plan exits 2 with a message;
+#   3. a run killed with kill -9 after its -wal file was deleted keeps what was committed one
+#      checkpoint interval before (AIMSWEEP_CHECKPOINT_S=0.5 here);
 # usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
@@ -11,7 +13,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -103,6 +105,48 @@ for i in range(400): s += 0.0001
 print(repr(s))")
     [ "$(q "$W/chain.db" "SELECT lr FROM tasks")" = "$want_lr" ] || fail "400 terms of 1e-4: lr $(q "$W/chain.db" "SELECT lr FROM tasks"), not $want_lr"
     echo "expressions: done"
+fi
+
+# 3. the -wal file lost, then the run killed
+if want wal; then
+    cat >"$W/slow.yaml" <<'YAML'
+name: slow
+grid:
+  d: [32]
+fixed:
+  decomposition: direct
+  activation: h2
+  tau_end: 0.5
+  records: 5
+  lr: 0.05
+seeds: 2000
+solvers: [sgd]
+YAML
+    AIMSWEEP_CHECKPOINT_S=0.5 "$AIMSWEEP" run "$W/slow.yaml" --db "$W/wal.db" --quiet 2>"$W/wal.err" &
+    pid=$!
+    c1=0
+    for i in $(seq 300); do
+        c1=$(q "$W/wal.db" "SELECT count(*) FROM tasks WHERE status = 'done'" 2>/dev/null)
+        [ "${c1:-0}" -ge 20 ] && break
+        sleep 0.1
+    done
+    # one commit interval (1 s) and one checkpoint interval later, everything counted in c1 is
+    # in the file itself
+    sleep 2.5
+    c2=$(q "$W/wal.db" "SELECT count(*) FROM tasks WHERE status = 'done'")
+    rm -f "$W/wal.db-wal"
+    kill -9 $pid
+    wait $pid 2>/dev/null
+    c3=$(q "$W/wal.db" "SELECT count(*) FROM tasks WHERE status = 'done'" 2>&1)
+    echo "wal: $c1 done before the wait, $c2 when the -wal was deleted, $c3 after the kill"
+    [ "${c1:-0}" -ge 20 ] || fail "wal: the run did not get going ($c1 done)"
+    [ "$c2" -lt 2000 ] || fail "wal: the run ended before the kill"
+    [ "$c3" -ge "$c1" ] 2>/dev/null || fail "wal: $c3 done after the loss, fewer than the $c1 committed before the last checkpoint"
+    [ "$(q "$W/wal.db" "PRAGMA integrity_check" 2>&1)" = ok ] || fail "wal: integrity_check"
+    # the run goes on from there
+    sed 's/seeds: 2000/seeds: 30/' "$W/slow.yaml" >"$W/slow30.yaml"
+    "$AIMSWEEP" run "$W/slow30.yaml" --db "$W/wal.db" --quiet >/dev/null 2>&1 || fail "wal: a run after the loss"
+    [ "$(q "$W/wal.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "wal: the second run's sweep"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

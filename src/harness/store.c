@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aimsweep/base/clock.h"
 #include "store_impl.h"
 
 /* How long a statement waits for a lock held by a reader before giving up. */
@@ -91,6 +92,7 @@ static struct store *store_alloc(const char *path, int readonly, char *err, size
     }
     s->lock_fd = -1;
     s->readonly = readonly;
+    s->ckpt_every_s = -1;
     return s;
 }
 
@@ -297,8 +299,58 @@ fail:
     return -1;
 }
 
+int store_checkpoint(struct store *s, int truncate)
+{
+    if (!s || !s->db || s->readonly)
+        return 0;
+    if (store_commit(s))
+        return -1;
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL,
+                                       truncate ? SQLITE_CHECKPOINT_TRUNCATE
+                                                : SQLITE_CHECKPOINT_PASSIVE,
+                                       NULL, NULL);
+    if (rc == SQLITE_BUSY && truncate) /* a reader stays: what it does not need, at least */
+        rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    s->ckpt_at = clock_now_s();
+    s->ckpt_commits = 0;
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        store_failed(s, rc, "copying the write-ahead log into the database file");
+        return -1;
+    }
+    return 0;
+}
+
+/* After a commit: a passive checkpoint when it is due (store_checkpoint). A failed one is not
+ * the commit's failure: the results are safe in the log; the next one tries again. */
+static void checkpoint_after_commit(struct store *s)
+{
+    double now = clock_now_s();
+    if (s->ckpt_every_s < 0) {
+        const char *v = getenv("AIMSWEEP_CHECKPOINT_S");
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : -1;
+        s->ckpt_every_s = v && end != v && !*end && x >= 0 ? x : STORE_CHECKPOINT_S;
+    }
+    /* the first commit of this connection checkpoints at once: the schema and the sweep's
+     * registration go into the file from the start */
+    if (s->ckpt_at > 0 && ++s->ckpt_commits < STORE_CHECKPOINT_COMMITS &&
+        now - s->ckpt_at < s->ckpt_every_s)
+        return;
+    (void)sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    s->ckpt_at = now;
+    s->ckpt_commits = 0;
+}
+
 int store_begin(struct store *s) { return batch(s, 1); }
-int store_commit(struct store *s) { return batch(s, 0); }
+int store_commit(struct store *s)
+{
+    int was_open = s->in_txn;
+    if (batch(s, 0))
+        return -1;
+    if (was_open && !s->readonly)
+        checkpoint_after_commit(s);
+    return 0;
+}
 
 void store_rollback(struct store *s)
 {

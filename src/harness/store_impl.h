@@ -39,6 +39,10 @@ struct store {
     int lock_fd;
     int readonly;
     int64_t sweep_id; /* the sweep registered by this run, or 0 */
+    /* the last checkpoint (store_checkpoint_after_commit): its time (0: none yet, the open), the
+     * commits since, and the interval (-1 until read from AIMSWEEP_CHECKPOINT_S) */
+    double ckpt_at, ckpt_every_s;
+    long ckpt_commits;
     char err[512];    /* the last failed call and SQLite's message (store_errmsg) */
 };
 

@@ -81,6 +81,19 @@ struct store *store_open(const char *path, char *err, size_t errlen);
  * failure; a file that does not exist is an error, never created. */
 struct store *store_open_readonly(const char *path, char *err, size_t errlen);
 
+/* Copies what the write-ahead log holds into the database file itself: truncate = 0 is a
+ * passive checkpoint (what no reader still needs, without waiting), truncate = 1 also empties
+ * the -wal file (waiting for readers up to the busy timeout; passive when they stay). A batch
+ * still open is committed first. Without it, a run of small results never reached SQLite's own
+ * automatic checkpoint (1000 pages), and losing the -wal file lost every result and the schema.
+ * A writing store makes a passive checkpoint after a commit once STORE_CHECKPOINT_COMMITS
+ * commits or STORE_CHECKPOINT_S seconds (AIMSWEEP_CHECKPOINT_S) have passed since the last;
+ * a run makes a truncating one when it drains and at its end. No-op when the journal is not a
+ * WAL. Returns 0, or -1 (store_errmsg). */
+#define STORE_CHECKPOINT_S 10.0
+#define STORE_CHECKPOINT_COMMITS 64
+int store_checkpoint(struct store *s, int truncate);
+
 /* Commits any open batch, finalises, closes. Accepts NULL; sets *s = NULL. */
 void store_close(struct store **s);
 
