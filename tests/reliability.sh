@@ -5,6 +5,8 @@
 #   2. expressions: a sweep file whose lr is a chain of 10^6 terms: plan exits 2 with a message;
 #   3. a run killed with kill -9 after its -wal file was deleted keeps what was committed one
 #      checkpoint interval before (AIMSWEEP_CHECKPOINT_S=0.5 here);
+#   4. merge: a part merged twice leaves sweeps and sweep_tasks as after the first merge; a
+#      merge refused (a part with no schema yet) leaves no study file behind;
 # usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
@@ -13,7 +15,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -147,6 +149,33 @@ YAML
     sed 's/seeds: 2000/seeds: 30/' "$W/slow.yaml" >"$W/slow30.yaml"
     "$AIMSWEEP" run "$W/slow30.yaml" --db "$W/wal.db" --quiet >/dev/null 2>&1 || fail "wal: a run after the loss"
     [ "$(q "$W/wal.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "wal: the second run's sweep"
+fi
+
+# 4. merge twice; a refused merge
+if want merge; then
+    for i in 1 2; do
+        "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/part$i.db" --part $i/2 --quiet || fail "merge: part $i"
+    done
+    "$AIMSWEEP" merge "$W/study.db" "$W/part1.db" "$W/part2.db" >/dev/null || fail "merge: the first"
+    first=$(census "$W/study.db")
+    links=$(q "$W/study.db" "SELECT sweep_id, task_id FROM sweep_tasks ORDER BY 1, 2")
+    "$AIMSWEEP" merge "$W/study.db" "$W/part1.db" "$W/part2.db" >"$W/out" || fail "merge: the second"
+    [ "$(census "$W/study.db")" = "$first" ] || fail "merge: twice: $(census "$W/study.db"), after the first $first"
+    [ "$(q "$W/study.db" "SELECT sweep_id, task_id FROM sweep_tasks ORDER BY 1, 2")" = "$links" ] || fail "merge: sweep_tasks changed"
+    [ "$(q "$W/study.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "merge: $(q "$W/study.db" "SELECT count(*) FROM sweeps") sweeps rows for 2 parts"
+    grep -q "0 runs, 0 tasks added" "$W/out" || fail "merge: the second says $(cat "$W/out")"
+    # a part whose run goes on after the merge: its new run is added, once
+    "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/part1.db" --part 1/2 --quiet || fail "merge: part 1 again"
+    "$AIMSWEEP" merge "$W/study.db" "$W/part1.db" >/dev/null || fail "merge: part 1 again"
+    "$AIMSWEEP" merge "$W/study.db" "$W/part1.db" >/dev/null || fail "merge: part 1 again"
+    [ "$(q "$W/study.db" "SELECT count(*) FROM sweeps")" = 3 ] || fail "merge: a later run of a part"
+    # refused: a part with no schema yet (a run that is starting): no study left, the part untouched
+    : >"$W/empty.db"
+    "$AIMSWEEP" merge "$W/new.db" "$W/part1.db" "$W/empty.db" >/dev/null 2>"$W/err"
+    [ $? -eq 2 ] || fail "merge: an empty part not refused with exit 2"
+    [ ! -e "$W/new.db" ] && [ ! -e "$W/new.db-wal" ] || fail "merge: a refused merge left $(ls "$W"/new.db*)"
+    [ ! -s "$W/empty.db" ] || fail "merge: the empty part was written"
+    echo "merge: done"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

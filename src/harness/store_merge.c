@@ -201,6 +201,14 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
     " token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,"          \
     " sign_symmetric"
 
+/* The study's sweeps row that is part.sweeps row ?1: the same run (name, sweep file, start
+ * time to the millisecond, build, host, command line and part), merged before. */
+#define STORE_SWEEP_SAME                                                                            \
+    "SELECT m.sweep_id FROM main.sweeps m JOIN part.sweeps p ON p.sweep_id = ?1"                   \
+    " WHERE m.name IS p.name AND m.spec IS p.spec AND m.created_at IS p.created_at"                 \
+    " AND m.version IS p.version AND m.git_commit IS p.git_commit AND m.host IS p.host"            \
+    " AND m.command IS p.command AND m.part IS p.part ORDER BY m.sweep_id LIMIT 1"
+
 int store_merge(struct store *s, const char *part, struct store_merge_stats *ms, char *err,
                 size_t errlen)
 {
@@ -228,7 +236,7 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
     }
     if (store_begin(s))
         goto dberr;
-    /* every run of the part keeps its provenance under a new sweep_id */
+    /* every run of the part keeps its provenance under a new sweep_id, once */
     const char *steps[] = {
         "CREATE TEMP TABLE IF NOT EXISTS merge_map(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)",
         "DELETE FROM merge_map", NULL};
@@ -239,8 +247,20 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
                            NULL) != SQLITE_OK)
         goto dberr;
     while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t old = sqlite3_column_int64(q, 0);
-        if (store_run_stmt(
+        int64_t old = sqlite3_column_int64(q, 0), nw = 0;
+        /* a run the study has already (this part merged before): the same row, mapped to it */
+        sqlite3_stmt *same = NULL;
+        if (sqlite3_prepare_v2(s->db, STORE_SWEEP_SAME, -1, &same, NULL) != SQLITE_OK ||
+            sqlite3_bind_int64(same, 1, old) != SQLITE_OK) {
+            sqlite3_finalize(same);
+            sqlite3_finalize(q);
+            goto dberr;
+        }
+        int found = sqlite3_step(same) == SQLITE_ROW;
+        if (found)
+            nw = sqlite3_column_int64(same, 0);
+        sqlite3_finalize(same);
+        if (!found && store_run_stmt(
                 s,
                 "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
                 " ranks, command, part, stop_signal, stop_sender, stopped_at)"
@@ -250,7 +270,10 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
             sqlite3_finalize(q);
             goto dberr;
         }
-        int64_t nw = sqlite3_last_insert_rowid(s->db);
+        if (!found) {
+            nw = sqlite3_last_insert_rowid(s->db);
+            ms->sweeps++;
+        }
         char a[32], b[32];
         snprintf(a, sizeof a, "%lld", (long long)old);
         snprintf(b, sizeof b, "%lld", (long long)nw);
@@ -261,7 +284,6 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
             sqlite3_finalize(q);
             goto dberr;
         }
-        ms->sweeps++;
     }
     sqlite3_finalize(q);
     /* which tasks to take: those the study lacks, and finished ones newer than the study's */

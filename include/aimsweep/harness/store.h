@@ -167,7 +167,8 @@ int store_condition_check(sqlite3 *db, const char *from, const char *where, char
                           size_t errlen);
 
 /* Merges the database at path `part` (same schema version, not in use) into s: every sweeps row
- * of the part is copied with its provenance under a new id, tasks the study lacks are added
+ * of the part is copied with its provenance under a new id (a row the study has already, the
+ * same run merged before, is not copied again: merging a part twice changes nothing), tasks the study lacks are added
  * with their rows, and a task finished in the part replaces the study's when the study's is not
  * finished or finished earlier (finished_at); no row is ever duplicated. One transaction. */
 struct store_merge_stats {
