@@ -2,7 +2,8 @@
 # The cost of a passive WAL checkpoint against that of a commit (docs/operations.md):
 # usage: bench/ckpt_cost.py RESULTS.db   (works on a copy, cc.db, in the current directory)
 import sqlite3, time, shutil, sys, statistics
-# one task: its trajectory and summary copied under a new task id), synchronous=FULL as a run
+# after k commits of one stored result each (the rows of one task copied under a new task id),
+# synchronous=FULL as a run
 src = sys.argv[1]
 shutil.copy(src, "cc.db")
 con = sqlite3.connect("cc.db", isolation_level=None)

@@ -7,6 +7,9 @@
 #      checkpoint interval before (AIMSWEEP_CHECKPOINT_S=0.5 here);
 #   4. merge: a part merged twice leaves sweeps and sweep_tasks as after the first merge; a
 #      merge refused (a part with no schema yet) leaves no study file behind;
+#   5. messages: no C source text (sqlite3_..., (s->...) in any message of the store's error paths
+#      (a full disk too, when root can mount a small tmpfs), and none stringified by a macro in
+#      the sources; a file whose user_version is older than its columns says so;
 # usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
@@ -15,7 +18,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge messages)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -176,6 +179,61 @@ if want merge; then
     [ ! -e "$W/new.db" ] && [ ! -e "$W/new.db-wal" ] || fail "merge: a refused merge left $(ls "$W"/new.db*)"
     [ ! -s "$W/empty.db" ] || fail "merge: the empty part was written"
     echo "merge: done"
+fi
+
+# 5. messages
+if want messages; then
+    M="$W/messages.txt"
+    : >"$M"
+    cp "$W/ref.db" "$W/uv.db"
+    /usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 5'); c.commit()" "$W/uv.db"
+    "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/uv.db" --quiet 2>"$W/err"
+    [ $? -eq 2 ] || fail "messages: a user_version older than the columns: not exit 2"
+    grep -q "user_version" "$W/err" && ! grep -q "duplicate column name" "$W/err" ||
+        fail "messages: user_version: $(cat "$W/err")"
+    cat "$W/err" >>"$M"
+    echo "not a database" >"$W/text.db"
+    cp "$W/ref.db" "$W/newer.db"
+    /usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version = 99'); c.commit()" "$W/newer.db"
+    : >"$W/empty.db"
+    for db in "$W/text.db" "$W/newer.db" "$W/empty.db" "$W/uv.db" "$W/nodir/x.db"; do
+        for cmd in run status query reset merge; do
+            case $cmd in
+                run) "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$db" --quiet ;;
+                status) "$AIMSWEEP" status "$db" ;;
+                query) "$AIMSWEEP" query "$db" "SELECT 1 FROM tasks" ;;
+                reset) "$AIMSWEEP" reset "$db" --where "1" ;;
+                merge) "$AIMSWEEP" merge "$W/m.db" "$db" ;;
+            esac >/dev/null 2>>"$M"
+        done
+    done
+    cp "$W/ref.db" "$W/x.db"
+    "$AIMSWEEP" reset "$W/x.db" --where "1=0); DELETE FROM trajectory; --" 2>>"$M"
+    "$AIMSWEEP" reset "$W/x.db" --where "no_such_column = 1" 2>>"$M"
+    "$AIMSWEEP" query "$W/x.db" "PRAGMA query_only = 0" 2>>"$M"
+    # a full disk (root with tmpfs only): the commit that fails
+    if [ "$(id -u)" -eq 0 ] && mkdir -p "$W/mnt" && mount -t tmpfs -o size=400k tmpfs "$W/mnt" 2>/dev/null; then
+        printf 'name: full\nfixed: {decomposition: tied, d: 12, tau_end: 0.2, records: 30, solvers: sgd}\nseeds: 200\n' >"$W/full.yaml"
+        "$AIMSWEEP" run "$W/full.yaml" --db "$W/mnt/full.db" --quiet --commit-interval 0 2>"$W/err"
+        rc=$?
+        umount "$W/mnt"
+        [ $rc -ne 0 ] && grep -q "disk is full" "$W/err" || fail "messages: the full disk: exit $rc, $(cat "$W/err")"
+        cat "$W/err" >>"$M"
+    else
+        echo "messages: the full disk skipped (needs root and tmpfs)"
+    fi
+    nmsg=$(grep -c . "$M")
+    [ "$nmsg" -ge 20 ] || fail "messages: only $nmsg lines of messages collected"
+    if grep -n "sqlite3_\|(s->" "$M"; then fail "messages: C source text in a message (above)"; fi
+    # the sources: no string literal naming an SQLite call, no macro turning its argument into
+    # text in src/harness (MPICHECK's report of a failed MPI call names the call on purpose)
+    if grep -rnE '"[^"]*(sqlite3_[a-z_0-9]+|\(s->)[^"]*"' "$SRCDIR/src" "$SRCDIR/include"; then
+        fail "messages: a string literal with C source text (above)"
+    fi
+    if grep -rnE '[^#]#[a-z_]+\)' "$SRCDIR/src/harness" "$SRCDIR/src/cli" "$SRCDIR/src/base" | grep -v '#include'; then
+        fail "messages: a macro stringifies its argument (above)"
+    fi
+    echo "messages: $nmsg lines checked"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

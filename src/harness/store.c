@@ -10,8 +10,8 @@
  * (store_schema_update) after the lock is taken.
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
- * PetscCall) turns a failed call into the function's -1 through its fail label, with the
- * call's text and SQLite's message kept for store_errmsg; a failed step does the same
+ * PetscCall) turns a failed call into the function's -1 through its fail label, with
+ * SQLite's message kept for store_errmsg (the caller says what failed); a failed step does the same
  * (store_step_done). A failure resets and unbinds the cached statements, so that no value bound
  * for a failed write is left for the next one.
  */
@@ -36,9 +36,9 @@
 /* How often a run looks again at a database another run holds (store_lock_wait_s). */
 #define STORE_LOCK_POLL_S 0.25
 
-void store_failed(struct store *s, int rc, const char *call)
+void store_failed(struct store *s, int rc, const char *what)
 {
-    snprintf(s->err, sizeof s->err, "%s: %s", call,
+    snprintf(s->err, sizeof s->err, "%s%s%s", what ? what : "", what ? ": " : "",
              s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     for (int i = 0; i < ST_COUNT; i++)
         if (s->st[i]) {
@@ -366,7 +366,7 @@ int store_step_done(struct store *s, sqlite3_stmt *q)
 {
     int rc = sqlite3_step(q);
     if (rc != SQLITE_DONE) {
-        store_failed(s, rc, "sqlite3_step");
+        store_failed(s, rc, NULL);
         return -1;
     }
     sqlite3_reset(q);
