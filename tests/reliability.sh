@@ -10,6 +10,8 @@
 #   5. messages: no C source text (sqlite3_..., (s->...) in any message of the store's error paths
 #      (a full disk too, when root can mount a small tmpfs), and none stringified by a macro in
 #      the sources; a file whose user_version is older than its columns says so;
+#   6. a damaged file (one index page overwritten): run, merge and reset refuse it with exit 2
+#      and what to do, and write nothing into it; status and query warn;
 # usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
@@ -18,7 +20,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge messages)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge messages corrupt)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -234,6 +236,45 @@ if want messages; then
         fail "messages: a macro stringifies its argument (above)"
     fi
     echo "messages: $nmsg lines checked"
+fi
+
+# 6. a damaged file
+if want corrupt; then
+    cp "$W/ref.db" "$W/bad.db"
+    /usr/bin/python3 - "$W/bad.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+ps = c.execute("PRAGMA page_size").fetchone()[0]
+root = c.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'trajectory_row'").fetchone()[0]
+c.close()
+with open(sys.argv[1], "r+b") as f:  # the index's cell pointers and cells, past its header
+    f.seek((root - 1) * ps + 8)
+    f.write(b"\xab" * 200)
+PY
+    sum0=$(md5sum <"$W/bad.db")
+    "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/bad.db" --quiet 2>"$W/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "damaged" "$W/err" && grep -q "\.recover" "$W/err" && grep -q backup "$W/err" ||
+        fail "corrupt: run: exit $rc, $(cat "$W/err")"
+    "$AIMSWEEP" merge "$W/cstudy.db" "$W/bad.db" >/dev/null 2>"$W/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "damaged" "$W/err" || fail "corrupt: merge of a damaged part: exit $rc, $(cat "$W/err")"
+    [ ! -e "$W/cstudy.db" ] || fail "corrupt: the refused merge left its study"
+    cp "$W/bad.db" "$W/badstudy.db"
+    "$AIMSWEEP" merge "$W/badstudy.db" "$W/ref.db" >/dev/null 2>"$W/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -q "damaged" "$W/err" || fail "corrupt: merge into a damaged study: exit $rc"
+    "$AIMSWEEP" reset "$W/bad.db" --where 1 >/dev/null 2>"$W/err"
+    [ $? -eq 2 ] || fail "corrupt: reset not refused"
+    [ "$(md5sum <"$W/bad.db")" = "$sum0" ] || fail "corrupt: the damaged file was written"
+    "$AIMSWEEP" status "$W/bad.db" >/dev/null 2>"$W/err"
+    grep -q "warning: .*damaged" "$W/err" || fail "corrupt: status does not warn: $(cat "$W/err")"
+    "$AIMSWEEP" query "$W/bad.db" "SELECT count(*) FROM tasks" >/dev/null 2>"$W/err"
+    grep -q "warning: .*damaged" "$W/err" || fail "corrupt: query does not warn: $(cat "$W/err")"
+    # a whole file: no warning
+    "$AIMSWEEP" status "$W/ref.db" >/dev/null 2>"$W/err"
+    [ ! -s "$W/err" ] || fail "corrupt: status warns on a whole file: $(cat "$W/err")"
+    echo "corrupt: done"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }

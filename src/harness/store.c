@@ -191,6 +191,14 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
         goto fail;
     }
+    /* a damaged file is refused before anything is written into it */
+    if (version > 0) {
+        int qc = store_quick_check(s, path, store_check_budget_s(STORE_QUICK_CHECK_S), err, errlen);
+        if (qc == 2)
+            fprintf(stderr, "aimsweep: %s\n", err);
+        else if (qc)
+            goto fail;
+    }
     if (store_exec(
             s->db,
             sync && !strcmp(sync, "normal")
@@ -214,6 +222,73 @@ struct store *store_open(const char *path, char *err, size_t errlen)
 fail:
     store_close(&s);
     return NULL;
+}
+
+double store_check_budget_s(double dflt)
+{
+    const char *v = getenv("AIMSWEEP_QUICK_CHECK_S");
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : -1;
+    return v && end != v && !*end && x >= 0 ? x : dflt;
+}
+
+/* The progress handler of a check with a time budget: stops it at the deadline. */
+static int check_deadline(void *ctx)
+{
+    const double *deadline = ctx;
+    return *deadline > 0 && clock_now_s() > *deadline;
+}
+
+int store_quick_check(struct store *s, const char *path, double budget_s, char *msg, size_t n)
+{
+    sqlite3_stmt *q = NULL;
+    char first[256] = "";
+    double deadline = budget_s > 0 ? clock_now_s() + budget_s : 0;
+    sqlite3_progress_handler(s->db, 10000, check_deadline, &deadline);
+    int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(" STORE_QUICK_CHECK_ERRORS ")", -1, &q,
+                                NULL),
+        bad = 0;
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *line = (const char *)sqlite3_column_text(q, 0);
+            if (line && strcmp(line, "ok") != 0 && !bad++) {
+                /* "*** in database main ***\nOn tree page 8 cell 0: ..." on one line */
+                const char *head = "*** in database main ***\n";
+                if (!strncmp(line, head, strlen(head)))
+                    line += strlen(head);
+                snprintf(first, sizeof first, "%s", line);
+                for (char *c = first; *c; c++)
+                    if (*c == '\n')
+                        *c = ' ';
+            }
+        }
+    sqlite3_finalize(q);
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    if (!bad && rc == SQLITE_INTERRUPT) {
+        snprintf(msg, n,
+                 "%s: its check (PRAGMA quick_check) stopped after %g s, the file not checked whole"
+                 " (AIMSWEEP_QUICK_CHECK_S=0 checks it whole)",
+                 path, budget_s);
+        return 2;
+    }
+    /* a file damaged where quick_check itself reads (the schema, a root page) fails the check */
+    int ec = sqlite3_errcode(s->db) & 0xff;
+    if (!bad && rc != SQLITE_DONE && (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB)) {
+        bad = 1;
+        snprintf(first, sizeof first, "%s", sqlite3_errmsg(s->db));
+    }
+    if (!bad && rc != SQLITE_DONE) {
+        snprintf(msg, n, "%s: cannot check the file: %s", path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    if (!bad)
+        return 0;
+    snprintf(msg, n,
+             "%s is damaged (SQLite's quick_check: %s%s). Keep a copy of it as it is; restore a"
+             " backup, or save what can be read into a new file with sqlite3 %s .recover |"
+             " sqlite3 recovered.db, and use that",
+             path, first, bad > 1 ? ", and more" : "", path);
+    return 1;
 }
 
 /* "file:PATH?immutable=1" with PATH percent-escaped. Returns 0, or -1 when it does not fit. */

@@ -94,6 +94,19 @@ struct store *store_open_readonly(const char *path, char *err, size_t errlen);
 #define STORE_CHECKPOINT_COMMITS 64
 int store_checkpoint(struct store *s, int truncate);
 
+/* Checks the file with SQLite's PRAGMA quick_check (every page and record well formed: what
+ * integrity_check does but the comparison of indexes with their tables), for at most budget_s
+ * seconds (0: no limit). store_open runs it on every file it opens that has a schema (run,
+ * merge, reset) and refuses a damaged one; status and query warn. Returns 0 for a whole file,
+ * 1 for a damaged one with msg saying what to do (.recover, a backup), 2 when the budget ran
+ * out first (msg says so), -1 when the check could not run (msg). Measured on a 1.09 GB
+ * database: 3.7 s with the file in the page cache, 28-30 s read from disk; hence the budgets. */
+#define STORE_QUICK_CHECK_ERRORS "10"
+#define STORE_QUICK_CHECK_S 10.0
+int store_quick_check(struct store *s, const char *path, double budget_s, char *msg, size_t n);
+/* The budget: AIMSWEEP_QUICK_CHECK_S when set (0: no limit), else dflt. */
+double store_check_budget_s(double dflt);
+
 /* Commits any open batch, finalises, closes. Accepts NULL; sets *s = NULL. */
 void store_close(struct store **s);
 
