@@ -12,6 +12,8 @@
 #      the sources; a file whose user_version is older than its columns says so;
 #   6. a damaged file (one index page overwritten): run, merge and reset refuse it with exit 2
 #      and what to do, and write nothing into it; status and query warn;
+#   7. cost: single refuses a point estimated above 24 core-hours without --force, at once, and
+#      says its estimate before it starts when above a minute;
 # usage: reliability.sh WORKDIR [SECTION...]   (env: AIMSWEEP, SRCDIR; see harness_lib.sh)
 W=${1:?workdir}
 shift
@@ -20,7 +22,7 @@ rm -rf "$W"
 mkdir -p "$W"
 want() { [ $# -eq 0 ] && return 0; for s in "${SECTIONS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 SECTIONS=("$@")
-[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge messages corrupt)
+[ ${#SECTIONS[@]} -eq 0 ] && SECTIONS=(inject expr wal merge messages corrupt cost)
 
 "$AIMSWEEP" run "$SRCDIR/tests/tiny.yaml" --db "$W/ref.db" --quiet || { echo "FAIL: the tiny sweep"; exit 1; }
 # what must survive: the count of rows of every table, and the list of tables
@@ -275,6 +277,29 @@ PY
     "$AIMSWEEP" status "$W/ref.db" >/dev/null 2>"$W/err"
     [ ! -s "$W/err" ] || fail "corrupt: status warns on a whole file: $(cat "$W/err")"
     echo "corrupt: done"
+fi
+
+# 7. cost
+if want cost; then
+    t0=$(date +%s.%N)
+    timeout 10 "$AIMSWEEP" single --d 20 --lr 1e-9 --tau-end 1000 >/dev/null 2>"$W/err"
+    rc=$?
+    t=$(echo "$(date +%s.%N) - $t0" | bc)
+    [ $rc -eq 2 ] || fail "cost: single --d 20 --lr 1e-9 --tau-end 1000: exit $rc, not 2"
+    [ "$(echo "$t < 1" | bc)" = 1 ] || fail "cost: the refusal took $t s"
+    grep -q "estimated at .* h .* of one core" "$W/err" && grep -q -- "--force" "$W/err" ||
+        fail "cost: the message: $(cat "$W/err")"
+    # with --force (or a higher --cost-limit) it starts, saying its estimate first
+    timeout 1 "$AIMSWEEP" single --d 20 --lr 1e-9 --tau-end 1000 --force >/dev/null 2>"$W/err"
+    [ $? -eq 124 ] && grep -q "estimated .* of one core" "$W/err" || fail "cost: --force: $(cat "$W/err")"
+    timeout 1 "$AIMSWEEP" single --d 20 --lr 1e-9 --tau-end 1000 --cost-limit 1e6 >/dev/null 2>"$W/err"
+    [ $? -eq 124 ] || fail "cost: --cost-limit 1e6 did not start the run"
+    "$AIMSWEEP" single --d 20 --tau-end 0.1 --cost-limit 0 >/dev/null 2>"$W/err"
+    [ $? -eq 2 ] || fail "cost: --cost-limit 0 not refused"
+    # a short point says nothing
+    "$AIMSWEEP" single --d 12 --tau-end 0.05 --solvers ode >/dev/null 2>"$W/err" || fail "cost: a short point"
+    grep -q "estimated" "$W/err" && fail "cost: a short point prints an estimate"
+    echo "cost: done"
 fi
 
 [ "$fails" -eq 0 ] && echo "PASS" || { echo "$fails failure(s)"; exit 1; }
