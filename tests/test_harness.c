@@ -317,8 +317,8 @@ static void test_store(const char *dir)
                             " BEGIN SELECT RAISE(ABORT, 'finish refused'); END",
                             NULL, NULL, NULL) == SQLITE_OK);
     CHECK_TRUE(store_put_result(st, tasks[6].id, NULL, "first", &out, err, sizeof err) == -1 &&
-               strstr(err, "cannot store the result: finish refused") &&
-               !strstr(err, "sqlite3_") && strstr(store_errmsg(st), "finish refused"));
+               strstr(err, "cannot store the result: finish refused") && !strstr(err, "sqlite3_") &&
+               strstr(store_errmsg(st), "finish refused"));
     store_rollback(st);
     CHECK_TRUE(sqlite3_exec(store_db(st), "DROP TRIGGER no_finish", NULL, NULL, NULL) == SQLITE_OK);
     r.traj[0].status = r.traj[1].status = RUN_OK;

@@ -151,13 +151,13 @@ static int authorize(void *unused, int action, const char *a, const char *b, con
     (void)unused, (void)dbname, (void)trigger;
     /* PRAGMAs that only report; the first group takes a table or index name as its argument.
      * Any other PRAGMA, or one of the second group given a value, would set something. */
-    static const char *const named[] = {
-        "table_info",   "table_xinfo", "index_list",      "index_info", "index_xinfo",
-        "foreign_key_list", "integrity_check", "quick_check", NULL};
+    static const char *const named[] = {"table_info",      "table_xinfo", "index_list",
+                                        "index_info",      "index_xinfo", "foreign_key_list",
+                                        "integrity_check", "quick_check", NULL};
     static const char *const plain[] = {
-        "user_version",  "schema_version", "page_count",    "page_size",     "freelist_count",
-        "compile_options", "database_list", "function_list", "pragma_list",  "table_list",
-        "collation_list", "module_list",   "encoding",      "journal_mode", NULL};
+        "user_version",    "schema_version", "page_count",    "page_size",    "freelist_count",
+        "compile_options", "database_list",  "function_list", "pragma_list",  "table_list",
+        "collation_list",  "module_list",    "encoding",      "journal_mode", NULL};
     switch (action) {
         case SQLITE_ATTACH:
         case SQLITE_DETACH: refused = 1; return SQLITE_DENY;

@@ -173,9 +173,10 @@ int cli_single(int argc, char **argv)
             char *end = NULL;
             limit_h = strtod(val, &end);
             if (end == val || *end || !(limit_h > 0 && limit_h <= 1e9)) {
-                fprintf(stderr,
-                        "aimsweep single: --cost-limit: '%s' is not a number of hours in (0, 1e9]\n",
-                        val);
+                fprintf(
+                    stderr,
+                    "aimsweep single: --cost-limit: '%s' is not a number of hours in (0, 1e9]\n",
+                    val);
                 return 2;
             }
             continue;
@@ -195,11 +196,12 @@ int cli_single(int argc, char **argv)
     char dur[64];
     cli_duration(est, dur, sizeof dur);
     if (est > limit_h * 3600 && !force) {
-        fprintf(stderr,
-                "aimsweep single: this point is estimated at %s of one core (the nominal cost model of"
-                " aimsweep plan), more than the limit of %g h: shorten it (--tau-end, --d, --lr,"
-                " --solvers) or run it anyway with --force (--cost-limit H sets the limit)\n",
-                dur, limit_h);
+        fprintf(
+            stderr,
+            "aimsweep single: this point is estimated at %s of one core (the nominal cost model of"
+            " aimsweep plan), more than the limit of %g h: shorten it (--tau-end, --d, --lr,"
+            " --solvers) or run it anyway with --force (--cost-limit H sets the limit)\n",
+            dur, limit_h);
         return 2;
     }
     if (est > SINGLE_SAY_COST_S)

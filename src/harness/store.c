@@ -380,10 +380,8 @@ int store_checkpoint(struct store *s, int truncate)
         return 0;
     if (store_commit(s))
         return -1;
-    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL,
-                                       truncate ? SQLITE_CHECKPOINT_TRUNCATE
-                                                : SQLITE_CHECKPOINT_PASSIVE,
-                                       NULL, NULL);
+    int rc = sqlite3_wal_checkpoint_v2(
+        s->db, NULL, truncate ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     if (rc == SQLITE_BUSY && truncate) /* a reader stays: what it does not need, at least */
         rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     s->ckpt_at = clock_now_s();

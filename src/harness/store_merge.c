@@ -19,8 +19,8 @@ struct where_guard {
     char refused[128];
 };
 
-static int where_authorize(void *ctx, int action, const char *a, const char *b,
-                           const char *dbname, const char *trigger)
+static int where_authorize(void *ctx, int action, const char *a, const char *b, const char *dbname,
+                           const char *trigger)
 {
     struct where_guard *g = ctx;
     static const char *const reset_cols[] = {"status", "attempts", "error", "rank", "host", NULL};
@@ -100,9 +100,8 @@ static sqlite3_stmt *prepare_condition(sqlite3 *db, const char *sql, const char 
     int rc = sqlite3_prepare_v2(db, sql, -1, &q, &tail);
     if (rc != SQLITE_OK || !q) {
         if (g->refused[0])
-            snprintf(err, errlen,
-                     "the condition '%s' may only read the database, not make %s", where,
-                     g->refused);
+            snprintf(err, errlen, "the condition '%s' may only read the database, not make %s",
+                     where, g->refused);
         else
             snprintf(err, errlen, "the condition '%s' is not an SQL condition: %s", where,
                      q || rc != SQLITE_OK ? sqlite3_errmsg(db) : "empty");
@@ -203,9 +202,9 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
 
 /* The study's sweeps row that is part.sweeps row ?1: the same run (name, sweep file, start
  * time to the millisecond, build, host, command line and part), merged before. */
-#define STORE_SWEEP_SAME                                                                            \
+#define STORE_SWEEP_SAME                                                                           \
     "SELECT m.sweep_id FROM main.sweeps m JOIN part.sweeps p ON p.sweep_id = ?1"                   \
-    " WHERE m.name IS p.name AND m.spec IS p.spec AND m.created_at IS p.created_at"                 \
+    " WHERE m.name IS p.name AND m.spec IS p.spec AND m.created_at IS p.created_at"                \
     " AND m.version IS p.version AND m.git_commit IS p.git_commit AND m.host IS p.host"            \
     " AND m.command IS p.command AND m.part IS p.part ORDER BY m.sweep_id LIMIT 1"
 
@@ -260,7 +259,8 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
         if (found)
             nw = sqlite3_column_int64(same, 0);
         sqlite3_finalize(same);
-        if (!found && store_run_stmt(
+        if (!found &&
+            store_run_stmt(
                 s,
                 "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
                 " ranks, command, part, stop_signal, stop_sender, stopped_at)"

@@ -709,8 +709,7 @@ out:
     return rc;
 }
 
-static int schema_update_steps(sqlite3 *db, int version, const char *path, char *err,
-                               size_t errlen)
+static int schema_update_steps(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
 {
     if (version == 1 && migrate_1_2(db, path, err, errlen))
         return -1;
