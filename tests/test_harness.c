@@ -452,6 +452,35 @@ static void test_cost_phi(void)
     }
     double r = task_cost(&t3) / task_cost(&t2);
     CHECK(r > 10, "softmax flow task, T = 3 against T = 2: cost ratio %.3g, expected > 10", r);
+    /* softmax(beta): the flow's and the ODE's cost against beta = 1 within a factor 2 of the
+     * CPU seconds of `single` measured on the project's machine (d = 20, tau_end 0.1, records
+     * 5; task.c): ode T = 3 2.5 and 47.9 at beta = 5 and 20, T = 4 3.6 and 51.0; flow T = 3
+     * 2.7 and 25.1, T = 4 3.3 and 37.0. Planted: the model without beta (the factor 1) fails
+     * all eight. */
+    static const struct {
+        int solver, T;
+        double beta, measured;
+    } beta_runs[] = {{SOLVER_ODE, 3, 5, 2.5},  {SOLVER_ODE, 3, 20, 47.9},
+                     {SOLVER_ODE, 4, 5, 3.6},  {SOLVER_ODE, 4, 20, 51.0},
+                     {SOLVER_FLOW, 3, 5, 2.7}, {SOLVER_FLOW, 3, 20, 25.1},
+                     {SOLVER_FLOW, 4, 5, 3.3}, {SOLVER_FLOW, 4, 20, 37.0}};
+    for (size_t k = 0; k < sizeof beta_runs / sizeof beta_runs[0]; k++) {
+        struct params b1 = t3, bb;
+        b1.tokens = beta_runs[k].T;
+        b1.tau_end = 0.1;
+        b1.records = 5;
+        b1.solvers = (unsigned)beta_runs[k].solver;
+        bb = b1;
+        char act[32];
+        snprintf(act, sizeof act, "softmax(%g)", beta_runs[k].beta);
+        CHECK(params_parse_act(act, &bb.activation, err, sizeof err) == 0, "%s", err);
+        double cr = task_cost_solver(&bb, beta_runs[k].solver) /
+                    task_cost_solver(&b1, beta_runs[k].solver),
+               mr = beta_runs[k].measured;
+        CHECK(cr > mr / 2 && cr < mr * 2,
+              "%s T = %d, %s against softmax(1): model %.3g, measured %.3g",
+              beta_runs[k].solver == SOLVER_ODE ? "ode" : "flow", beta_runs[k].T, act, cr, mr);
+    }
 }
 
 extern void openblas_set_num_threads(int n);
