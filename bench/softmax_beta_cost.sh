@@ -1,7 +1,6 @@
 #!/bin/bash
 # The cost of softmax(beta) for the flow and the ODE (task.c, TASK_SOFTMAX_STEPS_*): CPU seconds
 # (user and system, /usr/bin/time) into softmax_beta.txt, one line per solver, T and beta.
-# CPU seconds of single for softmax(beta), T tokens, one solver: d = 20, tau_end 0.1, records 5
 A=${AIMSWEEP:-build/aimsweep}
 for solver in ode flow; do
 for T in 2 3 4; do

@@ -77,7 +77,16 @@ int cli_merge(int argc, char **argv)
     int code = 0, merged = 0;
     for (int i = 2; i < argc && !code; i++) {
         struct store_merge_stats ms;
-        if (store_merge(s, argv[i], &ms, err, sizeof err)) {
+        /* the part's lock held while it is read, so that no run starts writing it meanwhile */
+        struct store *p = store_open(argv[i], err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "aimsweep merge: %s (nothing of it was merged)\n", err);
+            code = 2;
+            break;
+        }
+        int failed = store_merge(s, argv[i], &ms, err, sizeof err);
+        store_close(&p);
+        if (failed) {
             fprintf(stderr, "aimsweep merge: %s (nothing of it was merged)\n", err);
             code = 1;
             break;
@@ -87,9 +96,11 @@ int cli_merge(int argc, char **argv)
             "%s: %ld runs, %ld tasks added, %ld replaced by newer results, %ld kept as they were\n",
             argv[i], ms.sweeps, ms.added, ms.replaced, ms.kept);
     }
-    store_close(&s);
-    if (code && created && !merged)
+    /* removed under its lock, and only when still empty: another merge into the same new
+     * study may have filled it while this one waited */
+    if (code && created && !merged && store_is_empty(s))
         remove_db(argv[1]);
+    store_close(&s);
     return code;
 }
 

@@ -177,6 +177,18 @@ struct store *store_open(const char *path, char *err, size_t errlen)
                 "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
+    {
+        /* the file locked must still be the one at path: a merge that created a study and
+         * failed removes it (cli_ops.c), and a run waiting on the lock would write into a
+         * file no longer there */
+        struct stat at, held;
+        if (stat(path, &at) != 0 || fstat(s->lock_fd, &held) != 0 || at.st_ino != held.st_ino ||
+            at.st_dev != held.st_dev) {
+            snprintf(err, errlen, "%s: removed or replaced while this run waited for it; run again",
+                     path);
+            goto fail;
+        }
+    }
     /* Looked at under the lock: another run (two array elements merging into a study that did
      * not exist yet) may have written the schema while this one waited. */
     int version, nobj;
@@ -289,6 +301,17 @@ int store_quick_check(struct store *s, const char *path, double budget_s, char *
              " sqlite3 recovered.db, and use that",
              path, first, bad > 1 ? ", and more" : "", path);
     return 1;
+}
+
+int store_is_empty(struct store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int empty = sqlite3_prepare_v2(
+                    s->db, "SELECT (SELECT count(*) FROM sweeps) + (SELECT count(*) FROM tasks)",
+                    -1, &q, NULL) == SQLITE_OK &&
+                sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) == 0;
+    sqlite3_finalize(q);
+    return empty;
 }
 
 /* "file:PATH?immutable=1" with PATH percent-escaped. Returns 0, or -1 when it does not fit. */

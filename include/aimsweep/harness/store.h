@@ -107,6 +107,9 @@ int store_quick_check(struct store *s, const char *path, double budget_s, char *
 /* The budget: AIMSWEEP_QUICK_CHECK_S when set (0: no limit), else dflt. */
 double store_check_budget_s(double dflt);
 
+/* 1 when the database holds no sweeps and no tasks (a study just created), else 0. */
+int store_is_empty(struct store *s);
+
 /* Commits any open batch, finalises, closes. Accepts NULL; sets *s = NULL. */
 void store_close(struct store **s);
 
