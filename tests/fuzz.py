@@ -6,7 +6,9 @@ Two kinds of cases, drawn from one seeded generator so that every run tries the 
                values swapped for extremes or garbage, bytes that are not text, deep nesting,
                truncation), each read by `aimsweep plan`;
   flag sets:   `aimsweep single` with random flags, values drawn from valid small ones,
-               boundary and out-of-range numbers, and garbage.
+               boundary and out-of-range numbers, and garbage, with --cost-limit and --force.
+Sweep files also get parameters written as long expressions (chains of up to 10^5 terms, deep
+parentheses, runs of unary signs).
 Every case must end within its time limit with exit 0 or 2, print no sanitizer report, and an
 exit-2 message must name the place: FILE:LINE for a sweep file, a flag it was given (or the
 parameter's name) for `single`. Valid flag sets are kept small (d <= 16, short tau) so that
@@ -16,7 +18,9 @@ the refusal checks of robust_cli and sweep_errors, not here.
 A planted crash, hang or an exit-2 message without its place fails this test with the case
 printed (its flags or the mutated file kept in WORKDIR).
 
-usage: fuzz.py WORKDIR [NCASES]   (env AIMSWEEP, SRCDIR)
+usage: fuzz.py WORKDIR [NCASES [SEED]]   (env AIMSWEEP, SRCDIR)
+The default test suite runs 600 cases of seed 13 with the release build; the sanitizer build
+(-DAIMSWEEP_SANITIZE=ON) is meant for more, e.g. fuzz.py W 1400 with other seeds.
 """
 import concurrent.futures
 import glob
@@ -31,7 +35,7 @@ AIMSWEEP = os.environ["AIMSWEEP"]
 SRCDIR = os.environ["SRCDIR"]
 W = sys.argv[1]
 NCASES = int(sys.argv[2]) if len(sys.argv) > 2 else 600
-SEED = 13
+SEED = int(sys.argv[3]) if len(sys.argv) > 3 else 13
 TIME_LIMIT_S = 30  # per case; a release build needs well under a second for any of them
 
 EXTREME = ["0", "-1", "1e308", "-1e308", "1e-308", "5e-324", "nan", "inf", "-inf", "1e999",
@@ -88,7 +92,7 @@ def run(args, timeout=TIME_LIMIT_S):
 def mutate_sweep(rng, text):
     lines = text.split(b"\n")
     for _ in range(rng.randint(1, 3)):
-        kind = rng.randrange(10)
+        kind = rng.randrange(11)
         i = rng.randrange(len(lines)) if lines else 0
         if kind == 0 and lines:
             del lines[i]
@@ -108,6 +112,30 @@ def mutate_sweep(rng, text):
         elif kind == 7:
             depth = rng.choice([5, 17, 1000, 20000])
             lines.insert(i, b"  x: " + b"[" * depth + b"]" * depth)
+        elif kind == 10:
+            # a parameter as a long expression: chains of + - * / (up to 10^5 terms), nested
+            # parentheses, unary signs (an expression of 10^5 terms crashed plan, issue 37)
+            key = rng.choice([b"lr", b"init_scale", b"tau_end", b"d", b"weight_decay"])
+            n = rng.choice([10, 1000, 1025, 20000, 100000])
+            shape = rng.randrange(4)
+            if shape == 0:
+                val = rng.choice([b"+", b"*", b"-", b"/"]).join([b"0.01"] * n)
+            elif shape == 1:
+                val = b"(" * min(n, 5000) + b"0.01" + b")" * min(n, 5000)
+            elif shape == 2:
+                val = b"-" * n + b"0.01"
+            else:
+                val = b"+".join([b"(0.01*d^-1.5)"] * n)
+            # in place of a value the file has, else as the first key of fixed: or grid:
+            at = [j for j, l in enumerate(lines) if re.match(rb"\s+\w+: ", l)]
+            heads = [j for j, l in enumerate(lines) if re.match(rb"(fixed|grid):\s*$", l)]
+            if at and rng.random() < 0.7:
+                j = rng.choice(at)
+                lines[j] = lines[j][:lines[j].index(b":") + 2] + val
+            elif heads:
+                lines.insert(heads[0] + 1, b"  " + key + b": " + val)
+            else:
+                lines.insert(i, b"  " + key + b": " + val)
         elif kind == 8:
             data = b"\n".join(lines)
             return data[:rng.randint(0, len(data))]
@@ -146,6 +174,10 @@ def flag_set(rng):
         extra = (["stray"], "stray")
     elif r < 0.12:
         extra = (["--format", rng.choice(["csv", "table", "xml"])], "format")
+    elif r < 0.14:
+        extra = (["--cost-limit", rng.choice(["0", "1e-9", "24", "-1", "abc", "1e999"])], "cost-limit")
+    elif r < 0.15:
+        extra = (["--force"], "force")
     if extra:
         args += extra[0]
         keys.append(extra[1])

@@ -109,3 +109,8 @@ set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIME
 # migration against numpy on real and stored trajectories (python3 with numpy).
 add_test(NAME recovery_sign COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recovery_sign.py ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/recovery_sign)
 set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# The database against its users' text and its own failures (reliability.sh says what each
+# section checks): SQL injection through every command that takes SQL text.
+add_test(NAME reliability COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability.sh ${CMAKE_CURRENT_BINARY_DIR}/reliability)
+set_tests_properties(reliability PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")

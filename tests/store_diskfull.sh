@@ -26,6 +26,7 @@ echo "full disk: exit $rc: $(cat "$W/full.err")"
 [ $rc -ne 0 ] || fail "exit 0 on a full disk"
 grep -q "database or disk is full" "$W/full.err" || fail "the message does not name the cause"
 grep -q "no transaction is active" "$W/full.err" && fail "a later error hid the first"
+grep -q "sqlite3_\|(s->" "$W/full.err" && fail "C source text in the message: $(cat "$W/full.err")"
 ndone=$(q "$W/mnt/df.db" "SELECT count(*) FROM tasks WHERE status = 'done'")
 echo "stored before the disk was full: $ndone of 80"
 [ "${ndone:-0}" -gt 0 ] && [ "${ndone:-0}" -lt 80 ] || fail "expected part of the sweep stored, got $ndone"

@@ -64,6 +64,7 @@ job=
 grep -qi "read-only\|readonly\|I/O error\|disk I/O" "$W/run.err" ||
     fail "the message does not name the cause: $(cat "$W/run.err")"
 grep -q "no transaction is active" "$W/run.err" && fail "a later error hid the first: $(cat "$W/run.err")"
+grep -q "sqlite3_\|(s->" "$W/run.err" && fail "C source text in the message: $(cat "$W/run.err")"
 echo "run stopped (exit $rc): $(tail -1 "$W/run.err")"
 
 umount "$W/mnt" || fail "umount"

@@ -1,6 +1,10 @@
 /*
  * expr.c: the expression grammar of expr.h, as a recursive-descent parser into a small tree,
- * and its evaluation. Depth is bounded (EXPR_MAX_DEPTH) so that no input can exhaust the stack.
+ * and its evaluation. Depth is bounded (EXPR_MAX_DEPTH) so that no input can exhaust the stack,
+ * and so are the length of the text (EXPR_MAX_LENGTH) and the count of its terms
+ * (EXPR_MAX_NODES): a chain a + b + c ... parses in a loop but makes a left-leaning tree that
+ * the evaluation, the name collection and the freeing walk recursively, one level per operator
+ * (a chain of 100 000 terms overflowed the stack).
  */
 #include "aimsweep/base/expr.h"
 #include "aimsweep/base/text.h"
@@ -12,6 +16,10 @@
 #include <string.h>
 
 #define EXPR_MAX_DEPTH 64
+/* Far above any parameter's expression (tens of characters), far below what the recursive
+ * walks of the tree could not take (about 100 bytes of stack a level). */
+#define EXPR_MAX_LENGTH 4096
+#define EXPR_MAX_NODES 1024
 #define EXPR_MAX_NAME 63
 
 enum node_kind { N_NUM, N_NAME, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_POW, N_FUNC };
@@ -33,7 +41,7 @@ struct expr {
 
 struct parser {
     const char *s, *p;
-    int depth;
+    int depth, nodes;
     char *err;
     size_t errlen;
 };
@@ -50,8 +58,8 @@ static void node_free(struct node *n)
 static struct node *perr(struct parser *ps, const char *what)
 {
     if (!ps->err[0])
-        snprintf(ps->err, ps->errlen, "expression '%s', column %d: %s", ps->s,
-                 (int)(ps->p - ps->s) + 1, what);
+        snprintf(ps->err, ps->errlen, "expression '%.60s%s', column %d: %s", ps->s,
+                 strlen(ps->s) > 60 ? "..." : "", (int)(ps->p - ps->s) + 1, what);
     return NULL;
 }
 
@@ -61,10 +69,19 @@ static void skip(struct parser *ps)
         ps->p++;
 }
 
-static struct node *mk(enum node_kind k, struct node *a, struct node *b)
+/* A new node over a and b (which it owns), or NULL with the message in ps (out of memory, or
+ * one term more than EXPR_MAX_NODES); a and b are freed then. */
+static struct node *mk(struct parser *ps, enum node_kind k, struct node *a, struct node *b)
 {
-    struct node *n = calloc(1, sizeof *n);
+    struct node *n = ++ps->nodes > EXPR_MAX_NODES ? NULL : calloc(1, sizeof *n);
     if (!n) {
+        if (ps->nodes > EXPR_MAX_NODES) {
+            char what[96];
+            snprintf(what, sizeof what, "more than %d numbers, names and operators",
+                     EXPR_MAX_NODES);
+            perr(ps, what);
+        } else
+            perr(ps, "out of memory");
         node_free(a);
         node_free(b);
         return NULL;
@@ -101,7 +118,7 @@ static struct node *parse_primary(struct parser *ps)
         if (end == ps->p || !isfinite(v))
             return perr(ps, "bad number");
         ps->p = end;
-        struct node *n = mk(N_NUM, NULL, NULL);
+        struct node *n = mk(ps, N_NUM, NULL, NULL);
         if (n)
             n->num = v;
         return n ? n : perr(ps, "out of memory");
@@ -136,13 +153,13 @@ static struct node *parse_primary(struct parser *ps)
                 return perr(ps, "expected ')' after the function's argument");
             }
             ps->p++;
-            struct node *n = mk(N_FUNC, arg, NULL);
+            struct node *n = mk(ps, N_FUNC, arg, NULL);
             if (!n)
                 return perr(ps, "out of memory");
             n->func = f;
             return n;
         }
-        struct node *n = mk(N_NAME, NULL, NULL);
+        struct node *n = mk(ps, N_NAME, NULL, NULL);
         if (!n)
             return perr(ps, "out of memory");
         memcpy(n->name, name, len + 1);
@@ -165,7 +182,7 @@ static struct node *parse_power(struct parser *ps)
         node_free(base);
         return NULL;
     }
-    struct node *n = mk(N_POW, base, ex);
+    struct node *n = mk(ps, N_POW, base, ex);
     return n ? n : perr(ps, "out of memory");
 }
 
@@ -179,7 +196,7 @@ static struct node *parse_factor(struct parser *ps)
         int neg = *ps->p == '-';
         ps->p++;
         struct node *a = parse_factor(ps);
-        n = !a ? NULL : neg ? mk(N_NEG, a, NULL) : a;
+        n = !a ? NULL : neg ? mk(ps, N_NEG, a, NULL) : a;
         if (a && !n)
             perr(ps, "out of memory");
     } else
@@ -207,7 +224,7 @@ static struct node *parse_binary(struct parser *ps, int level)
             node_free(l);
             return NULL;
         }
-        l = mk(k, l, r);
+        l = mk(ps, k, l, r);
         if (!l)
             return perr(ps, "out of memory");
     }
@@ -231,7 +248,13 @@ struct expr *expr_compile(const char *text, char *err, size_t errlen)
         errlen = sizeof local;
     }
     err[0] = 0;
-    struct parser ps = {text, text, 0, err, errlen};
+    size_t len = strlen(text);
+    if (len > EXPR_MAX_LENGTH) {
+        snprintf(err, errlen, "expression '%.40s...' of %zu characters: at most %d are read", text,
+                 len, EXPR_MAX_LENGTH);
+        return NULL;
+    }
+    struct parser ps = {text, text, 0, 0, err, errlen};
     struct node *root = parse_expr(&ps);
     if (root) {
         skip(&ps);

@@ -73,3 +73,15 @@ int cli_nonempty(const char *cmd, const char *what, const char *arg)
     cli_say("aimsweep %s: empty %s; an empty argument is never a valid value\n", cmd, what);
     return 2;
 }
+
+void cli_duration(double s, char *buf, size_t n)
+{
+    if (s < 120)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 7200)
+        snprintf(buf, n, "%.1f min", s / 60);
+    else if (s < 2.0 * 365.25 * 86400)
+        snprintf(buf, n, "%.1f h", s / 3600);
+    else
+        snprintf(buf, n, "%.3g h (%.3g years)", s / 3600, s / (365.25 * 86400));
+}

@@ -16,6 +16,17 @@
 #include "aimsweep/cli/cli.h"
 #include "aimsweep/harness/store.h"
 
+/* Removes a database this command created, with the files SQLite keeps beside it. */
+static void remove_db(const char *path)
+{
+    char side[4200];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
 int cli_merge(int argc, char **argv)
 {
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -37,32 +48,58 @@ int cli_merge(int argc, char **argv)
                                               : "cannot read it");
             return 2;
         }
+        /* a part with no schema yet (its run is starting, or it is not a results database) is
+         * refused as it is: opening it for writing would make it an empty results database */
+        struct store *p = store_open_readonly(argv[i], err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "aimsweep merge: %s\n", err);
+            return 2;
+        }
+        store_close(&p);
         /* opening a part for writing checks it, brings its schema up to date and makes sure no
          * run is still writing it */
-        struct store *p = store_open(argv[i], err, sizeof err);
+        p = store_open(argv[i], err, sizeof err);
         if (!p) {
             fprintf(stderr, "aimsweep merge: %s\n", err);
             return 2;
         }
         store_close(&p);
     }
+    /* a study this merge creates is removed again when nothing could be merged into it */
+    int created = access(argv[1], F_OK) != 0;
     struct store *s = store_open(argv[1], err, sizeof err);
     if (!s) {
         fprintf(stderr, "aimsweep merge: %s\n", err);
+        if (created)
+            remove_db(argv[1]);
         return 2;
     }
-    int code = 0;
+    int code = 0, merged = 0;
     for (int i = 2; i < argc && !code; i++) {
         struct store_merge_stats ms;
-        if (store_merge(s, argv[i], &ms, err, sizeof err)) {
+        /* the part's lock held while it is read, so that no run starts writing it meanwhile */
+        struct store *p = store_open(argv[i], err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "aimsweep merge: %s (nothing of it was merged)\n", err);
+            code = 2;
+            break;
+        }
+        int failed = store_merge(s, argv[i], &ms, err, sizeof err);
+        store_close(&p);
+        if (failed) {
             fprintf(stderr, "aimsweep merge: %s (nothing of it was merged)\n", err);
             code = 1;
             break;
         }
+        merged++;
         printf(
             "%s: %ld runs, %ld tasks added, %ld replaced by newer results, %ld kept as they were\n",
             argv[i], ms.sweeps, ms.added, ms.replaced, ms.kept);
     }
+    /* removed under its lock, and only when still empty: another merge into the same new
+     * study may have filled it while this one waited */
+    if (code && created && !merged && store_is_empty(s))
+        remove_db(argv[1]);
     store_close(&s);
     return code;
 }

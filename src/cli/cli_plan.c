@@ -18,17 +18,6 @@
 #include "aimsweep/run/worker.h"
 #include "cli_run.h"
 
-/* A duration for people: seconds, minutes or hours. */
-static void plan_dur(double s, char *buf, size_t n)
-{
-    if (s < 120)
-        snprintf(buf, n, "%.1f s", s);
-    else if (s < 7200)
-        snprintf(buf, n, "%.1f min", s / 60);
-    else
-        snprintf(buf, n, "%.1f h", s / 3600);
-}
-
 static void plan_usage(FILE *f)
 {
     fprintf(
@@ -175,9 +164,9 @@ int cli_plan(int argc, char **argv)
         }
     }
     char tot[32], big[32], lft[32], wall[32];
-    plan_dur(total, tot, sizeof tot);
-    plan_dur(maxc, big, sizeof big);
-    plan_dur(left, lft, sizeof lft);
+    cli_duration(total, tot, sizeof tot);
+    cli_duration(maxc, big, sizeof big);
+    cli_duration(left, lft, sizeof lft);
     if (learned > 0)
         printf(
             "estimate    %s of one core in all, largest task %s (cost model corrected by %ld finished solver"
@@ -197,7 +186,7 @@ int cli_plan(int argc, char **argv)
     }
     printf("to run      %zu of %zu tasks, %s of one core", todo, n, lft);
     if (ranks > 1) {
-        plan_dur(fmax(left / (ranks - 1), maxc), wall, sizeof wall);
+        cli_duration(fmax(left / (ranks - 1), maxc), wall, sizeof wall);
         printf(", about %s on %d ranks (%d workers)", wall, ranks, ranks - 1);
     }
     printf("\n");

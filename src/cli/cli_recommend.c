@@ -354,6 +354,17 @@ int cli_recommend(int argc, char **argv)
             goto out;
         }
     }
+    if (s && o.where) {
+        /* the condition goes into the statement as text: checked first to be one condition
+         * that only reads (the rules of reset --where, store.h) */
+        char err[1024];
+        if (store_condition_check(store_db(s), "tasks t JOIN summary s ON s.task_id = t.task_id",
+                                  o.where, err, sizeof err)) {
+            fprintf(stderr, "aimsweep recommend: --where: %s\n", err);
+            store_close(&s);
+            goto out;
+        }
+    }
     for (int i = 0; i < o.nby; i++)
         if (!key_column_ok(s ? store_db(s) : NULL, o.by[i])) {
             fprintf(stderr,

@@ -383,7 +383,7 @@ int cli_run(int argc, char **argv)
     if (rank == 0) {
         if (c.failed)
             store_rollback(store); /* the batch may hold half a result */
-        else if (store_commit(store)) {
+        else if (store_commit(store) || store_checkpoint(store, 1)) {
             snprintf(c.err, sizeof c.err, "final commit failed: %s", store_errmsg(store));
             c.failed = 1;
         }

@@ -238,6 +238,10 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
                 strsignal(sig), who);
         if (maybe_commit(c, 1) == 0 && store_note_stop(c->store, sig, who))
             run_fail(c, "cannot record the stop: %s", store_errmsg(c->store));
+        /* a job that is draining may be killed next: the log into the file now */
+        else if (!c->failed && store_checkpoint(c->store, 1))
+            run_fail(c, "cannot write the results into the database file: %s",
+                     store_errmsg(c->store));
         c->stop_noted = sig;
     }
     maybe_commit(c, 0);

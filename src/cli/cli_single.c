@@ -11,7 +11,13 @@
 #include "aimsweep/base/text.h"
 #include "aimsweep/cli/args.h"
 #include "aimsweep/cli/cli.h"
+#include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
+
+/* single says its estimate (plan's nominal cost model, task_cost) before it starts when it is
+ * longer than this, and refuses one longer than --cost-limit core-hours without --force. */
+#define SINGLE_SAY_COST_S 60.0
+#define SINGLE_COST_LIMIT_H 24.0
 
 static void single_usage(FILE *f)
 {
@@ -39,7 +45,11 @@ static void single_usage(FILE *f)
         "                         per solver and record, summaries on stderr; table: aligned [table];\n"
         "                         with token_corr, index or outputs set (or a goe_mean teacher) a column\n"
         "                         mu = Tr S/sqrt(d) follows loss, and the summaries give mu_final, mu_star\n"
-        "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n");
+        "\n  --cost-limit H         refuse a point whose estimated cost (the nominal model of\n"
+        "                         aimsweep plan) is above H hours of one core [%g]; --force runs it anyway.\n"
+        "                         An estimate above a minute is printed on stderr before the run starts.\n"
+        "\n  Each flag once. Exit status 0, 1 when a solver failed, 2 for a bad flag or value.\n",
+        SINGLE_COST_LIMIT_H);
 }
 
 static void num(FILE *f, const char *sep, double x)
@@ -90,7 +100,8 @@ int cli_single(int argc, char **argv)
 {
     struct params p;
     params_default(&p);
-    int csv = 0;
+    int csv = 0, force = 0;
+    double limit_h = SINGLE_COST_LIMIT_H;
     char err[512];
     struct cli_seen seen = {0};
     const char *known[64];
@@ -98,6 +109,8 @@ int cli_single(int argc, char **argv)
     for (int i = 0; params_keys[i] && nk < 60; i++)
         known[nk++] = params_keys[i];
     known[nk++] = "format";
+    known[nk++] = "cost-limit";
+    known[nk++] = "force";
     known[nk++] = "help";
     known[nk] = NULL;
     for (int i = 1; i < argc; i++) {
@@ -110,6 +123,12 @@ int cli_single(int argc, char **argv)
             return 2;
         if (strncmp(a, "--", 2) != 0)
             return cli_unknown("single", a, known);
+        if (!strcmp(a, "--force")) {
+            if (cli_once(&seen, "single", "force"))
+                return 2;
+            force = 1;
+            continue;
+        }
         char key[64];
         const char *val, *eq = strchr(a, '=');
         size_t kl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -120,7 +139,7 @@ int cli_single(int argc, char **argv)
         }
         memcpy(key, a + 2, kl);
         key[kl] = 0;
-        if (strcmp(key, "format") != 0 && !params_is_key(key))
+        if (strcmp(key, "format") != 0 && strcmp(key, "cost-limit") != 0 && !params_is_key(key))
             return cli_unknown("single", a, known);
         if (eq)
             val = eq + 1;
@@ -150,6 +169,18 @@ int cli_single(int argc, char **argv)
             }
             continue;
         }
+        if (!strcmp(key, "cost-limit")) {
+            char *end = NULL;
+            limit_h = strtod(val, &end);
+            if (end == val || *end || !(limit_h > 0 && limit_h <= 1e9)) {
+                fprintf(
+                    stderr,
+                    "aimsweep single: --cost-limit: '%s' is not a number of hours in (0, 1e9]\n",
+                    val);
+                return 2;
+            }
+            continue;
+        }
         if (params_set(&p, key, val, err, sizeof err)) {
             fprintf(stderr, "aimsweep single: %s\n", err);
             return 2;
@@ -161,6 +192,21 @@ int cli_single(int argc, char **argv)
     }
     if (worker_ignored(&p, err, sizeof err))
         fprintf(stderr, "aimsweep single: note: %s\n", err);
+    double est = task_cost(&p);
+    char dur[64];
+    cli_duration(est, dur, sizeof dur);
+    if (est > limit_h * 3600 && !force) {
+        fprintf(
+            stderr,
+            "aimsweep single: this point is estimated at %s of one core (the nominal cost model of"
+            " aimsweep plan), more than the limit of %g h: shorten it (--tau-end, --d, --lr,"
+            " --solvers) or run it anyway with --force (--cost-limit H sets the limit)\n",
+            dur, limit_h);
+        return 2;
+    }
+    if (est > SINGLE_SAY_COST_S)
+        fprintf(stderr, "aimsweep single: estimated %s of one core (the nominal model of plan)\n",
+                dur);
     struct task_result res;
     if (worker_run(&p, &res, NULL, NULL)) {
         fprintf(stderr, "aimsweep single: out of memory\n");

@@ -10,8 +10,8 @@
  * (store_schema_update) after the lock is taken.
  *
  * Every SQLite call whose result matters is checked: STORE_CALL (in the manner of PETSc's
- * PetscCall) turns a failed call into the function's -1 through its fail label, with the
- * call's text and SQLite's message kept for store_errmsg; a failed step does the same
+ * PetscCall) turns a failed call into the function's -1 through its fail label, with
+ * SQLite's message kept for store_errmsg (the caller says what failed); a failed step does the same
  * (store_step_done). A failure resets and unbinds the cached statements, so that no value bound
  * for a failed write is left for the next one.
  */
@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aimsweep/base/clock.h"
 #include "store_impl.h"
 
 /* How long a statement waits for a lock held by a reader before giving up. */
@@ -35,9 +36,9 @@
 /* How often a run looks again at a database another run holds (store_lock_wait_s). */
 #define STORE_LOCK_POLL_S 0.25
 
-void store_failed(struct store *s, int rc, const char *call)
+void store_failed(struct store *s, int rc, const char *what)
 {
-    snprintf(s->err, sizeof s->err, "%s: %s", call,
+    snprintf(s->err, sizeof s->err, "%s%s%s", what ? what : "", what ? ": " : "",
              s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     for (int i = 0; i < ST_COUNT; i++)
         if (s->st[i]) {
@@ -91,6 +92,7 @@ static struct store *store_alloc(const char *path, int readonly, char *err, size
     }
     s->lock_fd = -1;
     s->readonly = readonly;
+    s->ckpt_every_s = -1;
     return s;
 }
 
@@ -175,6 +177,18 @@ struct store *store_open(const char *path, char *err, size_t errlen)
                 "aimsweep: %s: cannot lock (%s); make sure no other run uses this database\n", path,
                 strerror(errno));
     }
+    {
+        /* the file locked must still be the one at path: a merge that created a study and
+         * failed removes it (cli_ops.c), and a run waiting on the lock would write into a
+         * file no longer there */
+        struct stat at, held;
+        if (stat(path, &at) != 0 || fstat(s->lock_fd, &held) != 0 || at.st_ino != held.st_ino ||
+            at.st_dev != held.st_dev) {
+            snprintf(err, errlen, "%s: removed or replaced while this run waited for it; run again",
+                     path);
+            goto fail;
+        }
+    }
     /* Looked at under the lock: another run (two array elements merging into a study that did
      * not exist yet) may have written the schema while this one waited. */
     int version, nobj;
@@ -188,6 +202,14 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     if (sync && strcmp(sync, "full") != 0 && strcmp(sync, "normal") != 0) {
         snprintf(err, errlen, "AIMSWEEP_SYNC='%s': must be full (the default) or normal", sync);
         goto fail;
+    }
+    /* a damaged file is refused before anything is written into it */
+    if (version > 0) {
+        int qc = store_quick_check(s, path, store_check_budget_s(STORE_QUICK_CHECK_S), err, errlen);
+        if (qc == 2)
+            fprintf(stderr, "aimsweep: %s\n", err);
+        else if (qc)
+            goto fail;
     }
     if (store_exec(
             s->db,
@@ -212,6 +234,84 @@ struct store *store_open(const char *path, char *err, size_t errlen)
 fail:
     store_close(&s);
     return NULL;
+}
+
+double store_check_budget_s(double dflt)
+{
+    const char *v = getenv("AIMSWEEP_QUICK_CHECK_S");
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : -1;
+    return v && end != v && !*end && x >= 0 ? x : dflt;
+}
+
+/* The progress handler of a check with a time budget: stops it at the deadline. */
+static int check_deadline(void *ctx)
+{
+    const double *deadline = ctx;
+    return *deadline > 0 && clock_now_s() > *deadline;
+}
+
+int store_quick_check(struct store *s, const char *path, double budget_s, char *msg, size_t n)
+{
+    sqlite3_stmt *q = NULL;
+    char first[256] = "";
+    double deadline = budget_s > 0 ? clock_now_s() + budget_s : 0;
+    sqlite3_progress_handler(s->db, 10000, check_deadline, &deadline);
+    int rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(" STORE_QUICK_CHECK_ERRORS ")", -1, &q,
+                                NULL),
+        bad = 0;
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *line = (const char *)sqlite3_column_text(q, 0);
+            if (line && strcmp(line, "ok") != 0 && !bad++) {
+                /* "*** in database main ***\nOn tree page 8 cell 0: ..." on one line */
+                const char *head = "*** in database main ***\n";
+                if (!strncmp(line, head, strlen(head)))
+                    line += strlen(head);
+                snprintf(first, sizeof first, "%s", line);
+                for (char *c = first; *c; c++)
+                    if (*c == '\n')
+                        *c = ' ';
+            }
+        }
+    sqlite3_finalize(q);
+    sqlite3_progress_handler(s->db, 0, NULL, NULL);
+    if (!bad && rc == SQLITE_INTERRUPT) {
+        snprintf(msg, n,
+                 "%s: its check (PRAGMA quick_check) stopped after %g s, the file not checked whole"
+                 " (AIMSWEEP_QUICK_CHECK_S=0 checks it whole)",
+                 path, budget_s);
+        return 2;
+    }
+    /* a file damaged where quick_check itself reads (the schema, a root page) fails the check */
+    int ec = sqlite3_errcode(s->db) & 0xff;
+    if (!bad && rc != SQLITE_DONE && (ec == SQLITE_CORRUPT || ec == SQLITE_NOTADB)) {
+        bad = 1;
+        snprintf(first, sizeof first, "%s", sqlite3_errmsg(s->db));
+    }
+    if (!bad && rc != SQLITE_DONE) {
+        snprintf(msg, n, "%s: cannot check the file: %s", path, sqlite3_errmsg(s->db));
+        return -1;
+    }
+    if (!bad)
+        return 0;
+    snprintf(msg, n,
+             "%s is damaged (SQLite's quick_check: %s%s). Keep a copy of it as it is; restore a"
+             " backup, or save what can be read into a new file with sqlite3 %s .recover |"
+             " sqlite3 recovered.db, and use that",
+             path, first, bad > 1 ? ", and more" : "", path);
+    return 1;
+}
+
+int store_is_empty(struct store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int empty = sqlite3_prepare_v2(
+                    s->db, "SELECT (SELECT count(*) FROM sweeps) + (SELECT count(*) FROM tasks)",
+                    -1, &q, NULL) == SQLITE_OK &&
+                sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) == 0;
+    sqlite3_finalize(q);
+    return empty;
 }
 
 /* "file:PATH?immutable=1" with PATH percent-escaped. Returns 0, or -1 when it does not fit. */
@@ -297,8 +397,56 @@ fail:
     return -1;
 }
 
+int store_checkpoint(struct store *s, int truncate)
+{
+    if (!s || !s->db || s->readonly)
+        return 0;
+    if (store_commit(s))
+        return -1;
+    int rc = sqlite3_wal_checkpoint_v2(
+        s->db, NULL, truncate ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc == SQLITE_BUSY && truncate) /* a reader stays: what it does not need, at least */
+        rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    s->ckpt_at = clock_now_s();
+    s->ckpt_commits = 0;
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+        store_failed(s, rc, "copying the write-ahead log into the database file");
+        return -1;
+    }
+    return 0;
+}
+
+/* After a commit: a passive checkpoint when it is due (store_checkpoint). A failed one is not
+ * the commit's failure: the results are safe in the log; the next one tries again. */
+static void checkpoint_after_commit(struct store *s)
+{
+    double now = clock_now_s();
+    if (s->ckpt_every_s < 0) {
+        const char *v = getenv("AIMSWEEP_CHECKPOINT_S");
+        char *end = NULL;
+        double x = v ? strtod(v, &end) : -1;
+        s->ckpt_every_s = v && end != v && !*end && x >= 0 ? x : STORE_CHECKPOINT_S;
+    }
+    /* the first commit of this connection checkpoints at once: the schema and the sweep's
+     * registration go into the file from the start */
+    if (s->ckpt_at > 0 && ++s->ckpt_commits < STORE_CHECKPOINT_COMMITS &&
+        now - s->ckpt_at < s->ckpt_every_s)
+        return;
+    (void)sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    s->ckpt_at = now;
+    s->ckpt_commits = 0;
+}
+
 int store_begin(struct store *s) { return batch(s, 1); }
-int store_commit(struct store *s) { return batch(s, 0); }
+int store_commit(struct store *s)
+{
+    int was_open = s->in_txn;
+    if (batch(s, 0))
+        return -1;
+    if (was_open && !s->readonly)
+        checkpoint_after_commit(s);
+    return 0;
+}
 
 void store_rollback(struct store *s)
 {
@@ -314,7 +462,7 @@ int store_step_done(struct store *s, sqlite3_stmt *q)
 {
     int rc = sqlite3_step(q);
     if (rc != SQLITE_DONE) {
-        store_failed(s, rc, "sqlite3_step");
+        store_failed(s, rc, NULL);
         return -1;
     }
     sqlite3_reset(q);

@@ -39,20 +39,26 @@ struct store {
     int lock_fd;
     int readonly;
     int64_t sweep_id; /* the sweep registered by this run, or 0 */
-    char err[512];    /* the last failed call and SQLite's message (store_errmsg) */
+    /* the last checkpoint (store_checkpoint_after_commit): its time (0: none yet, the open), the
+     * commits since, and the interval (-1 until read from AIMSWEEP_CHECKPOINT_S) */
+    double ckpt_at, ckpt_every_s;
+    long ckpt_commits;
+    char err[512]; /* SQLite's message of the last failed call (store_errmsg) */
 };
 
-/* Records a failed call (its text and SQLite's message) in s->err and resets and unbinds the
- * cached statements, so that no value bound for a failed write is left for the next one. */
-void store_failed(struct store *s, int rc, const char *call);
+/* Records a failed call: SQLite's message, after `what` (words saying what was being done, or
+ * NULL) in s->err, and resets and unbinds the cached statements, so that no value bound for a
+ * failed write is left for the next one. The callers of store_errmsg say what failed. */
+void store_failed(struct store *s, int rc, const char *what);
 
-/* Runs an SQLite call that must return SQLITE_OK; otherwise records it (store_failed) and goes
- * to the function's fail label. */
+/* Runs an SQLite call that must return SQLITE_OK; otherwise records SQLite's message
+ * (store_failed; never the call's text, which is no message for a user) and goes to the
+ * function's fail label. */
 #define STORE_CALL(s, call)                                                                        \
     do {                                                                                           \
         int store_rc_ = (call);                                                                    \
         if (store_rc_ != SQLITE_OK) {                                                              \
-            store_failed((s), store_rc_, #call);                                                   \
+            store_failed((s), store_rc_, NULL);                                                    \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)

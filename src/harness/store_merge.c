@@ -4,37 +4,187 @@
  * tasks a condition selects back to pending (store.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "aimsweep/base/task_status.h"
 #include "store_impl.h"
 
+/* What a condition of reset may do (where_authorize): read any table of the database, call
+ * functions that only compute, and nothing else; the one write allowed is the UPDATE of the
+ * reset columns of tasks that store_reset wraps around it. refused names the first thing
+ * refused, for the message. */
+struct where_guard {
+    char refused[128];
+};
+
+static int where_authorize(void *ctx, int action, const char *a, const char *b, const char *dbname,
+                           const char *trigger)
+{
+    struct where_guard *g = ctx;
+    static const char *const reset_cols[] = {"status", "attempts", "error", "rank", "host", NULL};
+    const char *what = NULL;
+    switch (action) {
+        case SQLITE_SELECT:
+        case SQLITE_READ:
+        case SQLITE_RECURSIVE: return SQLITE_OK;
+        case SQLITE_FUNCTION:
+            if (b && !strcasecmp(b, "load_extension")) {
+                what = "load_extension()";
+                break;
+            }
+            return SQLITE_OK;
+        case SQLITE_UPDATE:
+            if (a && !strcmp(a, "tasks") && dbname && !strcmp(dbname, "main") && !trigger && b)
+                for (int i = 0; reset_cols[i]; i++)
+                    if (!strcmp(b, reset_cols[i]))
+                        return SQLITE_OK;
+            /* a PRAGMA table function (pragma_table_info) asks to write the schema table */
+            what = a && !strcmp(a, "sqlite_master") ? "a PRAGMA or a change to the schema"
+                                                    : "a change to the database";
+            break;
+        case SQLITE_INSERT:
+        case SQLITE_DELETE: what = "a change to the database"; break;
+        case SQLITE_PRAGMA: what = "a PRAGMA"; break;
+        case SQLITE_ATTACH:
+        case SQLITE_DETACH: what = "ATTACH or DETACH"; break;
+        default: what = "a statement other than a condition"; break;
+    }
+    if (g && !g->refused[0])
+        snprintf(g->refused, sizeof g->refused, "%s", what);
+    return SQLITE_DENY;
+}
+
+/* Whether the condition keeps inside the parenthesis it is put in: its own parentheses
+ * balanced outside quotes, and no comment left open (an unclosed comment would swallow the
+ * closing parenthesis). Returns 1 if so. */
+static int condition_closed(const char *w)
+{
+    int depth = 0;
+    for (const char *c = w; *c; c++) {
+        if (*c == '\'' || *c == '"' || *c == '`' || *c == '[') {
+            char close = *c == '[' ? ']' : *c;
+            const char *e = strchr(c + 1, close);
+            if (!e)
+                return 0;
+            c = e;
+        } else if (c[0] == '-' && c[1] == '-') {
+            c += strcspn(c, "\n");
+            if (!*c)
+                return depth == 0;
+        } else if (c[0] == '/' && c[1] == '*') {
+            const char *e = strstr(c + 2, "*/");
+            if (!e)
+                return 0;
+            c = e + 1;
+        } else if (*c == '(')
+            depth++;
+        else if (*c == ')' && --depth < 0)
+            return 0;
+    }
+    return depth == 0;
+}
+
+/* Prepares sql, one statement around the user's condition `where`, under where_authorize:
+ * text after the statement, a statement that returns rows (the condition closed the
+ * parenthesis around it) and anything where_authorize refuses are refused. Returns the statement
+ * (the authorizer still set: clear it after the last step), or NULL with err. */
+static sqlite3_stmt *prepare_condition(sqlite3 *db, const char *sql, const char *where, int ncols,
+                                       struct where_guard *g, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    const char *tail = NULL;
+    memset(g, 0, sizeof *g);
+    sqlite3_set_authorizer(db, where_authorize, g);
+    int rc = sqlite3_prepare_v2(db, sql, -1, &q, &tail);
+    if (rc != SQLITE_OK || !q) {
+        if (g->refused[0])
+            snprintf(err, errlen, "the condition '%s' may only read the database, not make %s",
+                     where, g->refused);
+        else
+            snprintf(err, errlen, "the condition '%s' is not an SQL condition: %s", where,
+                     q || rc != SQLITE_OK ? sqlite3_errmsg(db) : "empty");
+        goto refuse;
+    }
+    tail += strspn(tail, " \t\r\n");
+    if (*tail || sqlite3_column_count(q) != ncols || !condition_closed(where)) {
+        snprintf(err, errlen,
+                 "the condition '%s' is not one SQL condition (it closes a parenthesis it did not"
+                 " open, or leaves a quote or comment open)",
+                 where);
+        goto refuse;
+    }
+    return q;
+refuse:
+    sqlite3_finalize(q);
+    sqlite3_set_authorizer(db, NULL, NULL);
+    return NULL;
+}
+
+/* "SQL" with the condition pasted in (a newline before its closing parenthesis, so that a
+ * comment in the condition cannot swallow it), malloc'd, or NULL. */
+static char *condition_sql(const char *head, const char *where, const char *end)
+{
+    size_t n = strlen(head) + strlen(where) + strlen(end) + 8;
+    char *sql = malloc(n);
+    if (sql)
+        snprintf(sql, n, "%s(%s\n)%s", head, where, end);
+    return sql;
+}
+
+int store_condition_check(sqlite3 *db, const char *from, const char *where, char *err,
+                          size_t errlen)
+{
+    char head[256];
+    snprintf(head, sizeof head, "SELECT 1 FROM %s WHERE ", from);
+    char *sql = condition_sql(head, where, "");
+    if (!sql) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    struct where_guard g;
+    sqlite3_stmt *q = prepare_condition(db, sql, where, 1, &g, err, errlen);
+    free(sql);
+    sqlite3_finalize(q);
+    sqlite3_set_authorizer(db, NULL, NULL);
+    return q ? 0 : -1;
+}
+
 int store_reset(struct store *s, const char *where, long *count, char *err, size_t errlen)
 {
-    char sql[8192];
     *count = 0;
-    if (snprintf(
-            sql, sizeof sql,
-            "UPDATE tasks SET status = 'pending', attempts = 0, error = NULL, rank = NULL, host = NULL"
-            " WHERE (%s)",
-            where) >= (int)sizeof sql) {
-        snprintf(err, errlen, "condition too long");
+    char *sql = condition_sql(
+        "UPDATE tasks SET status = 'pending', attempts = 0, error = NULL, rank = NULL, host = NULL"
+        " WHERE ",
+        where, "");
+    if (!sql) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (store_begin(s)) {
+        free(sql);
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
         return -1;
     }
-    char *msg = NULL;
-    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "bad condition '%s': %s", where, msg ? msg : sqlite3_errmsg(s->db));
-        sqlite3_free(msg);
+    struct where_guard g;
+    sqlite3_stmt *q = prepare_condition(s->db, sql, where, 0, &g, err, errlen);
+    free(sql);
+    if (!q) {
+        store_rollback(s);
+        return -1;
+    }
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    sqlite3_set_authorizer(s->db, NULL, NULL);
+    if (rc != SQLITE_DONE) {
+        snprintf(err, errlen, "the condition '%s' failed: %s", where, sqlite3_errmsg(s->db));
         store_rollback(s);
         return -1;
     }
     *count = sqlite3_changes(s->db);
     if (store_commit(s)) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
+        snprintf(err, errlen, "%s", store_errmsg(s));
         return -1;
     }
     return 0;
@@ -49,6 +199,14 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
     " info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,"       \
     " token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,"          \
     " sign_symmetric"
+
+/* The study's sweeps row that is part.sweeps row ?1: the same run (name, sweep file, start
+ * time to the millisecond, build, host, command line and part), merged before. */
+#define STORE_SWEEP_SAME                                                                           \
+    "SELECT m.sweep_id FROM main.sweeps m JOIN part.sweeps p ON p.sweep_id = ?1"                   \
+    " WHERE m.name IS p.name AND m.spec IS p.spec AND m.created_at IS p.created_at"                \
+    " AND m.version IS p.version AND m.git_commit IS p.git_commit AND m.host IS p.host"            \
+    " AND m.command IS p.command AND m.part IS p.part ORDER BY m.sweep_id LIMIT 1"
 
 int store_merge(struct store *s, const char *part, struct store_merge_stats *ms, char *err,
                 size_t errlen)
@@ -77,7 +235,7 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
     }
     if (store_begin(s))
         goto dberr;
-    /* every run of the part keeps its provenance under a new sweep_id */
+    /* every run of the part keeps its provenance under a new sweep_id, once */
     const char *steps[] = {
         "CREATE TEMP TABLE IF NOT EXISTS merge_map(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)",
         "DELETE FROM merge_map", NULL};
@@ -88,8 +246,21 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
                            NULL) != SQLITE_OK)
         goto dberr;
     while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t old = sqlite3_column_int64(q, 0);
-        if (store_run_stmt(
+        int64_t old = sqlite3_column_int64(q, 0), nw = 0;
+        /* a run the study has already (this part merged before): the same row, mapped to it */
+        sqlite3_stmt *same = NULL;
+        if (sqlite3_prepare_v2(s->db, STORE_SWEEP_SAME, -1, &same, NULL) != SQLITE_OK ||
+            sqlite3_bind_int64(same, 1, old) != SQLITE_OK) {
+            sqlite3_finalize(same);
+            sqlite3_finalize(q);
+            goto dberr;
+        }
+        int found = sqlite3_step(same) == SQLITE_ROW;
+        if (found)
+            nw = sqlite3_column_int64(same, 0);
+        sqlite3_finalize(same);
+        if (!found &&
+            store_run_stmt(
                 s,
                 "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
                 " ranks, command, part, stop_signal, stop_sender, stopped_at)"
@@ -99,7 +270,10 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
             sqlite3_finalize(q);
             goto dberr;
         }
-        int64_t nw = sqlite3_last_insert_rowid(s->db);
+        if (!found) {
+            nw = sqlite3_last_insert_rowid(s->db);
+            ms->sweeps++;
+        }
         char a[32], b[32];
         snprintf(a, sizeof a, "%lld", (long long)old);
         snprintf(b, sizeof b, "%lld", (long long)nw);
@@ -110,7 +284,6 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
             sqlite3_finalize(q);
             goto dberr;
         }
-        ms->sweeps++;
     }
     sqlite3_finalize(q);
     /* which tasks to take: those the study lacks, and finished ones newer than the study's */

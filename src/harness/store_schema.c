@@ -709,7 +709,7 @@ out:
     return rc;
 }
 
-int store_schema_update(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
+static int schema_update_steps(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
 {
     if (version == 1 && migrate_1_2(db, path, err, errlen))
         return -1;
@@ -741,6 +741,31 @@ int store_schema_update(sqlite3 *db, int version, const char *path, char *err, s
         }
     }
     return 0;
+}
+
+int store_schema_update(sqlite3 *db, int version, const char *path, char *err, size_t errlen)
+{
+    if (!schema_update_steps(db, version, path, err, errlen))
+        return 0;
+    /* A step that finds what it adds already there: the file's user_version is older than its
+     * schema (set by hand, or by another program). Said as such, not as SQLite's "duplicate
+     * column name" of the step. */
+    if (strstr(err, "duplicate column name") || strstr(err, "already exists")) {
+        char sq[256];
+        const char *col = strstr(err, "duplicate column name: ");
+        if (col)
+            snprintf(sq, sizeof sq, "the column %s", col + strlen("duplicate column name: "));
+        else
+            snprintf(sq, sizeof sq, "%s", strrchr(err, ':') ? strrchr(err, ':') + 2 : err);
+        snprintf(err, errlen,
+                 "%s: the file says it is of schema version %d (its PRAGMA user_version), but it"
+                 " already has what a later version adds (%s): its user_version was changed by hand"
+                 " or by another program. If the file is otherwise whole, set user_version to the"
+                 " version of its columns (sqlite3 %s 'PRAGMA user_version = %d' when it has every"
+                 " column of docs/model.md), or use a backup",
+                 path, version, sq, path, STORE_SCHEMA_VERSION);
+    }
+    return -1;
 }
 
 int store_schema_temp_views(sqlite3 *db, int version, const char *path, char *err, size_t errlen)

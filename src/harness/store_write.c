@@ -153,7 +153,7 @@ int store_task_status(struct store *s, const struct task *tasks, size_t n, enum 
         } else if (r == SQLITE_DONE)
             status[i] = TASK_NEW;
         else {
-            store_failed(s, r, "sqlite3_step");
+            store_failed(s, r, NULL);
             goto fail;
         }
         sqlite3_reset(q);

@@ -57,6 +57,20 @@
  *         6.8 ms, T = 5, 8, 16: 32, 46, 105 ms; tanh 0.087 ms; counts of evaluations from CPU
  *         times of `single` at d = 20, records 20, tau_end 0.5 and 2 (flow: 320 to 400, ode: 350
  *         to 620).
+ *         softmax(beta): the loss grows steeper with beta and the adaptive steps of the flow
+ *         and the ODE shorter: TASK_SOFTMAX_STEPS_C (beta - 1)^TASK_SOFTMAX_STEPS_P more steps
+ *         per unit tau (task_softmax_steps; none for beta <= 1), each of TASK_RK_STAGES loss
+ *         evaluations. Fitted (least squares in logs) to CPU seconds of `single` at d = 20,
+ *         tau_end 0.1, records 5, each run's evaluations counted at the seconds per evaluation
+ *         of its beta = 1 twin: ode T = 3: 1.31, 3.25, 62.7 s at beta = 1, 5, 20 (157 and 4971
+ *         more steps per unit tau; the fit 207 and 3964); ode T = 4: 0.81, 2.90, 41.3 s (274,
+ *         5301); flow T = 3: 1.06, 2.90, 26.6 s (181, 2502); flow T = 4: 0.74, 2.42, 27.4 s
+ *         (236, 3744): within a factor 1.6 of each. The flow's d x d products do not take these
+ *         steps (d = 200, T = 2: 0.13 and 0.40 s at beta = 1 and 20, the model 0.54 and 0.76).
+ *         Checked at tau_end 0.5, records 20: ode T = 3, beta = 5 took 12.2 s, the model's count
+ *         says 15.9 s. T = 2 leaves Mehler's series for the trapezoidal rule at large beta, which
+ *         this does not count (ode: 0.005, 0.058, 0.14 s a run at beta = 1, 5, 20; the model
+ *         0.03, 0.04, 0.30).
  * The nominal model orders tasks (largest first); a database's finished tasks correct it
  * (task_cost_learn below): per solver, decomposition and activation, by the factor between the
  * measured and the nominal time, so that plans and ETAs of a running study come from this
@@ -84,6 +98,8 @@
 #define TASK_PHI_MC_SAMPLES 131072.0    /* phi.c's PHI_MC_SAMPLES */
 #define TASK_PHI_FLOPS_POINT 140.0
 #define TASK_PHI_FLOPS_SAMPLE 300.0
+#define TASK_SOFTMAX_STEPS_C 14.9
+#define TASK_SOFTMAX_STEPS_P 1.9
 #define TASK_TEXT_MAX 8192
 /* The set-ups of the model and of the moment ODE (see above), in flops at TASK_FLOPS_PER_S. */
 #define TASK_MODEL_FLOPS 6.0
@@ -166,6 +182,15 @@ double task_phi_flops(const struct params *p)
     return (pow(n, 2 * T) + pow(n - 1, 2 * T)) * TASK_PHI_FLOPS_POINT * T;
 }
 
+/* The Runge-Kutta steps per unit tau that softmax(beta) adds to the flow and the ODE (above). */
+static double task_softmax_steps(const struct params *p)
+{
+    const struct act *a = &p->activation;
+    if (a->kind != ACT_SOFTMAX || !(a->beta > 1))
+        return 0;
+    return TASK_SOFTMAX_STEPS_C * pow(a->beta - 1, TASK_SOFTMAX_STEPS_P);
+}
+
 /* words_init_products(p), remembered per (decomposition, order_m, closure, ode_noise): plans
  * cost thousands of points of a few systems. -1 when it fails. */
 static long words_products_cached(const struct params *p)
@@ -225,14 +250,15 @@ double task_cost_solver(const struct params *p, int solver)
         flops += (recs + 1) * phi;
     } else if (solver == SOLVER_FLOW) {
         flops = 8.0 * d * d * d * ((TASK_FLOW_STEPS_PER_TAU + p->weight_decay) * p->tau_end + 10);
-        flops +=
-            TASK_RK_STAGES * phi *
-            (recs + TASK_PHI_STEPS_0 + (TASK_PHI_STEPS_PER_TAU + p->weight_decay) * p->tau_end);
+        flops += TASK_RK_STAGES * phi *
+                 (recs + TASK_PHI_STEPS_0 +
+                  (TASK_PHI_STEPS_PER_TAU + p->weight_decay + task_softmax_steps(p)) * p->tau_end);
     } else if (solver == SOLVER_ODE) {
         flops = TASK_ODE_FLOPS * (p->tau_end + 1) * p->order_m * p->order_m * p->order_m;
         flops += task_ode_setup_flops(p);
         flops += TASK_RK_STAGES * phi *
-                 (recs + TASK_PHI_STEPS_0 + TASK_ODE_PHI_STEPS_PER_TAU * p->tau_end);
+                 (recs + TASK_PHI_STEPS_0 +
+                  (TASK_ODE_PHI_STEPS_PER_TAU + task_softmax_steps(p)) * p->tau_end);
     }
     return flops / TASK_FLOPS_PER_S;
 }

@@ -6,6 +6,8 @@
 #ifndef AIMSWEEP_CLI_ARGS_H
 #define AIMSWEEP_CLI_ARGS_H
 
+#include <stddef.h>
+
 /* The flags seen so far on one command line (their names without "--"). */
 #define CLI_MAX_FLAGS 64
 struct cli_seen {
@@ -28,5 +30,8 @@ void cli_say(const char *fmt, ...);
 
 /* Refuses an empty argument (argv[i] == ""): prints and returns 2, else 0. */
 int cli_nonempty(const char *cmd, const char *what, const char *arg);
+
+/* A duration for people into buf: seconds, minutes, hours or years. */
+void cli_duration(double s, char *buf, size_t n);
 
 #endif
