@@ -408,11 +408,12 @@ int cli_run(int argc, char **argv)
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
          * finalise: everything is committed, end the job */
         abort_job = rc == -2 || mpi_failed ? RUN_END_ABORT : 0;
-        if (!abort_job && stats.stalled_silent > 0) {
+        if (!abort_job && stats.stalled_silent + stats.lost_ranks > 0) {
             /* their work is done elsewhere (or pending): the exit code says what is left */
-            run_log("%zu stalled rank%s never answered again and cannot finish MPI: ending the "
-                    "job with MPI_Abort, exit code %d",
-                    stats.stalled_silent, stats.stalled_silent > 1 ? "s" : "", code);
+            size_t nq = stats.stalled_silent + stats.lost_ranks;
+            run_log("%zu stalled or lost rank%s cannot finish MPI: ending the job with "
+                    "MPI_Abort, exit code %d",
+                    nq, nq > 1 ? "s" : "", code);
             abort_job = RUN_END_ABORT_AS;
         }
     } else if (rc) {

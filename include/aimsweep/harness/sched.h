@@ -104,6 +104,8 @@ struct sched_stats {
     size_t late_ignored;   /* results that came from stalled workers, ignored */
     size_t stalled_silent; /* stalled workers that never answered again: the job must end
                               with MPI_Abort (they cannot finalise) */
+    size_t lost_ranks;     /* workers that could not be told to stop (a dead peer): their tasks
+                              were put back; the job must end with MPI_Abort */
     int signal;            /* the signal that stopped the sweep, or 0 */
     int aborted;           /* a callback asked to abort */
     double elapsed_s;
