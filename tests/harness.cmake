@@ -109,3 +109,9 @@ set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIME
 # migration against numpy on real and stored trajectories (python3 with numpy).
 add_test(NAME recovery_sign COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recovery_sign.py ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/recovery_sign)
 set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_crash COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_crash.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_crash)
+set_tests_properties(sweep_crash PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_kill_root COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_kill_root.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_kill_root)
+set_tests_properties(sweep_kill_root PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")

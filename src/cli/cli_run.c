@@ -53,8 +53,9 @@ static void run_usage(FILE *f)
         "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
         "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
         "                    a killed job loses\n"
-        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
-        "                    a job stopped by a signal counts no attempt\n"
+        "  --max-attempts N  a task whose own rank crashed or stalled under it N times is stored as\n"
+        "                    error, not rerun (default %d); a job stopped or killed from outside, or\n"
+        "                    a node lost, charges no task (docs/cluster.md)\n"
         "  --retry-errors    rerun tasks whose status is error or timeout\n"
         "  --quiet           no progress on stderr\n\n"
         "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
@@ -354,6 +355,7 @@ int cli_run(int argc, char **argv)
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
+    c.rank = rank;
     struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace, o.stall_timeout};
     if (rank == 0) {
         struct timespec ts;

@@ -452,6 +452,8 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
              r, w->pid, w->host[0] ? w->host : "?", t - w->heard, what, lim,
              w->n > 0 ? "its tasks go to the other ranks, anything it sends later is ignored"
                       : "anything it sends later is ignored");
+        if (w->n > 0 && R->ops->charged && R->ops->charged(R->ops->ctx, w->held[0]))
+            abort_sweep(R); /* the running one: its rank failed under it */
         for (int k = w->n - 1; k >= 0; k--) { /* the running task on top: served first */
             size_t i = w->held[k];
             R->running--;

@@ -41,8 +41,8 @@
  * tasks.sweep_id names the run that computed the task (the one that registered it until then).
  * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
  * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
- * each means; its CHECK list is derived from it): pending, running (a task running each time a
- * job died becomes error, up to a limit), done, diverged, ode_diverged, error (message in
+ * each means; its CHECK list is derived from it): pending, running (a task whose rank crashed or
+ * stalled under it --max-attempts times becomes error), done, diverged, ode_diverged, error (message in
  * error), interrupted, timeout (version 4). summary.status is the same vocabulary per solver
  * (done, diverged, ode_diverged, error, interrupted, timeout: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
  * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
@@ -127,8 +127,8 @@ int store_mark_pending(struct store *s, uint64_t id);
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
 
-/* In the open batch: a task found running when a run starts was running when its job died
- * without a recorded stop (store_note_stop): one more attempt counted. */
+/* In the open batch: the task's own rank failed while running it (it crashed, its mark says so,
+ * or it stalled): one more attempt counted (docs/cluster.md, the attempt rule). */
 int store_note_death(struct store *s, uint64_t id);
 
 /* Commits at once: this run was stopped by signal sig from sender (recorded in its sweeps row),
