@@ -1,0 +1,1 @@
+cluster2_stop() { :; }
