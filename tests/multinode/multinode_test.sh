@@ -125,7 +125,81 @@ cmp -s "$W/ref.rows" "$W/kill.rows" || fail "node death: rows differ from the se
 say "rerun: $(statuses "$W/kill.db")"
 
 # 3 and 4: Slurm on the two nodes
-# slurm part
+say "3. two slurmd"
+T1=$(date +%s)
+cluster2_start "$S/c" || { fail "the two-node cluster did not start"; exit 1; }
+say "cluster up in $(($(date +%s) - T1)) s: $(node_exec A sinfo -h -o '%P %D %t' | tr '\n' ' ')"
+J=$W/jobs
+mkdir -p "$J" "$S/tmp" && cp "$SRCDIR"/jobs/*.sbatch "$SWEEP" "$J/" && chmod 1777 "$S/tmp" && chown -R "$CLUSTER_USER" "$J"
+# submit ARGS...: sbatch as the user on node A from the job directory; prints the job id. The
+# jobs' TMPDIR (Open MPI's session directories, with their Unix sockets) is short as well.
+submit() { (cd "$J" && as_user2 env AIMSWEEP="$AIMSWEEP" TMPDIR="$S/tmp" sbatch --parsable "$@"); }
+jinfo() { node_exec A scontrol show job "$1" 2>/dev/null; }
+field() { jinfo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+# wait_start ID: until the job runs or has ended; after 120 s the reason and slurmd's last words
+wait_start() {
+    t=0
+    while [ $t -lt 120 ]; do
+        case "$(field "$1" JobState)" in PENDING | CONFIGURING | "") ;; *) return 0 ;; esac
+        sleep 1
+        t=$((t + 1))
+    done
+    fail "job $1 did not start in 120 s: $(field "$1" Reason); slurmd says:"
+    tail -n 8 "$S"/c/log/slurmd-*.log
+    exit 1
+}
+wait_gone() {
+    t=0
+    while [ $t -lt "$2" ]; do
+        case "$(field "$1" JobState)" in "" | COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac
+        # a job that goes back to the queue (launch failure) is no progress: slurmd's message
+        [ "$(field "$1" Restarts)" = 0 ] || { fail "job $1 was requeued: $(field "$1" Reason)"; tail -n 8 "$S"/c/log/slurmd-*.log; exit 1; }
+        sleep 1
+        t=$((t + 1))
+    done
+    return 1
+}
+exitcode() { field "$1" ExitCode | cut -d: -f1; }
+done_count() { q "$1" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo 0; }
+
+id=$(submit -N 2 --ntasks-per-node=2 --time=10 --output=two.out sweep.sbatch kill96.yaml two.db)
+wait_start "$id"
+say "job $id on $(field "$id" NodeList)"
+wait_gone "$id" 240 || fail "sbatch -N 2: the job did not end in 240 s"
+say "sbatch -N 2: exit $(exitcode "$id"), tasks by host: $(q "$J/two.db" "SELECT group_concat(host || ' ' || n, ', ') FROM (SELECT host, count(*) n FROM tasks GROUP BY host)")"
+[ "$(exitcode "$id")" = 0 ] || { fail "sbatch -N 2: exit $(exitcode "$id")"; tail -n 20 "$J/two.out"; }
+[ "$(q "$J/two.db" "SELECT count(DISTINCT host) FROM tasks")" = 2 ] || fail "sbatch -N 2: the workers did not run on both nodes"
+rows "$J/two.db" >"$W/two-slurm.rows"
+cmp -s "$W/ref.rows" "$W/two-slurm.rows" || fail "sbatch -N 2: rows differ from the serial run"
+
+say "4. plain scancel of a two-node job, and its resubmission"
+id=$(submit -N 2 --ntasks-per-node=2 --time=10 --partition=other --account=acct-$$ --output=cancel.out \
+    --export=ALL,AIMSWEEP_MAX_CHAIN=2 sweep.sbatch kill96.yaml cancel.db)
+wait_start "$id"
+t=0
+while [ "$(done_count "$J/cancel.db")" -lt 12 ] && [ $t -lt 1200 ]; do sleep 0.1; t=$((t + 1)); done
+t1=$(date +%s.%N)
+node_exec A scancel "$id"
+wait_gone "$id" 60 || fail "scancel: the job did not end in 60 s"
+say "scancel: ended $(echo "$(date +%s.%N) - $t1" | bc) s later, exit $(exitcode "$id"), state $(field "$id" JobState); $(statuses "$J/cancel.db")"
+[ "$(exitcode "$id")" = 4 ] || fail "scancel: exit $(exitcode "$id"), expected 4"
+grep -E "exit|resubmitting|submitted" "$J/cancel.out" | tail -n 4
+[ "$(q "$J/cancel.db" "SELECT count(*) FROM tasks WHERE status = 'running'")" = 0 ] || fail "scancel: tasks left running"
+[ "$(q "$J/cancel.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "scancel: a task was charged"
+next=$(sed -n 's/.*submitted job \([0-9]*\) to continue.*/\1/p' "$J/cancel.out" | tail -n 1)
+if [ -z "$next" ]; then
+    fail "scancel: the job did not resubmit itself"
+else
+    say "resubmitted as job $next: partition $(field "$next" Partition), account $(field "$next" Account), $(field "$next" NumNodes) nodes, $(field "$next" NumTasks) tasks"
+    [ "$(field "$next" Partition)" = other ] || fail "resubmission: partition $(field "$next" Partition), expected other"
+    [ "$(field "$next" Account)" = "acct-$$" ] || fail "resubmission: account $(field "$next" Account), expected acct-$$"
+    wait_start "$next"
+    wait_gone "$next" 240 || fail "the resubmitted job did not end in 240 s"
+    [ "$(exitcode "$next")" = 0 ] || fail "the resubmitted job: exit $(exitcode "$next")"
+    rows "$J/cancel.db" >"$W/cancel.rows"
+    cmp -s "$W/ref.rows" "$W/cancel.rows" || fail "scancel and resubmission: rows differ from the serial run"
+    [ "$(q "$J/cancel.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "scancel and resubmission: a task was charged"
+fi
 
 say "multinode test: $(($(date +%s) - T0)) s"
 echo "$fails failed"
