@@ -69,5 +69,15 @@ AIMSWEEP_TEST_CRASH_TASK=$bad launch 0 run "$SWEEP" --db "$W/c.db" --retry-error
 [ $? -eq 3 ] || fail "after --retry-errors: exit code"
 [ "$(q "$W/c.db" "SELECT status || ' ' || attempts FROM tasks WHERE task_id = '$bad'")" = "error 4" ] ||
     fail "after --retry-errors: $(q "$W/c.db" "SELECT status || ' ' || attempts FROM tasks WHERE task_id = '$bad'")"
+# --checkpoint-dir: the marks go there (not beside the database), and the next run with the same
+# directory charges the crash; --journal delete: the rollback journal
+AIMSWEEP_TEST_CRASH_TASK=$bad launch 0 run "$SWEEP" --db "$W/d.db" --checkpoint-dir "$W/ck" --journal delete --quiet >/dev/null 2>&1
+grep -qs "^crash 11" "$W"/ck/rank-0.hold || fail "--checkpoint-dir: no mark of the crash in it"
+[ -e "$W/d.db.ckpt" ] && fail "--checkpoint-dir: DB.ckpt made all the same"
+"$AIMSWEEP" run "$SWEEP" --db "$W/d.db" --checkpoint-dir "$W/ck" --journal delete 2>/dev/null
+[ "$(q "$W/d.db" "SELECT attempts FROM tasks WHERE task_id = '$bad'")" = 1 ] || fail "--checkpoint-dir: the crash not charged"
+[ "$(sqlite3 "$W/d.db" "PRAGMA journal_mode")" = delete ] || fail "--journal delete: $(sqlite3 "$W/d.db" "PRAGMA journal_mode")"
+grep -q "journal delete, as asked" "$W/d.db.log" || fail "--journal: not logged"
+grep -q "journal wal (a local file system" "$W/c.db.log" || fail "the journal choice is not logged"
 echo "$fails failed"
 [ $fails -eq 0 ]

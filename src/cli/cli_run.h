@@ -54,7 +54,9 @@ struct run_opts {
     int retry_errors, quiet, max_attempts;
     int part_i, part_n;             /* --part i/N (1-based), 0/0 for the whole grid */
     char command[2048];             /* the command line as given */
-    char ckpt_dir[768];             /* DB.ckpt: the checkpoints of this database's tasks */
+    char ckpt_dir[768];             /* --checkpoint-dir, else DB.ckpt: checkpoints and marks */
+    const char *ckpt_dir_opt;       /* --checkpoint-dir as given, or NULL */
+    const char *journal;            /* --journal (wal, delete, auto), or NULL */
     const char *sets[RUN_MAX_SETS]; /* --set KEY=VALUE, in order */
     int nsets;
 };

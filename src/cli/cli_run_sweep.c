@@ -375,6 +375,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
+    if (!o->quiet)
+        run_log("database %s: journal %s", o->db, store_journal(*store));
     /* the cost model corrected by what this database has measured so far */
     struct cost_model cm = {0};
     long learned = store_learn_costs(*store, &cm);

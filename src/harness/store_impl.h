@@ -40,6 +40,7 @@ struct store {
     int readonly;
     int64_t sweep_id; /* the sweep registered by this run, or 0 */
     char err[512];    /* the last failed call and SQLite's message (store_errmsg) */
+    char journal[160]; /* the journal mode chosen and why (store_journal) */
 };
 
 /* Records a failed call (its text and SQLite's message) in s->err and resets and unbinds the

@@ -67,13 +67,23 @@ extern double store_lock_wait_s;
 
 struct store;
 
+/* The journal mode a database at path gets (store_journal.c): "wal" on a local file system,
+ * "delete" (the rollback journal) on a network one (NFS, Lustre, GPFS, ...: statfs's f_type),
+ * or what store_journal_override (when set) or else AIMSWEEP_JOURNAL says (wal, delete, auto).
+ * why gets a line for the log. NULL, with why saying so, for an override that is none of
+ * these. */
+extern const char *store_journal_override;
+const char *store_journal_mode(const char *path, char *why, size_t n);
+/* The name of a network file system by its statfs magic, or NULL. */
+const char *store_fs_network(unsigned long magic);
+
 struct store_provenance {
     const char *version, *git_commit, *host, *compiler, *blas, *mpi;
     int ranks;
 };
 
 /* Opens (creating if needed) a database for a run: checks it is an aimsweep database of a
- * known version, creates the schema on a new file, turns on WAL, and takes an exclusive lock
+ * known version, creates the schema on a new file, sets the journal mode (store_journal_mode), and takes an exclusive lock
  * so that two runs never share a file. Returns NULL with a one-line message in err. */
 struct store *store_open(const char *path, char *err, size_t errlen);
 
@@ -172,6 +182,9 @@ struct store_column_doc {
     const char *table, *column, *unit, *meaning;
 };
 const struct store_column_doc *store_column_doc(const char *table, const char *column);
+
+/* The journal mode store_open chose and why, for the log ("" for a read-only store). */
+const char *store_journal(const struct store *s);
 
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);
