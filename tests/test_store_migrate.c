@@ -24,11 +24,11 @@
  * that names the new keys changes the ids (the id checks fail); a migration that is not
  * idempotent fails the reopen.
  */
+#include <linux/magic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <unistd.h>
 
 #include <sqlite3.h>

@@ -266,9 +266,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     double e;
     if (o->end_time == 0 && end && !parse_double(end, &e) && e > 0)
         o->end_time = e;
-    int cn = o->ckpt_dir_opt
-                 ? snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s", o->ckpt_dir_opt)
-                 : snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db);
+    int cn = o->ckpt_dir_opt ? snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s", o->ckpt_dir_opt)
+                             : snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db);
     if (cn >= (int)sizeof o->ckpt_dir) {
         if (loud)
             fprintf(stderr, "aimsweep run: %s path too long\n",

@@ -315,11 +315,11 @@ static int run_serial(struct root *R)
 struct wstate {
     size_t held[SCHED_DEPTH];
     int n;
-    int done;    /* DONE sent (or retired as stalled) */
-    int idle;    /* holds nothing, waits while other workers hold tasks */
-    int stalled; /* taken for stalled: retired, what it sends is ignored */
-    int revived; /* stalled, and sent something afterwards */
-    int lost;    /* could not be told to stop (lose_worker): given up */
+    int done;            /* DONE sent (or retired as stalled) */
+    int idle;            /* holds nothing, waits while other workers hold tasks */
+    int stalled;         /* taken for stalled: retired, what it sends is ignored */
+    int revived;         /* stalled, and sent something afterwards */
+    int lost;            /* could not be told to stop (lose_worker): given up */
     MPI_Request tell[2]; /* DRAIN and STOP on their way, or MPI_REQUEST_NULL */
     double tell_t;       /* when they went */
     long pid;
@@ -429,6 +429,21 @@ static int post(MPI_Comm comm, int dest, int tag)
 }
 // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
+/* Whether worker r, silent for the stall timeout at t, failed alone: every other worker on its
+ * host was heard within half the timeout. A host whose workers fell silent together (or one of
+ * them already taken for stalled) lost its node or its link: no task's own fault. A worker with
+ * no other on its host counts as alone. */
+static int stalled_alone(const struct root *R, const struct wstate *ws, int size, int r, double t)
+{
+    for (int k = 1; k < size; k++) {
+        if (k == r || !ws[r].host[0] || strcmp(ws[k].host, ws[r].host) != 0)
+            continue;
+        if (ws[k].stalled || (!ws[k].done && t - ws[k].heard >= R->opts->stall_timeout_s / 2))
+            return 0;
+    }
+    return 1;
+}
+
 /* Retires every worker that holds tasks or has not finished and has been silent for the stall
  * timeout: its tasks go onto R->again for the others. Returns 0, or -1 on an MPI failure. */
 static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int *active,
@@ -452,8 +467,14 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
              r, w->pid, w->host[0] ? w->host : "?", t - w->heard, what, lim,
              w->n > 0 ? "its tasks go to the other ranks, anything it sends later is ignored"
                       : "anything it sends later is ignored");
-        if (w->n > 0 && R->ops->charged && R->ops->charged(R->ops->ctx, w->held[0]))
+        int alone = stalled_alone(R, ws, size, r, t);
+        if (w->n > 0 && alone && R->ops->charged && R->ops->charged(R->ops->ctx, w->held[0]))
             abort_sweep(R); /* the running one: its rank failed under it */
+        if (w->n > 0 && !alone)
+            note(R,
+                 "rank %d's node %s is silent as a whole (a node or link lost): no attempt "
+                 "charged",
+                 r, w->host[0] ? w->host : "?");
         for (int k = w->n - 1; k >= 0; k--) { /* the running task on top: served first */
             size_t i = w->held[k];
             R->running--;

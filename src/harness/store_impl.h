@@ -38,8 +38,8 @@ struct store {
     int in_txn;
     int lock_fd;
     int readonly;
-    int64_t sweep_id; /* the sweep registered by this run, or 0 */
-    char err[512];    /* the last failed call and SQLite's message (store_errmsg) */
+    int64_t sweep_id;  /* the sweep registered by this run, or 0 */
+    char err[512];     /* the last failed call and SQLite's message (store_errmsg) */
     char journal[160]; /* the journal mode chosen and why (store_journal) */
 };
 

@@ -23,13 +23,12 @@ const char *store_journal_override;
 static const struct {
     unsigned long magic;
     const char *name;
-} network_fs[] = {
-    {0x6969UL, "NFS"},           {0x0BD00BD0UL, "Lustre"},    {0x47504653UL, "GPFS"},
-    {0x19830326UL, "BeeGFS"},    {0x00C36400UL, "CephFS"},    {0xFF534D42UL, "CIFS"},
-    {0xFE534D42UL, "SMB2"},      {0x517BUL, "SMB"},           {0x5346414FUL, "AFS"},
-    {0x20030528UL, "OrangeFS"},  {0x01161970UL, "GFS2"},      {0x7461636FUL, "OCFS2"},
-    {0x01021997UL, "9p"},        {0x65735546UL, "FUSE"},      {0x013111A8UL, "IBRIX"},
-    {0xAAD7AAEAUL, "PanFS"}};
+} network_fs[] = {{0x6969UL, "NFS"},          {0x0BD00BD0UL, "Lustre"}, {0x47504653UL, "GPFS"},
+                  {0x19830326UL, "BeeGFS"},   {0x00C36400UL, "CephFS"}, {0xFF534D42UL, "CIFS"},
+                  {0xFE534D42UL, "SMB2"},     {0x517BUL, "SMB"},        {0x5346414FUL, "AFS"},
+                  {0x20030528UL, "OrangeFS"}, {0x01161970UL, "GFS2"},   {0x7461636FUL, "OCFS2"},
+                  {0x01021997UL, "9p"},       {0x65735546UL, "FUSE"},   {0x013111A8UL, "IBRIX"},
+                  {0xAAD7AAEAUL, "PanFS"}};
 
 const char *store_fs_network(unsigned long magic)
 {

@@ -26,18 +26,11 @@ fi
 for b in ip nsenter unshare mpirun munged slurmctld slurmd sbatch squeue scontrol runuser; do
     command -v $b >/dev/null || { echo "multinode_test: $b missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
-LIMIT_S=${MULTINODE_TEST_LIMIT_S:-540}
-main=$$
-(
-    trap 'kill $s 2>/dev/null; exit 0' TERM
-    sleep "$LIMIT_S" &
-    s=$!
-    wait $s && echo "multinode_test: over $LIMIT_S s: stopping" && kill -TERM $main
-) &
-watchdog=$!
 . "$SRCDIR/tests/multinode/nodes.sh"
 . "$SRCDIR/tests/slurm/cluster.sh"
 . "$SRCDIR/tests/multinode/cluster2.sh"
+# the whole test has a time limit of its own, inside ctest's, so that it always cleans up
+watchdog=$(cluster_watchdog $$ "${MULTINODE_TEST_LIMIT_S:-540}" multinode_test)
 T0=$(date +%s)
 rm -rf "$W" && mkdir -p "$W" && chmod 755 "$W" || exit 1
 S=$(mktemp -d /tmp/asw.XXXX) || exit 1 # the daemons' state: short, whatever the build path
@@ -63,6 +56,14 @@ rows() {
             FROM trajectory ORDER BY task_id, solver, k"
     q "$1" "SELECT task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd, status
             FROM summary ORDER BY task_id, solver"
+}
+# wait_finished DB N: until N tasks of DB are finished (at most 60 s)
+wait_finished() {
+    t=0
+    while [ "$(q "$1" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo 0)" -lt "$2" ] && [ $t -lt 600 ]; do
+        sleep 0.1
+        t=$((t + 1))
+    done
 }
 statuses() { q "$1" "SELECT group_concat(status || ' ' || n, ', ') FROM (SELECT status, count(*) n FROM tasks GROUP BY status)"; }
 SWEEP=$SRCDIR/tests/kill96.yaml
@@ -93,11 +94,7 @@ cmp -s "$W/ref.rows" "$W/two.rows" || fail "two nodes: rows differ from the seri
 say "2. every process of node B killed mid-run"
 mpirun2 run "$SWEEP" --db "$W/kill.db" --quiet --commit-interval 0.2 2>"$W/kill.err" &
 job=$!
-t=0
-while [ "$(q "$W/kill.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo 0)" -lt 12 ] && [ $t -lt 600 ]; do
-    sleep 0.1
-    t=$((t + 1))
-done
+wait_finished "$W/kill.db" 12
 onb=$(q "$W/kill.db" "SELECT count(*) FROM tasks WHERE status = 'running' AND host = '$NODE_B'")
 t1=$(date +%s.%N)
 node_kill_all B
@@ -123,6 +120,36 @@ mpirun2 run "$SWEEP" --db "$W/kill.db" --quiet 2>>"$W/kill.err" || fail "node de
 rows "$W/kill.db" >"$W/kill.rows"
 cmp -s "$W/ref.rows" "$W/kill.rows" || fail "node death: rows differ from the serial run after the rerun"
 say "rerun: $(statuses "$W/kill.db")"
+
+# 2b. the link to node B cut (nothing dies): its ranks fall silent together
+say "2b. the link to node B cut mid-run"
+mpirun2 run "$SWEEP" --db "$W/cut.db" --commit-interval 0.2 --stall-timeout 4 2>"$W/cut.err" &
+job=$!
+wait_finished "$W/cut.db" 12
+onb=$(q "$W/cut.db" "SELECT count(*) FROM tasks WHERE status = 'running' AND host = '$NODE_B'")
+node_link B down
+# rank 0 goes on with node A; once it has ended the job (MPI_Abort: the silent ranks cannot
+# finalise), mpirun may wait for node B's daemon for good: the job script kills it after 60 s
+t=0
+while kill -0 $job 2>/dev/null && [ $t -lt 900 ]; do
+    grep -q "ending the job with MPI_Abort" "$W/cut.db.log" 2>/dev/null && break
+    sleep 0.1
+    t=$((t + 1))
+done
+sleep 5
+kill -0 $job 2>/dev/null && { say "mpirun still there 5 s after rank 0's MPI_Abort: killed"; kill -9 $job; }
+wait $job
+rc=$?
+node_kill_all B
+node_link B up
+say "link cut with $onb task(s) running on node B: mpirun exit $rc; $(statuses "$W/cut.db")"
+grep -E "taken for stalled|silent as a whole|MPI_Abort, exit code" "$W/cut.db.log" | sed 's/^[^ ]* //' | head -4
+[ "$(q "$W/cut.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "link cut: a task was charged"
+grep -q "silent as a whole" "$W/cut.db.log" || fail "link cut: node B's silence not seen as the node's"
+[ "$(q "$W/cut.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = 96 ] ||
+    fail "link cut: node A did not finish the sweep: $(statuses "$W/cut.db")"
+rows "$W/cut.db" >"$W/cut.rows"
+cmp -s "$W/ref.rows" "$W/cut.rows" || fail "link cut: rows differ from the serial run"
 
 # 3 and 4: Slurm on the two nodes
 say "3. two slurmd"
@@ -160,7 +187,6 @@ wait_gone() {
     return 1
 }
 exitcode() { field "$1" ExitCode | cut -d: -f1; }
-done_count() { q "$1" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null || echo 0; }
 
 id=$(submit -N 2 --ntasks-per-node=2 --time=10 --output=two.out sweep.sbatch kill96.yaml two.db)
 wait_start "$id"
@@ -176,8 +202,7 @@ say "4. plain scancel of a two-node job, and its resubmission"
 id=$(submit -N 2 --ntasks-per-node=2 --time=10 --partition=other --account=acct-$$ --output=cancel.out \
     --export=ALL,AIMSWEEP_MAX_CHAIN=2 sweep.sbatch kill96.yaml cancel.db)
 wait_start "$id"
-t=0
-while [ "$(done_count "$J/cancel.db")" -lt 12 ] && [ $t -lt 1200 ]; do sleep 0.1; t=$((t + 1)); done
+wait_finished "$J/cancel.db" 12
 t1=$(date +%s.%N)
 node_exec A scancel "$id"
 wait_gone "$id" 60 || fail "scancel: the job did not end in 60 s"

@@ -27,7 +27,7 @@ nodes_start() {
     mkdir -p "$NODES_DIR" || return 1
     NS_A=asw-a.$$
     NS_B=asw-b.$$
-    echo "$NS_A $NS_B" >"$NODES_DIR/netns"
+    echo "$NS_A $NS_B va$$ vb$$" >"$NODES_DIR/netns"
     ip netns add "$NS_A" && ip netns add "$NS_B" || return 1
     ip link add va$$ netns "$NS_A" type veth peer name vb$$ netns "$NS_B" || return 1
     ip -n "$NS_A" addr add $NODE_NET.1/24 dev va$$ &&
@@ -76,17 +76,26 @@ node_kill_all() {
     done
 }
 
+# node_link A|B up|down: that node's end of the veth pair (down: a link cut; nothing dies)
+node_link() {
+    if [ "$1" = A ]; then
+        ip -n "$(cut -d' ' -f1 "$NODES_DIR/netns")" link set "$(cut -d' ' -f3 "$NODES_DIR/netns")" "$2"
+    else
+        ip -n "$(cut -d' ' -f2 "$NODES_DIR/netns")" link set "$(cut -d' ' -f4 "$NODES_DIR/netns")" "$2"
+    fi
+}
+
 nodes_stop() {
     NODES_DIR=$1
     [ -s "$NODES_DIR/netns" ] || return 0
-    for ns in $(cat "$NODES_DIR/netns"); do
+    for ns in $(cut -d' ' -f1,2 "$NODES_DIR/netns"); do
         for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
     done
     for n in A B; do
         [ -s "$NODES_DIR/holder-$n" ] && kill -9 "$(cat "$NODES_DIR/holder-$n")" 2>/dev/null
     done
     sleep 0.2
-    for ns in $(cat "$NODES_DIR/netns"); do
+    for ns in $(cut -d' ' -f1,2 "$NODES_DIR/netns"); do
         ip netns del "$ns" 2>/dev/null
     done
     rm -f "$NODES_DIR/netns"

@@ -28,16 +28,8 @@ for b in munged slurmctld slurmd sbatch squeue scontrol runuser; do
     command -v $b >/dev/null || { echo "slurm_test: $b missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
 # the whole test has a time limit of its own, inside ctest's, so that it always cleans up
-LIMIT_S=${SLURM_TEST_LIMIT_S:-1100}
-main=$$
-(
-    trap 'kill $s 2>/dev/null; exit 0' TERM
-    sleep "$LIMIT_S" &
-    s=$!
-    wait $s && echo "slurm_test: over $LIMIT_S s: stopping" && kill -TERM $main
-) &
-watchdog=$!
 . "$SRCDIR/tests/slurm/cluster.sh"
+watchdog=$(cluster_watchdog $$ "${SLURM_TEST_LIMIT_S:-1100}" slurm_test)
 T0=$(date +%s)
 # daemons a killed earlier run left behind, by the pid files under the directory it named
 [ -s "$W/cluster-dir" ] && cluster_stop "$(cat "$W/cluster-dir")" && rm -rf "$(cat "$W/cluster-dir")"
@@ -91,7 +83,14 @@ wait_start() {
     t=0
     while [ $t -lt 120 ]; do
         restarted "$1" && cannot_start "$1"
-        case "$(state "$1")" in PENDING | CONFIGURING) ;; *) return 0 ;; esac
+        case "$(state "$1")" in
+        PENDING | CONFIGURING) ;;
+        FAILED | NODE_FAIL) # at once, by Slurm (BadConstraints, ...): it never ran
+            scontrol show job "$1" | grep -q 'Reason=None' && return 0
+            cannot_start "$1"
+            ;;
+        *) return 0 ;;
+        esac
         sleep 1
         t=$((t + 1))
     done
@@ -128,7 +127,7 @@ NTASK=24
 
 # 1. USR1 to the batch shell
 say "1. SIGUSR1 drain"
-id=$(submit --ntasks=2 --nodes=1 --time=10 --output=usr1.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch slurm.yaml usr1.db --grace 30)
+id=$(submit --nodes=1 --ntasks-per-node=2 --time=10 --output=usr1.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch slurm.yaml usr1.db --grace 30)
 wait_start "$id"
 wait_done "$J/usr1.db" 2 120 || fail "usr1: no progress"
 t1=$(date +%s.%N)
@@ -145,7 +144,7 @@ say "usr1: $(q "$J/usr1.db" "SELECT group_concat(status || ' ' || n, ', ') FROM 
 
 # 2. plain scancel (SIGTERM) of the long task, checkpointed every second; a second job continues it
 say "2. SIGTERM drain and a checkpointed task"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db --checkpoint-interval 1)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db --checkpoint-interval 1)
 wait_start "$id"
 t=0
 while [ ! -s "$J/term.db.ckpt/"*.ckpt ] 2>/dev/null && [ $t -lt 120 ]; do sleep 0.5; t=$((t + 1)); done
@@ -163,7 +162,7 @@ grep "received from" "$J/term.db.log"
 [ "$(q "$J/term.db" "SELECT status || ' ' || attempts FROM tasks")" = "interrupted 0" ] ||
     fail "term: $(q "$J/term.db" "SELECT status || ' ' || attempts FROM tasks")"
 ls "$J/term.db.ckpt/"*.ckpt >/dev/null 2>&1 || fail "term: no checkpoint left"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db)
 wait_start "$id"
 wait_gone "$id" 180 || fail "term: the second job did not end"
 [ "$(exitcode "$id")" = 0 ] || fail "term: second job exit $(exitcode "$id")"
@@ -171,7 +170,7 @@ grep -q "continued from its checkpoint" "$J/term.out" || fail "term: not continu
 
 # 3. a limit too short for the study: the job resubmits itself until it is done
 say "3. time limit and resubmission"
-id=$(submit --ntasks=2 --nodes=1 --time=2 --signal=B:USR1@100 --output=chain.out sweep.sbatch slurm.yaml chain.db --grace 20)
+id=$(submit --nodes=1 --ntasks-per-node=2 --time=2 --signal=B:USR1@100 --output=chain.out sweep.sbatch slurm.yaml chain.db --grace 20)
 wait_start "$id"
 t=0
 while [ $t -lt 420 ]; do
@@ -187,7 +186,7 @@ grep -q "exit 0, every task finished" "$J/chain.out" || fail "chain: the last jo
 
 # 4. an array of two parts at once, merged
 say "4. job array"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --array=1-2 --output=array-%a.out sweep-array.sbatch slurm.yaml study.db)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --array=1-2 --output=array-%a.out sweep-array.sbatch slurm.yaml study.db)
 wait_start "$id"
 both=0
 t=0

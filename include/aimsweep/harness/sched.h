@@ -79,8 +79,9 @@ struct sched_ops {
      * May be NULL (then the line goes to stderr). */
     void (*note)(void *ctx, const char *line);
     void *ctx;
-    /* Rank 0 only: the rank running task `index` was taken for stalled: the task is charged an
-     * attempt (its own rank failed while running it; docs/cluster.md). May be NULL. Nonzero
+    /* Rank 0 only: the rank running task `index` was taken for stalled while the other ranks of
+     * its host still answer: the task is charged an attempt (its own rank failed while running
+     * it; docs/cluster.md). A host silent as a whole charges nothing. May be NULL. Nonzero
      * return aborts. */
     int (*charged)(void *ctx, size_t index);
 };
