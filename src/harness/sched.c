@@ -13,6 +13,10 @@
  *                   running one leaves no checkpoint)
  *   0 -> w  DONE    (nothing is held and nothing is left: leave)
  * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
+ * A stop: the signal goes into the database first (ops.tick, before any message), then DRAIN and
+ * STOP go out with MPI_Isend; a worker whose send fails or is not taken within
+ * SCHED_TELL_WAIT_S (a dead node: a blocking send would sit in connect() until mpirun kills rank
+ * 0) is taken for lost, its tasks put back (ops.finished without bytes) and never waited for.
  * Both sides poll with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
  * seen within milliseconds, an idle rank can send its heartbeat, and no rank spins a core it
  * shares with others.

@@ -8,7 +8,10 @@
 #      attempt, and a rerun completes with the rows of the serial run;
 #   3. (Slurm) sbatch -N 2 jobs/sweep.sbatch: workers on both nodes, the rows of the serial run;
 #   4. (Slurm) plain scancel of a two-node job: the job exits 4 and resubmits itself, and the
-#      resubmitted job keeps the partition and account of the first sbatch line.
+#      resubmitted job keeps the partition and account of the first sbatch line;
+#   5. (Slurm) the SIGUSR1 drain of a two-node job: the stop recorded, exit 4.
+# And 2b: the link to node B cut mid-run (nothing dies): node B's ranks are taken for stalled
+# together, their tasks run on node A uncharged, and the rows are the serial run's.
 # It stops every daemon it started by pid and removes its namespaces, also on failure; the
 # daemons' state lives under a short private directory (mktemp -d /tmp/asw.XXXX).
 # usage: multinode_test.sh WORKDIR   (env AIMSWEEP, SRCDIR); needs root
@@ -225,6 +228,21 @@ else
     cmp -s "$W/ref.rows" "$W/cancel.rows" || fail "scancel and resubmission: rows differ from the serial run"
     [ "$(q "$J/cancel.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "scancel and resubmission: a task was charged"
 fi
+
+say "5. SIGUSR1 drain of a two-node job"
+id=$(submit -N 2 --ntasks-per-node=2 --time=10 --output=usr1.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 \
+    sweep.sbatch kill96.yaml usr1.db --grace 5 --set tau_end=100)
+wait_start "$id"
+wait_finished "$J/usr1.db" 4
+t1=$(date +%s.%N)
+node_exec A scancel --signal=USR1 --batch "$id"
+wait_gone "$id" 90 || fail "usr1: the job did not end in 90 s"
+say "usr1: ended $(echo "$(date +%s.%N) - $t1" | bc) s after SIGUSR1, exit $(exitcode "$id"); $(statuses "$J/usr1.db")"
+[ "$(exitcode "$id")" = 4 ] || fail "usr1: exit $(exitcode "$id"), expected 4"
+[ "$(q "$J/usr1.db" "SELECT stop_signal FROM sweeps ORDER BY sweep_id DESC LIMIT 1")" = 10 ] || fail "usr1: the stop is not recorded"
+[ "$(q "$J/usr1.db" "SELECT count(*) FROM tasks WHERE status = 'running'")" = 0 ] || fail "usr1: tasks left running"
+[ "$(q "$J/usr1.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "usr1: a task was charged"
+grep -q "this is job 1 of its chain: not resubmitting" "$J/usr1.out" || fail "usr1: the job script did not see exit 4"
 
 say "multinode test: $(($(date +%s) - T0)) s"
 echo "$fails failed"
