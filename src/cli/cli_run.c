@@ -230,7 +230,7 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
         } else if (!strcmp(a, "--checkpoint-dir")) {
             o->ckpt_dir_opt = v;
         } else if (!strcmp(a, "--journal")) {
-            if (strcmp(v, "wal") != 0 && strcmp(v, "delete") != 0 && strcmp(v, "auto") != 0)
+            if (!v || (strcmp(v, "wal") != 0 && strcmp(v, "delete") != 0 && strcmp(v, "auto") != 0))
                 what = "wal, delete or auto";
             else
                 o->journal = v;
@@ -442,8 +442,8 @@ int cli_run(int argc, char **argv)
         if (!abort_job && stats.stalled_silent + stats.lost_ranks > 0) {
             /* their work is done elsewhere (or pending): the exit code says what is left */
             size_t nq = stats.stalled_silent + stats.lost_ranks;
-            run_log("%zu stalled or lost rank%s cannot finish MPI: ending the job with "
-                    "MPI_Abort, exit code %d",
+            run_log("%zu rank%s stalled and never answered again, or lost, cannot finish MPI: "
+                    "ending the job with MPI_Abort, exit code %d",
                     nq, nq > 1 ? "s" : "", code);
             abort_job = RUN_END_ABORT_AS;
         }

@@ -43,7 +43,8 @@ static void on_crash(int sig)
         line[k + d] = '\n';
         for (int s = sig, j = d - 1; j >= 0; j--, s /= 10)
             line[k + j] = (char)('0' + s % 10);
-        (void)!pwrite(fd, line, (size_t)(k + d + 1), MARK_ID_BYTES);
+        size_t len = (size_t)k + (size_t)d + 1;
+        (void)!pwrite(fd, line, len, MARK_ID_BYTES);
         fdatasync(fd);
     }
     for (int i = 0; i < NCRASH; i++)
@@ -110,6 +111,15 @@ void run_mark_end(void)
     close(fd);
 }
 
+/* Whether a file name is a mark's, rank-R.hold. */
+static int is_mark(const char *name)
+{
+    if (strncmp(name, "rank-", 5) != 0)
+        return 0;
+    size_t nd = strspn(name + 5, "0123456789");
+    return nd > 0 && !strcmp(name + 5 + nd, ".hold");
+}
+
 int run_marks_read(const char *dir, uint64_t *crashed, int *sigs, size_t cap, size_t *n)
 {
     *n = 0;
@@ -117,22 +127,25 @@ int run_marks_read(const char *dir, uint64_t *crashed, int *sigs, size_t cap, si
     if (!d)
         return errno == ENOENT ? 0 : -1;
     for (struct dirent *e; (e = readdir(d));) {
-        int rank, len = 0;
-        if (sscanf(e->d_name, "rank-%d.hold%n", &rank, &len) != 1 || e->d_name[len])
+        if (!is_mark(e->d_name))
             continue;
-        char path[4200], id[32] = "";
-        int sig = 0;
+        char path[4200], id[64] = "", crash[64] = "";
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         FILE *f = fopen(path, "r");
         if (!f)
             continue;
-        int got = fscanf(f, "%16s crash %d", id, &sig);
+        int got = fgets(id, sizeof id, f) && fgets(crash, sizeof crash, f);
         fclose(f);
+        /* "ID\ncrash SIG\n": anything else (no crash line: a kill from outside) charges nothing */
         char *end;
+        id[strcspn(id, "\n")] = 0;
         uint64_t v = strtoull(id, &end, 16);
-        if (got == 2 && sig > 0 && strlen(id) == 16 && !*end && *n < cap) {
+        if (!got || strlen(id) != 16 || *end || strncmp(crash, "crash ", 6) != 0)
+            continue;
+        long sig = strtol(crash + 6, &end, 10);
+        if (sig > 0 && sig < 65 && (*end == '\n' || !*end) && *n < cap) {
             crashed[*n] = v;
-            sigs[(*n)++] = sig;
+            sigs[(*n)++] = (int)sig;
         }
     }
     closedir(d);
@@ -143,8 +156,7 @@ void run_marks_clear(const char *dir)
 {
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
-        int rank, len = 0;
-        if (sscanf(e->d_name, "rank-%d.hold%n", &rank, &len) != 1 || e->d_name[len])
+        if (!is_mark(e->d_name))
             continue;
         char path[4200];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
