@@ -448,6 +448,17 @@ static int stalled_alone(const struct root *R, const struct wstate *ws, int size
     return 1;
 }
 
+/* Takes worker w out of the sweep (stalled or lost): it holds nothing, waits for nothing, and
+ * counts as done. */
+static void retire(struct root *R, struct wstate *w, int *active)
+{
+    w->n = 0;
+    R->nidle -= w->idle;
+    w->idle = 0;
+    w->done = 1;
+    (*active)--;
+}
+
 /* Retires every worker that holds tasks or has not finished and has been silent for the stall
  * timeout: its tasks go onto R->again for the others. Returns 0, or -1 on an MPI failure. */
 static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int *active,
@@ -488,11 +499,8 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
             if (R->ops->returned && R->ops->returned(R->ops->ctx, i))
                 abort_sweep(R);
         }
-        w->n = 0;
-        R->nidle -= w->idle;
-        w->idle = 0;
-        w->stalled = w->done = 1;
-        (*active)--;
+        retire(R, w, active);
+        w->stalled = 1;
         R->st->stalled++;
         if (post(comm, r, TAG_ABANDON) || post(comm, r, TAG_DONE))
             return -1;
@@ -513,11 +521,8 @@ static void lose_worker(struct root *R, struct wstate *w, int r, int *active, co
         if (R->ops->finished(R->ops->ctx, w->held[k], r, NULL, 0))
             abort_sweep(R);
     }
-    w->n = 0;
-    R->nidle -= w->idle;
-    w->idle = 0;
-    w->done = w->lost = 1;
-    (*active)--;
+    retire(R, w, active);
+    w->lost = 1;
     R->st->lost_ranks++;
 }
 
