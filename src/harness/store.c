@@ -4,8 +4,9 @@
  * parts in store_merge.c).
  *
  * Opening is careful not to damage what is there: a file that is not SQLite, an SQLite file
- * of something else, or a newer schema are refused before anything is written; WAL is turned
- * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
+ * of something else, or a newer schema are refused before anything is written; the journal
+ * mode (WAL, or the rollback journal on a network file system: store_journal.c) is set only
+ * after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
  * (store_schema_update) after the lock is taken.
  *
