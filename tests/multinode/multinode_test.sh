@@ -9,7 +9,8 @@
 #   3. (Slurm) sbatch -N 2 jobs/sweep.sbatch: workers on both nodes, the rows of the serial run;
 #   4. (Slurm) plain scancel of a two-node job: the job exits 4 and resubmits itself, and the
 #      resubmitted job keeps the partition and account of the first sbatch line;
-#   5. (Slurm) the SIGUSR1 drain of a two-node job: the stop recorded, exit 4.
+#   5. (Slurm) the SIGUSR1 drain of a two-node job: the stop recorded, exit 4;
+#   6. (Slurm) the hard time limit of a two-node job whose drain has not finished: exit 4.
 # And 2b: the link to node B cut mid-run (nothing dies): node B's ranks are taken for stalled
 # together, their tasks run on node A uncharged, and the rows are the serial run's.
 # It stops every daemon it started by pid and removes its namespaces, also on failure; the
@@ -243,6 +244,20 @@ say "usr1: ended $(echo "$(date +%s.%N) - $t1" | bc) s after SIGUSR1, exit $(exi
 [ "$(q "$J/usr1.db" "SELECT count(*) FROM tasks WHERE status = 'running'")" = 0 ] || fail "usr1: tasks left running"
 [ "$(q "$J/usr1.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "usr1: a task was charged"
 grep -q "this is job 1 of its chain: not resubmitting" "$J/usr1.out" || fail "usr1: the job script did not see exit 4"
+
+say "6. the hard time limit of a two-node job whose drain has not finished"
+# a grace longer than the job and an end the run does not know: the limit's SIGTERM finds tasks
+# running (the time limit is 1 min; Slurm enforces it within half a minute more)
+id=$(submit -N 2 --ntasks-per-node=2 --time=1 --signal=B:USR1@2 --output=limit.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 \
+    sweep.sbatch kill96.yaml limit.db --grace 600 --end-time $(($(date +%s) + 86400)) --set tau_end=2000)
+wait_start "$id"
+wait_gone "$id" 180 || fail "time limit: the job did not end in 180 s"
+say "time limit: exit $(exitcode "$id"), state $(field "$id" JobState); $(statuses "$J/limit.db")"
+grep -E "SIGTERM|exit|resubmitting" "$J/limit.out" | grep -v "^ " | tail -n 3
+[ "$(exitcode "$id")" = 4 ] || fail "time limit: exit $(exitcode "$id"), expected 4"
+[ "$(field "$id" JobState)" = TIMEOUT ] || fail "time limit: state $(field "$id" JobState), expected TIMEOUT"
+[ "$(q "$J/limit.db" "SELECT count(*) FROM tasks WHERE status = 'running'")" = 0 ] || fail "time limit: tasks left running"
+[ "$(q "$J/limit.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "time limit: a task was charged"
 
 say "multinode test: $(($(date +%s) - T0)) s"
 echo "$fails failed"
