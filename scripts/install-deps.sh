@@ -15,6 +15,7 @@ PACKAGES=(
   parallel
   python3 python3-numpy python3-scipy python3-matplotlib
   slurm-wlm munge bc
+  iproute2 util-linux procps
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -70,6 +70,9 @@ case_ run_db_missing "--db needs a value" $A run "$W/s.yaml" --db
 case_ run_two_sweeps "a second sweep file" $A run "$W/s.yaml" "$W/z.yaml" --db "$W/x.db"
 case_ run_empty "empty argument" $A run "" --db "$W/x.db"
 case_ run_grace "--grace '-1': must be a number of seconds >= 0" $A run "$W/s.yaml" --db "$W/x.db" --grace -1
+case_ run_journal "--journal 'wall': must be wal, delete or auto" $A run "$W/s.yaml" --db "$W/x.db" --journal wall
+case_ run_journal_env "AIMSWEEP_JOURNAL='nfs': must be wal, delete or auto" env AIMSWEEP_JOURNAL=nfs $A run "$W/s.yaml" --db "$W/x.db"
+case_ run_ckpt_dir "--checkpoint-dir needs a value" $A run "$W/s.yaml" --db "$W/x.db" --checkpoint-dir
 case_ run_attempts "--max-attempts '0': must be an integer from 1 to 1000000" $A run "$W/s.yaml" --db "$W/x.db" --max-attempts 0
 case_ set_typo "--set tau_endd=2: unknown parameter 'tau_endd' (did you mean 'tau_end'?)" \
     $A run "$W/s.yaml" --db "$W/x.db" --set tau_endd=2

@@ -114,3 +114,15 @@ set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMEN
 # section checks): SQL injection through every command that takes SQL text.
 add_test(NAME reliability COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/reliability.sh ${CMAKE_CURRENT_BINARY_DIR}/reliability)
 set_tests_properties(reliability PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_crash COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_crash.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_crash)
+set_tests_properties(sweep_crash PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "${HARNESS_ENV}")
+
+add_test(NAME sweep_kill_root COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sweep_kill_root.sh ${CMAKE_CURRENT_BINARY_DIR}/sweep_kill_root)
+set_tests_properties(sweep_kill_root PROPERTIES LABELS "fault;mpi" PROCESSORS 2 TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")
+
+# Two nodes on one machine (network namespaces joined by a veth pair): mpirun across them, a
+# node lost mid-run, and two slurmd (root only; skipped otherwise).
+add_test(NAME multinode COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multinode/multinode_test.sh ${CMAKE_CURRENT_BINARY_DIR}/multinode)
+set_tests_properties(multinode PROPERTIES LABELS multinode PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 600 SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${HARNESS_ENV}")

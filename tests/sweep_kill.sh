@@ -33,7 +33,7 @@ while [ $i -lt "$ROUNDS" ]; do
     [ $((i % 3)) -eq 0 ] && np=0 # every third round serial, without mpirun
     # at random between MPI start-up and half an uninterrupted run (commits every 0.1 s)
     delay=$(awk -v s="$seed" -v i="$i" -v T="$T" 'BEGIN { srand(s + i); printf "%.2f", 0.4 + 0.5 * T * rand() }')
-    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 --max-attempts 1000 --commit-interval 0.1 2>>"$W/stderr.txt" &
+    launch "$np" run "$SWEEP" --db "$W/k.db" --quiet --grace 0 --commit-interval 0.1 2>>"$W/stderr.txt" &
     job=$!
     sleep "$delay"
     pids="$(descendants $job) $job"
@@ -75,11 +75,12 @@ while [ $i -lt "$ROUNDS" ]; do
 done
 echo "sweeps completed between kills and checked: $cycles"
 
-launch 2 run "$SWEEP" --db "$W/k.db" --quiet --max-attempts 1000 || fail "the final run"
+launch 2 run "$SWEEP" --db "$W/k.db" --quiet || fail "the final run"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks")" = $NTASK ] || fail "task count"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||
     fail "not every task finished"
 [ "$(q "$W/k.db" "SELECT count(*) FROM tasks WHERE status = 'error'")" = 0 ] || fail "a healthy task marked error"
+[ "$(q "$W/k.db" "SELECT max(attempts) FROM tasks")" = 0 ] || fail "a kill from outside charged an attempt"
 [ "$(q "$W/k.db" "SELECT count(*) FROM summary")" = $((2 * NTASK)) ] || fail "summary rows"
 nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
 [ "$(q "$W/k.db" "SELECT count(*) FROM trajectory")" = "$nrows" ] || fail "trajectory rows"
@@ -89,20 +90,24 @@ nrows=$(q "$W/ref.db" "SELECT count(*) FROM trajectory")
 rows "$W/ref.db" > "$W/ref.rows"
 rows "$W/k.db" > "$W/k.rows"
 cmp -s "$W/ref.rows" "$W/k.rows" || fail "rows differ from the uninterrupted run (diff $W/ref.rows $W/k.rows)"
-# a task that was running each of the last 3 times a job died is not started a 4th time
+# The attempt rule: a task left running by a killed job is not charged; one whose rank's mark
+# says it crashed is, and the third charge makes it an error instead of a fourth start
 command -v sqlite3 >/dev/null || fail "the sqlite3 command-line tool is missing (scripts/install-deps.sh installs it)"
 if command -v sqlite3 >/dev/null; then
     cp "$W/ref.db" "$W/poison.db"
-    # attempts counts the deaths before this one: the third death makes rowid 5 an error
+    # attempts counts the charges before this one: the mark makes it 3 for rowid 5
     sqlite3 "$W/poison.db" "UPDATE tasks SET status = 'running', attempts = 2 WHERE rowid = 5;
                             UPDATE tasks SET status = 'running', attempts = 1 WHERE rowid = 6;"
+    mkdir -p "$W/poison.db.ckpt"
+    printf '%s\ncrash 11\n' "$(q "$W/poison.db" "SELECT task_id FROM tasks WHERE rowid = 5")" >"$W/poison.db.ckpt/rank-3.hold"
     out=$("$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" 2>&1)
     [ $? -eq 3 ] || fail "poison: exit code (3: finished with an error)"
-    case "$out" in *"was running each time a job died (3 times)"*"35 already in"*"1 to run"*) ;;
+    case "$out" in *"crashed its rank (signal 11"*"while running it 3 times"*"35 already in"*"1 to run"*) ;;
         *) fail "poison: $out" ;; esac
     [ "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 5")" = "error 3" ] || fail "poison: status"
     case "$(q "$W/poison.db" "SELECT status || ' ' || attempts FROM tasks WHERE rowid = 6")" in
-        "done 2" | "diverged 2") ;; *) fail "poison: rerun" ;; esac
+        "done 1" | "diverged 1") ;; *) fail "poison: rerun" ;; esac
+    [ -e "$W/poison.db.ckpt/rank-3.hold" ] && fail "poison: the mark was not removed"
     "$AIMSWEEP" run "$SWEEP" --db "$W/poison.db" --retry-errors --quiet || fail "poison: retry"
     [ "$(q "$W/poison.db" "SELECT attempts FROM tasks WHERE rowid = 5")" = 3 ] || fail "poison: --retry-errors"
     [ "$(q "$W/poison.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')")" = $NTASK ] ||

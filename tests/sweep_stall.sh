@@ -71,7 +71,8 @@ check() {
     [ "$(q "$1" "SELECT rank FROM tasks WHERE task_id = '$X'")" = 2 ] || fail "$3: task $X not stored from rank 2"
     grep -q "rank 1 (pid $P1 on .*taken for stalled" "$1.log" || fail "$3: the stall (rank 1, pid $P1) not logged"
     [ "$(grep -c "has sent nothing" "$1.log")" = 1 ] || fail "$3: not exactly one rank taken for stalled"
-    [ ! -e "$1.ckpt" ] || fail "$3: checkpoints left behind: $(ls "$1.ckpt")"
+    # (a stalled rank's mark of its task may stay: the next run reads and removes it)
+    [ -z "$(ls "$1.ckpt"/*.ckpt 2>/dev/null)" ] || fail "$3: checkpoints left behind: $(ls "$1.ckpt")"
 }
 
 # A: stopped, then continued while the sweep runs

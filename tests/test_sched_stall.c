@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     static const char *const text[NTASK] = {"t0", "t1", "t2", "t3", "t4", "t5"};
     for (int i = 0; i < NTASK; i++) /* falling costs: t5 is handed out last */
         tasks[i] = (struct sched_task){(uint64_t)(1000 + i), text[i], 100.0 - i};
-    struct sched_ops ops = {run, started, finished, returned, NULL, note, NULL};
+    struct sched_ops ops = {run, started, finished, returned, NULL, note, NULL, NULL};
     struct sched_opts opts = {0, 0, 0, 0, 0, STALL_S};
     struct sched_stats stats;
     memset(&stats, 0, sizeof stats);

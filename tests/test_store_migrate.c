@@ -24,6 +24,7 @@
  * that names the new keys changes the ids (the id checks fail); a migration that is not
  * idempotent fails the reopen.
  */
+#include <linux/magic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,51 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     store_close(&st);
 }
 
+/* The journal mode (store_journal.c): the network file systems by the kernel's own magic
+ * numbers (linux/magic.h) and those of the vendors' headers, the local build directory's file
+ * system, the override, and what an opened database reports. */
+static void journal(const char *builddir)
+{
+    const char *nfs = store_fs_network(NFS_SUPER_MAGIC);
+    CHECK(nfs && !strcmp(nfs, "NFS"), "NFS_SUPER_MAGIC: %s", nfs ? nfs : "not a network one");
+    CHECK(store_fs_network(SMB2_SUPER_MAGIC) && store_fs_network(CIFS_SUPER_MAGIC) &&
+              store_fs_network(V9FS_MAGIC) && store_fs_network(AFS_SUPER_MAGIC),
+          "SMB2, CIFS, 9p or AFS not taken for a network file system");
+    CHECK(store_fs_network(0x0BD00BD0UL) != NULL, "Lustre (LL_SUPER_MAGIC) not a network one");
+    CHECK(store_fs_network(0x47504653UL) != NULL, "GPFS not a network one");
+    CHECK(store_fs_network(EXT4_SUPER_MAGIC) == NULL, "ext4 taken for a network file system");
+    CHECK(store_fs_network(TMPFS_MAGIC) == NULL, "tmpfs taken for a network file system");
+    CHECK(store_fs_network(XFS_SUPER_MAGIC) == NULL, "xfs taken for a network file system");
+    char path[4096], why[160], err[512];
+    snprintf(path, sizeof path, "%s/journal.db", builddir);
+    unlink(path);
+    const char *m = store_journal_mode(path, why, sizeof why);
+    CHECK(m && !strcmp(m, "wal"), "the build directory: %s (%s)", m ? m : "NULL", why);
+    store_journal_override = "delete";
+    m = store_journal_mode(path, why, sizeof why);
+    CHECK(m && !strcmp(m, "delete"), "--journal delete: %s", m ? m : "NULL");
+    struct store *s = store_open(path, err, sizeof err);
+    CHECK(s != NULL, "%s", err);
+    if (s) {
+        sqlite3_stmt *q = NULL;
+        CHECK(sqlite3_prepare_v2(store_db(s), "PRAGMA journal_mode", -1, &q, NULL) == SQLITE_OK &&
+                  sqlite3_step(q) == SQLITE_ROW &&
+                  !strcmp((const char *)sqlite3_column_text(q, 0), "delete"),
+              "the database's journal mode is not delete");
+        sqlite3_finalize(q);
+        CHECK(strstr(store_journal(s), "as asked") != NULL, "store_journal: %s", store_journal(s));
+        store_close(&s);
+    }
+    store_journal_override = "bogus";
+    m = store_journal_mode(path, why, sizeof why);
+    CHECK(m == NULL && strstr(why, "wal, delete or auto"), "a bad mode: %s", why);
+    s = store_open(path, err, sizeof err);
+    CHECK(s == NULL && strstr(err, "'bogus'"), "store_open with a bad mode: %s", err);
+    store_close(&s);
+    store_journal_override = NULL;
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -325,5 +371,6 @@ int main(int argc, char **argv)
     migrate(argv[1], argv[2], 3);
     migrate(argv[1], argv[2], 4);
     migrate(argv[1], argv[2], 5);
+    journal(argv[2]);
     return check_done("test_store_migrate");
 }

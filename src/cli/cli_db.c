@@ -628,16 +628,45 @@ int cli_export(int argc, char **argv)
     return rc ? 1 : 0;
 }
 
+/* The number of tasks the last run's sweep (the newest sweeps row: the database takes one run
+ * at a time) still has to run. Returns 0, or 1 on an SQL error. */
+static int status_left(sqlite3 *db)
+{
+    char to_run[128], sql[512];
+    task_status_sql_list(TASK_STATUS_TO_RUN, to_run, sizeof to_run);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM sweep_tasks l JOIN tasks t ON t.task_id = l.task_id"
+             " WHERE l.sweep_id = (SELECT max(sweep_id) FROM sweeps) AND t.status IN (%s)",
+             to_run);
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) {
+        fprintf(stderr, "aimsweep: SQL error: %s\n", sqlite3_errmsg(db));
+        sqlite3_finalize(q);
+        return 1;
+    }
+    printf("%lld\n", (long long)sqlite3_column_int64(q, 0));
+    sqlite3_finalize(q);
+    return 0;
+}
+
 int cli_status(int argc, char **argv)
 {
     const char *file = NULL;
+    int left = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf(
-                "usage: aimsweep status FILE\n  the sweeps in a results database and their task statuses\n");
+            printf("usage: aimsweep status FILE [--left]\n  the sweeps in a results database and "
+                   "their task statuses\n  --left  only the number of tasks the last run's sweep "
+                   "still has to run (pending,\n          running, interrupted): what a job script "
+                   "resubmits for\n");
             return 0;
         }
-        if (argv[i][0] != '-' && !file)
+        if (!strcmp(argv[i], "--left"))
+            left = 1;
+        else if (argv[i][0] != '-' && !file)
             file = argv[i];
         else {
             fprintf(stderr, "aimsweep status: unexpected argument '%s'\n", argv[i]);
@@ -645,7 +674,7 @@ int cli_status(int argc, char **argv)
         }
     }
     if (!file) {
-        fprintf(stderr, "usage: aimsweep status FILE\n");
+        fprintf(stderr, "usage: aimsweep status FILE [--left]\n");
         return 2;
     }
     struct store *s = open_readonly(file, DB_STATUS_CHECK_S);
@@ -653,6 +682,11 @@ int cli_status(int argc, char **argv)
         return 2;
     sqlite3 *db = store_db(s);
     guard(db, 0);
+    if (left) {
+        int lrc = status_left(db);
+        store_close(&s);
+        return lrc;
+    }
     int rc = 0;
     /* the status sets of task_status.h as SQL lists, and the two words the queries count alone */
     char finished[128], to_run[128], diverged[128], sql[1024];

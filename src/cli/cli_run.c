@@ -28,7 +28,7 @@ static void run_usage(FILE *f)
         f,
         "usage: aimsweep run SWEEP.yaml --db FILE [--set KEY=VALUE ...] [--grace S] [--term-grace S]\n"
         "                    [--time-limit S] [--end-time T] [--task-timeout S] [--stall-timeout S]\n"
-        "                    [--checkpoint-interval S]\n"
+        "                    [--checkpoint-interval S] [--checkpoint-dir DIR] [--journal MODE]\n"
         "                    [--part I/N] [--lock-wait S] [--commit-interval S] [--max-attempts N]\n"
         "                    [--retry-errors] [--quiet]\n"
         "       mpirun -n N aimsweep run SWEEP.yaml --db FILE ...\n\n"
@@ -48,13 +48,20 @@ static void run_usage(FILE *f)
         "                    taken for stalled: its tasks run on other ranks, its late results are\n"
         "                    ignored (default %.0f; 0 = never)\n"
         "  --checkpoint-interval S  SGD and flow tasks save their state every S seconds of wall\n"
-        "                    time and when stopped, in FILE.ckpt/ (default %.0f; 0 = only when stopped)\n"
+        "                    time and when stopped, in the checkpoint directory (default %.0f; 0 = only\n"
+        "                    when stopped)\n"
+        "  --checkpoint-dir DIR  where checkpoints and the ranks' marks of running tasks go\n"
+        "                    (default FILE.ckpt; every node must see it; one run per directory)\n"
+        "  --journal MODE    the database's journal: wal, delete (the rollback journal) or auto\n"
+        "                    (default, also AIMSWEEP_JOURNAL: wal on a local file system, delete\n"
+        "                    on NFS, Lustre, GPFS and other network ones; docs/cluster.md)\n"
         "  --part I/N        run only the I-th of N shares of the grid (by task id; I = 1..N)\n"
         "  --lock-wait S     wait up to S seconds for a run that still holds the database (default %.0f)\n"
         "  --commit-interval S  commit results at least every S seconds (default %g): the most\n"
         "                    a killed job loses\n"
-        "  --max-attempts N  a task left running by N dead jobs is stored as error, not rerun (default %d);\n"
-        "                    a job stopped by a signal counts no attempt\n"
+        "  --max-attempts N  a task whose own rank crashed or stalled under it N times is stored as\n"
+        "                    error, not rerun (default %d); a job stopped or killed from outside, or\n"
+        "                    a node lost, charges no task (docs/cluster.md)\n"
         "  --retry-errors    rerun tasks whose status is error or timeout\n"
         "  --quiet           no progress on stderr\n\n"
         "  Exit status: 0 every task finished, %d every task finished and some with error or timeout\n"
@@ -87,6 +94,8 @@ static const char *const run_flags[] = {"db",
                                         "part",
                                         "lock-wait",
                                         "commit-interval",
+                                        "checkpoint-dir",
+                                        "journal",
                                         "max-attempts",
                                         "retry-errors",
                                         "quiet",
@@ -156,7 +165,8 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                     !strcmp(a, "--max-attempts") || !strcmp(a, "--term-grace") ||
                     !strcmp(a, "--end-time") || !strcmp(a, "--task-timeout") ||
                     !strcmp(a, "--stall-timeout") || !strcmp(a, "--checkpoint-interval") ||
-                    !strcmp(a, "--part") || !strcmp(a, "--lock-wait");
+                    !strcmp(a, "--part") || !strcmp(a, "--lock-wait") ||
+                    !strcmp(a, "--checkpoint-dir") || !strcmp(a, "--journal");
         if (!takes && strcmp(a, "--retry-errors") != 0 && strcmp(a, "--quiet") != 0) {
             rc = cli_unknown("run", a, run_flags);
             break;
@@ -217,6 +227,13 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
                 what = "an integer from 1 to 1000000";
             else
                 o->max_attempts = (int)x;
+        } else if (!strcmp(a, "--checkpoint-dir")) {
+            o->ckpt_dir_opt = v;
+        } else if (!strcmp(a, "--journal")) {
+            if (!v || (strcmp(v, "wal") != 0 && strcmp(v, "delete") != 0 && strcmp(v, "auto") != 0))
+                what = "wal, delete or auto";
+            else
+                o->journal = v;
         } else if (!strcmp(a, "--retry-errors"))
             o->retry_errors = 1;
         else if (!strcmp(a, "--quiet"))
@@ -237,13 +254,24 @@ static int run_parse(int argc, char **argv, struct run_opts *o, int loud)
     cli_args_silence(0);
     if (rc)
         return rc;
+    const char *jenv = getenv("AIMSWEEP_JOURNAL");
+    if (!o->journal && jenv && *jenv && strcmp(jenv, "wal") != 0 && strcmp(jenv, "delete") != 0 &&
+        strcmp(jenv, "auto") != 0) {
+        if (loud)
+            fprintf(stderr, "aimsweep run: AIMSWEEP_JOURNAL='%s': must be wal, delete or auto\n",
+                    jenv);
+        return 2;
+    }
     const char *end = getenv("SLURM_JOB_END_TIME");
     double e;
     if (o->end_time == 0 && end && !parse_double(end, &e) && e > 0)
         o->end_time = e;
-    if (snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db) >= (int)sizeof o->ckpt_dir) {
+    int cn = o->ckpt_dir_opt ? snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s", o->ckpt_dir_opt)
+                             : snprintf(o->ckpt_dir, sizeof o->ckpt_dir, "%s.ckpt", o->db);
+    if (cn >= (int)sizeof o->ckpt_dir) {
         if (loud)
-            fprintf(stderr, "aimsweep run: database path too long\n");
+            fprintf(stderr, "aimsweep run: %s path too long\n",
+                    o->ckpt_dir_opt ? "--checkpoint-dir" : "database");
         return 2;
     }
     return 0;
@@ -339,6 +367,7 @@ int cli_run(int argc, char **argv)
     struct store *store = NULL;
     size_t npts = 0, ntodo = 0, old_errors = 0;
     store_lock_wait_s = o.lock_wait;
+    store_journal_override = o.journal;
     if (rank == 0) {
         char logpath[4200];
         snprintf(logpath, sizeof logpath, "%s.log", o.db);
@@ -354,6 +383,7 @@ int cli_run(int argc, char **argv)
     struct run_ctx c;
     struct sched_ops ops;
     run_ctx_init(&c, &o, store, todo, spec ? spec->name : "", &ops);
+    c.rank = rank;
     struct sched_opts so = {o.grace, 0, o.end_time, o.task_timeout, o.term_grace, o.stall_timeout};
     if (rank == 0) {
         struct timespec ts;
@@ -404,15 +434,17 @@ int cli_run(int argc, char **argv)
                 run_summary(&c, &stats, code);
         }
         store_close(&store);
-        rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
+        if (!o.ckpt_dir_opt)
+            rmdir(o.ckpt_dir); /* only when empty: no task left a checkpoint */
         /* workers that do not answer, or wait for a rank 0 that left the protocol, cannot
          * finalise: everything is committed, end the job */
         abort_job = rc == -2 || mpi_failed ? RUN_END_ABORT : 0;
-        if (!abort_job && stats.stalled_silent > 0) {
+        if (!abort_job && stats.stalled_silent + stats.lost_ranks > 0) {
             /* their work is done elsewhere (or pending): the exit code says what is left */
-            run_log("%zu stalled rank%s never answered again and cannot finish MPI: ending the "
-                    "job with MPI_Abort, exit code %d",
-                    stats.stalled_silent, stats.stalled_silent > 1 ? "s" : "", code);
+            size_t nq = stats.stalled_silent + stats.lost_ranks;
+            run_log("%zu rank%s stalled and never answered again, or lost, cannot finish MPI: "
+                    "ending the job with MPI_Abort, exit code %d",
+                    nq, nq > 1 ? "s" : "", code);
             abort_job = RUN_END_ABORT_AS;
         }
     } else if (rc) {

@@ -11,6 +11,7 @@
 #define AIMSWEEP_CLI_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "aimsweep/base/params.h"
 #include "aimsweep/base/task_status.h"
@@ -26,8 +27,8 @@
 #define RUN_PROGRESS_LINE_S 10.0
 /* Default grace after SIGUSR1 for running tasks. */
 #define RUN_DEFAULT_GRACE_S 60.0
-/* A task that was running this many times when its job died is not started again (it may be
- * what kills the job) but stored as error. */
+/* A task charged this many attempts (its rank crashed or stalled while running it: the
+ * attempt rule of docs/cluster.md) is not started again but stored as error. */
 #define RUN_DEFAULT_MAX_ATTEMPTS 3
 
 /* Default interval of the checkpoints of running SGD and flow tasks. */
@@ -53,7 +54,9 @@ struct run_opts {
     int retry_errors, quiet, max_attempts;
     int part_i, part_n;             /* --part i/N (1-based), 0/0 for the whole grid */
     char command[2048];             /* the command line as given */
-    char ckpt_dir[768];             /* DB.ckpt: the checkpoints of this database's tasks */
+    char ckpt_dir[768];             /* --checkpoint-dir, else DB.ckpt: checkpoints and marks */
+    const char *ckpt_dir_opt;       /* --checkpoint-dir as given, or NULL */
+    const char *journal;            /* --journal (wal, delete, auto), or NULL */
     const char *sets[RUN_MAX_SETS]; /* --set KEY=VALUE, in order */
     int nsets;
 };
@@ -80,11 +83,22 @@ struct run_ctx {
     double last_commit, last_line, commit_s;
     int tty, quiet, failed, final_shown, stop_noted;
     size_t nstatus[TASK_STATUS_COUNT];
-    const char *ckpt_dir; /* every rank: where task checkpoints live, or NULL */
+    const char *ckpt_dir; /* every rank: where task checkpoints and marks live, or NULL */
+    int rank;             /* every rank: its rank (the name of its mark) */
     double ckpt_every;
     size_t old_errors; /* tasks of the sweep in error from earlier runs, not rerun */
     char err[512];
 };
+
+/* The mark of the running task (cli_run_mark.c): run_mark_begin writes DIR/rank-RANK.hold with
+ * the task's id before it starts (a crash of the rank adds "crash SIG"), run_mark_end removes
+ * it when the task ends. run_marks_read gives the ids of the tasks whose marks say crash (and
+ * the signals), at most cap; run_marks_clear removes every mark. 0, or -1 when DIR cannot be
+ * read (a missing one has no marks). */
+void run_mark_begin(const char *dir, int rank, const char *hex);
+void run_mark_end(void);
+int run_marks_read(const char *dir, uint64_t *crashed, int *sigs, size_t cap, size_t *n);
+void run_marks_clear(const char *dir);
 
 /* Rank 0's preparation: loads the sweep, expands the grid, makes the tasks, opens the database,
  * registers the sweep and picks what is left to do (todo shares the texts of tasks, which owns

@@ -94,7 +94,10 @@ static int run_task(void *ctx, uint64_t id, const char *text, int (*stop)(void *
         wc.ckpt_path = path;
         wc.ckpt_every_s = c->ckpt_every;
     }
-    if (worker_run_ctl(&p, &res, &wc) != 0) {
+    run_mark_begin(c->ckpt_dir, c->rank, hex);
+    int wrc = worker_run_ctl(&p, &res, &wc);
+    run_mark_end();
+    if (wrc != 0) {
         worker_result_free(&res);
         return result_pack(NULL, "out of memory in worker_run", out, len);
     }
@@ -209,6 +212,16 @@ static int on_returned(void *ctx, size_t i)
         return run_fail(c, "cannot return a task to %s: %s", task_status_name(TASK_PENDING),
                         store_errmsg(c->store));
     }
+    return 0;
+}
+
+static int on_charged(void *ctx, size_t i)
+{
+    struct run_ctx *c = ctx;
+    if (c->failed)
+        return -1;
+    if (store_note_death(c->store, c->tasks[i].id))
+        return run_fail(c, "cannot charge an attempt: %s", store_errmsg(c->store));
     return 0;
 }
 
@@ -366,6 +379,8 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
+    if (!o->quiet)
+        run_log("database %s: journal %s", o->db, store_journal(*store));
     /* the cost model corrected by what this database has measured so far */
     struct cost_model cm = {0};
     long learned = store_learn_costs(*store, &cm);
@@ -405,31 +420,43 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         }
     if (dir)
         closedir(dir);
-    /* A task still running was running when its job died without a recorded stop (a stop marks
-     * running tasks interrupted at once): that counts an attempt. One running each time a job
-     * died may be what kills the job. */
-    size_t nrunning = 0, ninter = 0, npoison = 0;
-    for (size_t i = 0; i < *npts; i++) {
-        if (status[i] != TASK_RUNNING)
-            continue;
-        if (store_note_death(*store, (*tasks)[i].id))
+    /* The attempt rule (docs/cluster.md): a task left running by a job that died is rerun
+     * uncharged (the job was stopped or killed from outside, or a node was lost); a task whose
+     * rank crashed while running it (its mark says so) is charged one attempt. A task charged
+     * --max-attempts times (crashes, stalls) is stored as error instead of run again. */
+    size_t nrunning = 0, ninter = 0, npoison = 0, nmarks = 0;
+    uint64_t crashed[256];
+    int sigs[256];
+    if (run_marks_read(o->ckpt_dir, crashed, sigs, 256, &nmarks))
+        run_log("cannot read the marks in %s: %s", o->ckpt_dir, strerror(errno));
+    for (size_t m = 0; m < nmarks; m++) {
+        char hex[17];
+        task_id_hex(crashed[m], hex);
+        if (store_note_death(*store, crashed[m]))
             goto dberr;
-        attempts[i]++;
-        if (attempts[i] < o->max_attempts || o->retry_errors)
+        run_log("task %s crashed its rank (signal %d, %s) in an earlier run: one attempt charged",
+                hex, sigs[m], strsignal(sigs[m]));
+        for (size_t i = 0; i < *npts; i++)
+            attempts[i] += (*tasks)[i].id == crashed[m];
+    }
+    for (size_t i = 0; i < *npts; i++) {
+        if (!task_status_todo(status[i], 0) || attempts[i] < o->max_attempts || o->retry_errors)
             continue;
-        char msg[160], hex[17];
+        char msg[200], hex[17];
         snprintf(msg, sizeof msg,
-                 "was running each time a job died (%d times); --retry-errors runs it again",
+                 "its rank crashed or stalled while running it %d times; --retry-errors runs it "
+                 "again",
                  attempts[i]);
         if (store_mark_error(*store, (*tasks)[i].id, msg))
             goto dberr;
         task_id_hex((*tasks)[i].id, hex);
-        run_log("task %s %s", hex, msg);
+        run_log("task %s: %s", hex, msg);
         status[i] = TASK_ERROR;
         npoison++;
     }
     if (store_commit(*store))
         goto dberr;
+    run_marks_clear(o->ckpt_dir); /* charged and committed */
     *ntodo = 0;
     for (size_t i = 0; i < *npts; i++) {
         if (!task_status_todo(status[i], o->retry_errors)) {
@@ -478,7 +505,8 @@ void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *sto
     c->last_commit = c->last_line = clock_now_s();
     c->ckpt_dir = o->ckpt_dir;
     c->ckpt_every = o->ckpt_every;
-    *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned, on_tick, on_note, c};
+    *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned,
+                              on_tick,  on_note,    c,           on_charged};
 }
 
 int run_exit_code(struct run_ctx *c, const struct sched_stats *stats)

@@ -13,6 +13,10 @@
  *                   running one leaves no checkpoint)
  *   0 -> w  DONE    (nothing is held and nothing is left: leave)
  * Messages from rank 0 to a worker arrive in order, so DONE comes after everything else.
+ * A stop: the signal goes into the database first (ops.tick, before any message), then DRAIN and
+ * STOP go out with MPI_Isend; a worker whose send fails or is not taken within
+ * SCHED_TELL_WAIT_S (a dead node: a blocking send would sit in connect() until mpirun kills rank
+ * 0) is taken for lost, its tasks put back (ops.finished without bytes) and never waited for.
  * Both sides poll with MPI_Iprobe and short sleeps rather than blocking, so that a signal is
  * seen within milliseconds, an idle rank can send its heartbeat, and no rank spins a core it
  * shares with others.
@@ -51,6 +55,10 @@
 #define SCHED_ETA_PARTIAL 0.9
 /* How often rank 0 looks for stalled workers while nothing arrives. */
 #define SCHED_STALL_SCAN_S 0.05
+/* A DRAIN or STOP not sent after this long: its worker is taken for lost. A live peer takes an
+ * empty message at once, whatever its load (the kernel buffers it). */
+#define SCHED_TELL_WAIT_S 5.0
+#define SCHED_TELL_WAIT_TEXT "5 s"
 
 double sched_beat_s(const struct sched_opts *opts)
 {
@@ -114,6 +122,7 @@ struct root {
     double done_cost, done_wall, remaining_cost;
     size_t running;
     int stopping, stop_sent, term_seen;
+    int told; /* the signal the last forced tick reported (the stop is recorded before MPI) */
     size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
     double *live_t0;
     size_t *again, nagain; /* tasks taken from stalled workers, served before order (a stack) */
@@ -222,6 +231,12 @@ static void check_signal(struct root *R)
         R->stop_at = now + grace;
     R->stopping = 1;
     R->st->signal = sig;
+    if (R->told != sig) {
+        /* the stop goes into the database (ops.tick) before rank 0 talks to any worker: a peer
+         * that died makes the talking slow, and mpirun may SIGKILL rank 0 meanwhile */
+        R->told = sig;
+        progress(R, 1);
+    }
 }
 
 /* The next task to hand out, or SIZE_MAX. */
@@ -304,10 +319,13 @@ static int run_serial(struct root *R)
 struct wstate {
     size_t held[SCHED_DEPTH];
     int n;
-    int done;    /* DONE sent (or retired as stalled) */
-    int idle;    /* holds nothing, waits while other workers hold tasks */
-    int stalled; /* taken for stalled: retired, what it sends is ignored */
-    int revived; /* stalled, and sent something afterwards */
+    int done;            /* DONE sent (or retired as stalled) */
+    int idle;            /* holds nothing, waits while other workers hold tasks */
+    int stalled;         /* taken for stalled: retired, what it sends is ignored */
+    int revived;         /* stalled, and sent something afterwards */
+    int lost;            /* could not be told to stop (lose_worker): given up */
+    MPI_Request tell[2]; /* DRAIN and STOP on their way, or MPI_REQUEST_NULL */
+    double tell_t;       /* when they went */
     long pid;
     double heard; /* when rank 0 last heard from it (moved on over rank 0's own gaps) */
     char host[256];
@@ -415,6 +433,32 @@ static int post(MPI_Comm comm, int dest, int tag)
 }
 // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
+/* Whether worker r, silent for the stall timeout at t, failed alone: every other worker on its
+ * host was heard within half the timeout. A host whose workers fell silent together (or one of
+ * them already taken for stalled) lost its node or its link: no task's own fault. A worker with
+ * no other on its host counts as alone. */
+static int stalled_alone(const struct root *R, const struct wstate *ws, int size, int r, double t)
+{
+    for (int k = 1; k < size; k++) {
+        if (k == r || !ws[r].host[0] || strcmp(ws[k].host, ws[r].host) != 0)
+            continue;
+        if (ws[k].stalled || (!ws[k].done && t - ws[k].heard >= R->opts->stall_timeout_s / 2))
+            return 0;
+    }
+    return 1;
+}
+
+/* Takes worker w out of the sweep (stalled or lost): it holds nothing, waits for nothing, and
+ * counts as done. */
+static void retire(struct root *R, struct wstate *w, int *active)
+{
+    w->n = 0;
+    R->nidle -= w->idle;
+    w->idle = 0;
+    w->done = 1;
+    (*active)--;
+}
+
 /* Retires every worker that holds tasks or has not finished and has been silent for the stall
  * timeout: its tasks go onto R->again for the others. Returns 0, or -1 on an MPI failure. */
 static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int *active,
@@ -438,6 +482,14 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
              r, w->pid, w->host[0] ? w->host : "?", t - w->heard, what, lim,
              w->n > 0 ? "its tasks go to the other ranks, anything it sends later is ignored"
                       : "anything it sends later is ignored");
+        int alone = stalled_alone(R, ws, size, r, t);
+        if (w->n > 0 && alone && R->ops->charged && R->ops->charged(R->ops->ctx, w->held[0]))
+            abort_sweep(R); /* the running one: its rank failed under it */
+        if (w->n > 0 && !alone)
+            note(R,
+                 "rank %d's node %s is silent as a whole (a node or link lost): no attempt "
+                 "charged",
+                 r, w->host[0] ? w->host : "?");
         for (int k = w->n - 1; k >= 0; k--) { /* the running task on top: served first */
             size_t i = w->held[k];
             R->running--;
@@ -447,11 +499,8 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
             if (R->ops->returned && R->ops->returned(R->ops->ctx, i))
                 abort_sweep(R);
         }
-        w->n = 0;
-        R->nidle -= w->idle;
-        w->idle = 0;
-        w->stalled = w->done = 1;
-        (*active)--;
+        retire(R, w, active);
+        w->stalled = 1;
         R->st->stalled++;
         if (post(comm, r, TAG_ABANDON) || post(comm, r, TAG_DONE))
             return -1;
@@ -459,14 +508,69 @@ static int stall_scan(MPI_Comm comm, struct root *R, struct wstate *ws, int size
     return release_idle(comm, R, ws, size, active);
 }
 
-/* Sends an empty message with tag to every worker that still holds tasks. Returns 0, or -1
- * on an MPI failure (reported). */
-static int tell_holders(MPI_Comm comm, const struct wstate *ws, int size, int tag)
+/* A worker rank 0 cannot reach (a failed send of DRAIN or STOP, or one not gone within
+ * SCHED_TELL_WAIT_S): taken for lost, its tasks put back (ops.finished without bytes: they run
+ * again next time, no attempt charged, since a node lost under a rank is no fault of its task),
+ * and never waited for again. */
+static void lose_worker(struct root *R, struct wstate *w, int r, int *active, const char *why)
 {
-    for (int r = 1; r < size; r++)
-        if (!ws[r].done && ws[r].n > 0)
-            MPICHECK(MPI_Send(NULL, 0, MPI_BYTE, r, tag, comm), -1);
+    note(R, "rank %d (pid %ld on %s) %s: taken for lost, its %d task%s put back", r, w->pid,
+         w->host[0] ? w->host : "?", why, w->n, w->n == 1 ? "" : "s");
+    for (int k = 0; k < w->n; k++) {
+        account(R, w->held[k], 0, 1);
+        if (R->ops->finished(R->ops->ctx, w->held[k], r, NULL, 0))
+            abort_sweep(R);
+    }
+    retire(R, w, active);
+    w->lost = 1;
+    R->st->lost_ranks++;
+}
+
+/* Posts an empty message with tag to every worker that still holds tasks, without waiting for
+ * it (a peer that died would keep a blocking send in connect() for as long as mpirun lets rank
+ * 0 live); tells_check follows the sends. Returns 0, or -1 on an MPI failure (reported). */
+static int tell_holders(MPI_Comm comm, struct root *R, struct wstate *ws, int size, int tag,
+                        int *active)
+{
+    for (int r = 1; r < size; r++) {
+        struct wstate *w = &ws[r];
+        if (w->done || w->n == 0)
+            continue;
+        int k = tag == TAG_STOP;
+        if (MPICHECK_FAILED(MPI_Isend(NULL, 0, MPI_BYTE, r, tag, comm, &w->tell[k]))) {
+            lose_worker(R, w, r, active, "cannot be sent the stop");
+            continue;
+        }
+        w->tell_t = clock_now_s();
+    }
     return 0;
+}
+
+/* The DRAIN and STOP sends still on their way: a failed one, or one still there after
+ * SCHED_TELL_WAIT_S, loses its worker. */
+static void tells_check(struct root *R, struct wstate *ws, int size, int *active, double t)
+{
+    for (int r = 1; r < size; r++) {
+        struct wstate *w = &ws[r];
+        for (int k = 0; k < 2; k++) {
+            if (w->tell[k] == MPI_REQUEST_NULL)
+                continue;
+            int done = 0;
+            /* a failure is this worker's, not the sweep's: no report through MPICHECK */
+            int bad = MPI_Test(&w->tell[k], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+            if (!bad && done)
+                continue;
+            if (!bad && t - w->tell_t < SCHED_TELL_WAIT_S)
+                continue;
+            // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker): freed, see post
+            (void)MPI_Request_free(&w->tell[k]);
+            w->tell[k] = MPI_REQUEST_NULL;
+            if (!w->done)
+                lose_worker(R, w, r, active,
+                            bad ? "cannot be reached (the send of the stop failed)"
+                                : "has not taken the stop in " SCHED_TELL_WAIT_TEXT);
+        }
+    }
 }
 
 /* A message from a retired (stalled) worker: noted, never passed on. */
@@ -501,8 +605,10 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
     double idle_since = clock_now_s(), loop_t = idle_since, scan_t = idle_since;
     if (!ws)
         return -1;
-    for (int r = 1; r < size; r++)
+    for (int r = 1; r < size; r++) {
         ws[r].heard = idle_since;
+        ws[r].tell[0] = ws[r].tell[1] = MPI_REQUEST_NULL;
+    }
     while (active > 0) {
         check_signal(R);
         progress(R, 0);
@@ -513,7 +619,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
         loop_t = t;
         if (R->stopping && !drain_sent) {
             /* queued tasks come back unstarted; running ones go on until stop_at */
-            if (tell_holders(comm, ws, size, TAG_DRAIN) ||
+            if (tell_holders(comm, R, ws, size, TAG_DRAIN, &active) ||
                 release_idle(comm, R, ws, size, &active)) {
                 rc = -1;
                 break;
@@ -521,12 +627,16 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             drain_sent = 1;
         }
         if (R->stopping && !R->stop_sent && t >= R->stop_at) {
-            if (tell_holders(comm, ws, size, TAG_STOP)) {
+            if (tell_holders(comm, R, ws, size, TAG_STOP, &active)) {
                 rc = -1;
                 break;
             }
             R->stop_sent = 1;
         }
+        if (drain_sent)
+            tells_check(R, ws, size, &active, t);
+        if (active == 0)
+            break;
         if (R->stop_sent && t >= R->stop_at + SCHED_STOP_WAIT_S)
             break; /* a worker that does not answer: give its tasks up */
         int flag;
@@ -575,6 +685,8 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             from_stalled(R, w, src, ms.MPI_TAG, buf, count);
             continue;
         }
+        if (w->lost)
+            continue; /* its tasks were put back */
         if (ms.MPI_TAG == TAG_HELLO && count >= 8) {
             int64_t pid;
             memcpy(&pid, buf, 8);
@@ -616,8 +728,13 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             break;
         }
     }
-    for (int r = 1; r < size; r++)
+    for (int r = 1; r < size; r++) {
         R->st->stalled_silent += ws[r].stalled && !ws[r].revived;
+        for (int k = 0; k < 2; k++)
+            if (ws[r].tell[k] != MPI_REQUEST_NULL)
+                // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker): freed, see post
+                (void)MPI_Request_free(&ws[r].tell[k]);
+    }
     if (R->nagain > 0 && !R->stopping)
         note(R, "no rank is left to run the %zu task%s of stalled ranks: %s pending", R->nagain,
              R->nagain > 1 ? "s" : "", R->nagain > 1 ? "they stay" : "it stays");

@@ -4,8 +4,9 @@
  * parts in store_merge.c).
  *
  * Opening is careful not to damage what is there: a file that is not SQLite, an SQLite file
- * of something else, or a newer schema are refused before anything is written; WAL is turned
- * on only after that. An exclusive flock on the database file keeps two runs apart (SQLite's
+ * of something else, or a newer schema are refused before anything is written; the journal
+ * mode (WAL, or the rollback journal on a network file system: store_journal.c) is set only
+ * after that. An exclusive flock on the database file keeps two runs apart (SQLite's
  * own locks are fcntl locks, which flock does not touch on Linux). An older schema is migrated
  * (store_schema_update) after the lock is taken.
  *
@@ -58,6 +59,7 @@ void store_now_iso(char *buf, size_t n)
 }
 
 sqlite3 *store_db(struct store *s) { return s->db; }
+const char *store_journal(const struct store *s) { return s->journal; }
 const char *store_errmsg(struct store *s)
 {
     return !s || !s->db ? "no database" : s->err[0] ? s->err : sqlite3_errmsg(s->db);
@@ -211,12 +213,17 @@ struct store *store_open(const char *path, char *err, size_t errlen)
         else if (qc)
             goto fail;
     }
-    if (store_exec(
-            s->db,
-            sync && !strcmp(sync, "normal")
-                ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
-                : "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;",
-            err, errlen, path))
+    char why[160], pragmas[160];
+    const char *journal = store_journal_mode(path, why, sizeof why);
+    if (!journal) {
+        snprintf(err, errlen, "%s", why);
+        goto fail;
+    }
+    snprintf(pragmas, sizeof pragmas,
+             "PRAGMA journal_mode=%s; PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;", journal,
+             sync && !strcmp(sync, "normal") ? "NORMAL" : "FULL");
+    snprintf(s->journal, sizeof s->journal, "%s", why);
+    if (store_exec(s->db, pragmas, err, errlen, path))
         goto fail;
     if (store_register_functions(s->db)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));

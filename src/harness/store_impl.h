@@ -43,7 +43,8 @@ struct store {
      * commits since, and the interval (-1 until read from AIMSWEEP_CHECKPOINT_S) */
     double ckpt_at, ckpt_every_s;
     long ckpt_commits;
-    char err[512]; /* SQLite's message of the last failed call (store_errmsg) */
+    char err[512];     /* SQLite's message of the last failed call (store_errmsg) */
+    char journal[160]; /* the journal mode chosen and why (store_journal) */
 };
 
 /* Records a failed call: SQLite's message, after `what` (words saying what was being done, or

@@ -311,7 +311,7 @@ static const struct store_column_doc column_docs[] = {
     {"tasks", "status", "",
      "pending, running, done, diverged, ode_diverged, error, interrupted, timeout"},
     {NULL, "task_status", "", "the point's status (tasks.status)"},
-    {NULL, "attempts", "", "jobs that died while the task ran, without a recorded stop"},
+    {NULL, "attempts", "", "times the task's own rank crashed or stalled while running it"},
     {NULL, "rank", "", "MPI rank that ran it last"},
     {NULL, "host", "", "host of that rank"},
     {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},

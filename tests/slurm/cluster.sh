@@ -31,35 +31,85 @@ cluster_start() {
     id -u "$CLUSTER_USER" >/dev/null 2>&1 ||
         useradd --system --no-create-home --shell /bin/sh "$CLUSTER_USER" || return 1
     chmod 755 "$C" "$C/etc" "$C/log"
-    # munge: its own key, socket, pid and seed files; its dirs must be private to it
-    chmod 700 "$C/munge"
-    dd if=/dev/urandom of="$C/munge/munge.key" bs=1024 count=1 status=none || return 1
-    chmod 400 "$C/munge/munge.key"
-    mkdir -p "$C/munge-sock" && chmod 755 "$C/munge-sock"
-    munged --force --socket="$C/munge-sock/munge.socket" --key-file="$C/munge/munge.key" \
-        --pid-file="$C/munge/munged.pid" --seed-file="$C/munge/munged.seed" \
-        --log-file="$C/munge/munged.log" || { echo "cluster: munged did not start" >&2; return 1; }
+    cluster_munge "$C" || return 1
     ctl_port=$(cluster_free_port $((20000 + $$ % 20000))) || return 1
     d_port=$(cluster_free_port $((ctl_port + 1))) || return 1
     cpus=$(nproc)
     mem=$(awk '/MemTotal/ { print int($2 / 1024 / 2) }' /proc/meminfo)
-    cat >"$C/etc/slurm.conf" <<CONF
-ClusterName=aimsweeptest
-SlurmctldHost=localhost
-SlurmctldAddr=127.0.0.1
-SlurmctldPort=$ctl_port
-SlurmdPort=$d_port
+    {
+        printf 'ClusterName=aimsweeptest\nSlurmctldHost=localhost\nSlurmctldAddr=127.0.0.1\n'
+        printf 'SlurmctldPort=%s\nSlurmdPort=%s\n' "$ctl_port" "$d_port"
+        cluster_conf "$C" ""
+        cat <<CONF
+NodeName=$CLUSTER_NODE NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=test Nodes=$CLUSTER_NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+CONF
+    } >"$C/etc/slurm.conf"
+    export SLURM_CONF="$C/etc/slurm.conf"
+    slurmctld -f "$SLURM_CONF" -i || { echo "cluster: slurmctld did not start" >&2; return 1; }
+    slurmd -f "$SLURM_CONF" -N "$CLUSTER_NODE" || { echo "cluster: slurmd did not start" >&2; return 1; }
+    # up when the node is idle
+    t=0
+    while [ $t -lt 60 ]; do
+        st=$(sinfo -h -n "$CLUSTER_NODE" -o %t 2>/dev/null)
+        [ "$st" = idle ] && return 0
+        sleep 1
+        t=$((t + 1))
+    done
+    echo "cluster: node not idle after 60 s (state '$st'); logs in $C/log" >&2
+    return 1
+}
+
+# Stops the daemons whose pid files are under DIR (only those), then waits for them.
+cluster_stop() {
+    C=$1
+    cluster_stop_pids "$C/run/slurmd.pid" "$C/run/slurmctld.pid" "$C/munge/munged.pid"
+}
+
+# Stops the processes whose pids the files hold, in order, each within 10 s (then SIGKILL).
+cluster_stop_pids() {
+    for f in "$@"; do
+        [ -s "$f" ] || continue
+        pid=$(cat "$f")
+        kill -TERM "$pid" 2>/dev/null || continue
+        t=0
+        while kill -0 "$pid" 2>/dev/null && [ $t -lt 100 ]; do
+            sleep 0.1
+            t=$((t + 1))
+        done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
+}
+
+# munged for the cluster under DIR: its own key, socket, pid and seed files (its directories
+# private to it); a Unix socket, no network
+cluster_munge() {
+    mkdir -p "$1/munge" "$1/munge-sock" || return 1
+    chmod 700 "$1/munge"
+    chmod 755 "$1/munge-sock"
+    dd if=/dev/urandom of="$1/munge/munge.key" bs=1024 count=1 status=none || return 1
+    chmod 400 "$1/munge/munge.key"
+    munged --force --socket="$1/munge-sock/munge.socket" --key-file="$1/munge/munge.key" \
+        --pid-file="$1/munge/munged.pid" --seed-file="$1/munge/munged.seed" \
+        --log-file="$1/munge/munged.log" || { echo "cluster: munged did not start" >&2; return 1; }
+}
+
+# The lines of slurm.conf both test clusters share, with their files under DIR; SUFFIX names
+# the slurmd files (-%n when several slurmd share DIR, one per node)
+cluster_conf() {
+    cat <<CONF
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$C/munge-sock/munge.socket
-StateSaveLocation=$C/state
-SlurmdSpoolDir=$C/spool
-SlurmctldPidFile=$C/run/slurmctld.pid
-SlurmdPidFile=$C/run/slurmd.pid
-SlurmctldLogFile=$C/log/slurmctld.log
-SlurmdLogFile=$C/log/slurmd.log
+AuthInfo=socket=$1/munge-sock/munge.socket
+StateSaveLocation=$1/state
+SlurmdSpoolDir=$1/spool$2
+SlurmctldPidFile=$1/run/slurmctld.pid
+SlurmdPidFile=$1/run/slurmd$2.pid
+SlurmctldLogFile=$1/log/slurmctld.log
+SlurmdLogFile=$1/log/slurmd$2.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -80,37 +130,17 @@ InactiveLimit=0
 SlurmdTimeout=60
 MessageTimeout=10
 PropagateResourceLimitsExcept=ALL
-NodeName=$CLUSTER_NODE NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=$cpus RealMemory=$mem State=UNKNOWN
-PartitionName=test Nodes=$CLUSTER_NODE Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
-    export SLURM_CONF="$C/etc/slurm.conf"
-    slurmctld -f "$SLURM_CONF" -i || { echo "cluster: slurmctld did not start" >&2; return 1; }
-    slurmd -f "$SLURM_CONF" -N "$CLUSTER_NODE" || { echo "cluster: slurmd did not start" >&2; return 1; }
-    # up when the node is idle
-    t=0
-    while [ $t -lt 60 ]; do
-        st=$(sinfo -h -n "$CLUSTER_NODE" -o %t 2>/dev/null)
-        [ "$st" = idle ] && return 0
-        sleep 1
-        t=$((t + 1))
-    done
-    echo "cluster: node not idle after 60 s (state '$st'); logs in $C/log" >&2
-    return 1
 }
 
-# Stops the daemons whose pid files are under DIR (only those), then waits for them.
-cluster_stop() {
-    C=$1
-    for f in "$C/run/slurmd.pid" "$C/run/slurmctld.pid" "$C/munge/munged.pid"; do
-        [ -s "$f" ] || continue
-        pid=$(cat "$f")
-        kill -TERM "$pid" 2>/dev/null || continue
-        t=0
-        while kill -0 "$pid" 2>/dev/null && [ $t -lt 100 ]; do
-            sleep 0.1
-            t=$((t + 1))
-        done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    done
-    return 0
+# Ends the calling test with SIGTERM to PID after SECONDS, so that it always cleans up inside
+# ctest's own limit; prints the watchdog's pid (kill it when done).
+cluster_watchdog() {
+    (
+        trap 'kill $s 2>/dev/null; exit 0' TERM
+        sleep "$2" &
+        s=$!
+        wait $s && echo "$3: over $2 s: stopping" && kill -TERM "$1"
+    ) >&2 &
+    echo $!
 }

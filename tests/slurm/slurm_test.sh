@@ -28,20 +28,17 @@ for b in munged slurmctld slurmd sbatch squeue scontrol runuser; do
     command -v $b >/dev/null || { echo "slurm_test: $b missing (scripts/install-deps.sh installs it)"; exit 1; }
 done
 # the whole test has a time limit of its own, inside ctest's, so that it always cleans up
-LIMIT_S=${SLURM_TEST_LIMIT_S:-1100}
-main=$$
-(
-    trap 'kill $s 2>/dev/null; exit 0' TERM
-    sleep "$LIMIT_S" &
-    s=$!
-    wait $s && echo "slurm_test: over $LIMIT_S s: stopping" && kill -TERM $main
-) &
-watchdog=$!
 . "$SRCDIR/tests/slurm/cluster.sh"
+watchdog=$(cluster_watchdog $$ "${SLURM_TEST_LIMIT_S:-1100}" slurm_test)
 T0=$(date +%s)
-cluster_stop "$W/cluster" # daemons a killed earlier run left behind, by their pid files
+# daemons a killed earlier run left behind, by the pid files under the directory it named
+[ -s "$W/cluster-dir" ] && cluster_stop "$(cat "$W/cluster-dir")" && rm -rf "$(cat "$W/cluster-dir")"
 rm -rf "$W" && mkdir -p "$W" && chmod 755 "$W" || exit 1
-C=$W/cluster
+# The daemons' state (spool, sockets) under a short private directory whatever the build path:
+# slurmstepd's Unix socket under the spool must fit in 108 bytes, and a job it cannot start is
+# requeued again and again. The jobs' TMPDIR (Open MPI's session directories) there too.
+C=$(mktemp -d /tmp/asw.XXXX) || exit 1
+echo "$C" >"$W/cluster-dir"
 J=$W/jobs # the user's directory: the job scripts, the databases, the logs
 cleanup() {
     # jobs first (slurmstepd outlives slurmd), then the daemons
@@ -54,13 +51,14 @@ cleanup() {
         done
     fi
     cluster_stop "$C"
+    rm -rf "$C"
     kill "$watchdog" 2>/dev/null
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM HUP PIPE
 cluster_start "$C" || { fail "the cluster did not start"; tail -5 "$C"/log/*.log; exit 1; }
 say "cluster up in $(($(date +%s) - T0)) s (KillWait $(scontrol show config | awk '$1 == "KillWait" { print $3 }') s)"
-mkdir -p "$J/jobs" "$J/tmp" && cp "$SRCDIR"/jobs/*.sbatch "$SRCDIR"/tests/slurm/*.yaml "$J/" && cp "$SRCDIR"/jobs/*.sbatch "$J/jobs/"
+mkdir -p "$J/jobs" "$C/tmp" && chmod 1777 "$C/tmp" && cp "$SRCDIR"/jobs/*.sbatch "$SRCDIR"/tests/slurm/*.yaml "$J/" && cp "$SRCDIR"/jobs/*.sbatch "$J/jobs/"
 chown -R "$CLUSTER_USER" "$J"
 export AIMSWEEP OPENBLAS_NUM_THREADS=1
 q() { "$AIMSWEEP" query "$1" "$2" --csv --no-header; }
@@ -71,13 +69,39 @@ rows() {
             FROM summary ORDER BY task_id, solver"
 }
 # submit ARGS...: sbatch as the user from the job directory; prints the job id
-submit() { (cd "$J" && as_user env AIMSWEEP="$AIMSWEEP" TMPDIR="$J/tmp" sbatch --parsable "$@"); }
+submit() { (cd "$J" && as_user env AIMSWEEP="$AIMSWEEP" TMPDIR="$C/tmp" sbatch --parsable "$@"); }
 state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# cannot_start ID: a job that went back to the queue (Slurm could not launch it) or still pends
+# after 120 s fails the test at once, with the reason and slurmd's last lines
+cannot_start() {
+    fail "job $1 cannot start: $(scontrol show job "$1" 2>/dev/null | grep -o 'Reason=[^ ]*\|Restarts=[0-9]*' | tr '\n' ' ')"
+    tail -n 8 "$C/log/slurmd.log"
+    exit 1
+}
+restarted() { scontrol show job "$1" 2>/dev/null | grep -q 'Restarts=[1-9]'; }
+wait_start() {
+    t=0
+    while [ $t -lt 120 ]; do
+        restarted "$1" && cannot_start "$1"
+        case "$(state "$1")" in
+        PENDING | CONFIGURING) ;;
+        FAILED | NODE_FAIL) # at once, by Slurm (BadConstraints, ...): it never ran
+            scontrol show job "$1" | grep -q 'Reason=None' && return 0
+            cannot_start "$1"
+            ;;
+        *) return 0 ;;
+        esac
+        sleep 1
+        t=$((t + 1))
+    done
+    cannot_start "$1"
+}
 # wait_gone ID SECONDS: until the job has left the queue (or ended); 1 on time-out
 wait_gone() {
     t=0
     while [ $t -lt "$2" ]; do
         case "$(state "$1")" in "" | COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) return 0 ;; esac
+        restarted "$1" && cannot_start "$1"
         sleep 1
         t=$((t + 1))
     done
@@ -103,7 +127,8 @@ NTASK=24
 
 # 1. USR1 to the batch shell
 say "1. SIGUSR1 drain"
-id=$(submit --ntasks=2 --nodes=1 --time=10 --output=usr1.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch slurm.yaml usr1.db --grace 30)
+id=$(submit --nodes=1 --ntasks-per-node=2 --time=10 --output=usr1.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch slurm.yaml usr1.db --grace 30)
+wait_start "$id"
 wait_done "$J/usr1.db" 2 120 || fail "usr1: no progress"
 t1=$(date +%s.%N)
 scancel --signal=USR1 --batch "$id"
@@ -119,7 +144,8 @@ say "usr1: $(q "$J/usr1.db" "SELECT group_concat(status || ' ' || n, ', ') FROM 
 
 # 2. plain scancel (SIGTERM) of the long task, checkpointed every second; a second job continues it
 say "2. SIGTERM drain and a checkpointed task"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db --checkpoint-interval 1)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db --checkpoint-interval 1)
+wait_start "$id"
 t=0
 while [ ! -s "$J/term.db.ckpt/"*.ckpt ] 2>/dev/null && [ $t -lt 120 ]; do sleep 0.5; t=$((t + 1)); done
 [ $t -lt 120 ] || fail "term: no periodic checkpoint"
@@ -136,14 +162,16 @@ grep "received from" "$J/term.db.log"
 [ "$(q "$J/term.db" "SELECT status || ' ' || attempts FROM tasks")" = "interrupted 0" ] ||
     fail "term: $(q "$J/term.db" "SELECT status || ' ' || attempts FROM tasks")"
 ls "$J/term.db.ckpt/"*.ckpt >/dev/null 2>&1 || fail "term: no checkpoint left"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --output=term.out --export=ALL,AIMSWEEP_MAX_CHAIN=1 sweep.sbatch onelong.yaml term.db)
+wait_start "$id"
 wait_gone "$id" 180 || fail "term: the second job did not end"
 [ "$(exitcode "$id")" = 0 ] || fail "term: second job exit $(exitcode "$id")"
 grep -q "continued from its checkpoint" "$J/term.out" || fail "term: not continued from the checkpoint (a worker says so on stderr)"
 
 # 3. a limit too short for the study: the job resubmits itself until it is done
 say "3. time limit and resubmission"
-id=$(submit --ntasks=2 --nodes=1 --time=2 --signal=B:USR1@100 --output=chain.out sweep.sbatch slurm.yaml chain.db --grace 20)
+id=$(submit --nodes=1 --ntasks-per-node=2 --time=2 --signal=B:USR1@100 --output=chain.out sweep.sbatch slurm.yaml chain.db --grace 20)
+wait_start "$id"
 t=0
 while [ $t -lt 420 ]; do
     [ "$(q "$J/chain.db" "SELECT count(*) FROM tasks WHERE status IN ('done', 'diverged')" 2>/dev/null)" = $NTASK ] &&
@@ -158,7 +186,8 @@ grep -q "exit 0, every task finished" "$J/chain.out" || fail "chain: the last jo
 
 # 4. an array of two parts at once, merged
 say "4. job array"
-id=$(submit --ntasks=1 --nodes=1 --time=10 --array=1-2 --output=array-%a.out sweep-array.sbatch slurm.yaml study.db)
+id=$(submit --nodes=1 --ntasks-per-node=1 --time=10 --array=1-2 --output=array-%a.out sweep-array.sbatch slurm.yaml study.db)
+wait_start "$id"
 both=0
 t=0
 while [ $t -lt 300 ]; do
@@ -187,7 +216,7 @@ a=$(rows "$W/ref-long.db" | md5sum | cut -c1-12)
 b=$(rows "$J/term.db" | md5sum | cut -c1-12)
 say "checkpointed task: md5 of its rows $b resumed, $a uninterrupted"
 [ "$a" = "$b" ] || fail "term: the resumed trajectory differs from the uninterrupted one"
-left=$(cd "$J/tmp" && ls -d aimsweep-ompi.* 2>/dev/null | tr '\n' ' ')
+left=$(cd "$C/tmp" && ls -d aimsweep-ompi.* 2>/dev/null | tr '\n' ' ')
 [ -z "$left" ] || fail "Open MPI session bases left behind in the jobs' TMPDIR: $left"
 say "slurm test: $(($(date +%s) - T0)) s"
 [ $fails -eq 0 ] && rm -rf "$J"

@@ -79,6 +79,11 @@ struct sched_ops {
      * May be NULL (then the line goes to stderr). */
     void (*note)(void *ctx, const char *line);
     void *ctx;
+    /* Rank 0 only: the rank running task `index` was taken for stalled while the other ranks of
+     * its host still answer: the task is charged an attempt (its own rank failed while running
+     * it; docs/cluster.md). A host silent as a whole charges nothing. May be NULL. Nonzero
+     * return aborts. */
+    int (*charged)(void *ctx, size_t index);
 };
 
 struct sched_opts {
@@ -104,6 +109,8 @@ struct sched_stats {
     size_t late_ignored;   /* results that came from stalled workers, ignored */
     size_t stalled_silent; /* stalled workers that never answered again: the job must end
                               with MPI_Abort (they cannot finalise) */
+    size_t lost_ranks;     /* workers that could not be told to stop (a dead peer): their tasks
+                              were put back; the job must end with MPI_Abort */
     int signal;            /* the signal that stopped the sweep, or 0 */
     int aborted;           /* a callback asked to abort */
     double elapsed_s;

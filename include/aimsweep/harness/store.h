@@ -41,8 +41,8 @@
  * tasks.sweep_id names the run that computed the task (the one that registered it until then).
  * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
  * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
- * each means; its CHECK list is derived from it): pending, running (a task running each time a
- * job died becomes error, up to a limit), done, diverged, ode_diverged, error (message in
+ * each means; its CHECK list is derived from it): pending, running (a task whose rank crashed or
+ * stalled under it --max-attempts times becomes error), done, diverged, ode_diverged, error (message in
  * error), interrupted, timeout (version 4). summary.status is the same vocabulary per solver
  * (done, diverged, ode_diverged, error, interrupted, timeout: run_status_name). Writes are batched: a result replaces whatever rows its task had, in the same
  * transaction, so no row is ever duplicated and a killed job loses at most the open batch.
@@ -67,13 +67,23 @@ extern double store_lock_wait_s;
 
 struct store;
 
+/* The journal mode a database at path gets (store_journal.c): "wal" on a local file system,
+ * "delete" (the rollback journal) on a network one (NFS, Lustre, GPFS, ...: statfs's f_type),
+ * or what store_journal_override (when set) or else AIMSWEEP_JOURNAL says (wal, delete, auto).
+ * why gets a line for the log. NULL, with why saying so, for an override that is none of
+ * these. */
+extern const char *store_journal_override;
+const char *store_journal_mode(const char *path, char *why, size_t n);
+/* The name of a network file system by its statfs magic, or NULL. */
+const char *store_fs_network(unsigned long magic);
+
 struct store_provenance {
     const char *version, *git_commit, *host, *compiler, *blas, *mpi;
     int ranks;
 };
 
 /* Opens (creating if needed) a database for a run: checks it is an aimsweep database of a
- * known version, creates the schema on a new file, turns on WAL, and takes an exclusive lock
+ * known version, creates the schema on a new file, sets the journal mode (store_journal_mode), and takes an exclusive lock
  * so that two runs never share a file. Returns NULL with a one-line message in err. */
 struct store *store_open(const char *path, char *err, size_t errlen);
 
@@ -156,8 +166,8 @@ int store_mark_pending(struct store *s, uint64_t id);
  * the next run. */
 int store_mark_interrupted(struct store *s, uint64_t id);
 
-/* In the open batch: a task found running when a run starts was running when its job died
- * without a recorded stop (store_note_stop): one more attempt counted. */
+/* In the open batch: the task's own rank failed while running it (it crashed, its mark says so,
+ * or it stalled): one more attempt counted (docs/cluster.md, the attempt rule). */
 int store_note_death(struct store *s, uint64_t id);
 
 /* Commits at once: this run was stopped by signal sig from sender (recorded in its sweeps row),
@@ -211,6 +221,9 @@ struct store_column_doc {
     const char *table, *column, *unit, *meaning;
 };
 const struct store_column_doc *store_column_doc(const char *table, const char *column);
+
+/* The journal mode store_open chose and why, for the log ("" for a read-only store). */
+const char *store_journal(const struct store *s);
 
 /* The last SQLite message. */
 const char *store_errmsg(struct store *s);
