@@ -48,7 +48,7 @@ static struct params *expand(const char *text, size_t *n, char *err, size_t errl
 
 static void test_ids(void)
 {
-    const char *files[] = {"sweeps/quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
+    const char *files[] = {"tests/ids_quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
     char path[4096], err[2048], line[64];
     snprintf(path, sizeof path, "%s/tests/ids.txt", srcdir);
     FILE *f = fopen(path, "r");
@@ -228,6 +228,37 @@ static void test_override(void)
               "override point");
     free(p);
     spec_destroy(&s);
+}
+
+/* --set seeds=N means what `seeds: N` means in the file: the same points, the same task ids, in
+ * the same order, whatever seed the file gave. */
+static void test_override_seeds(void)
+{
+    char err[2048];
+    struct sweep_spec *a = parse("grid:\n  d: [20, 40]\nfixed:\n  seed: 7\n", err, sizeof err);
+    struct sweep_spec *b = parse("grid:\n  d: [20, 40]\nseeds: 3\n", err, sizeof err);
+    CHECK(a && b, "%s", err);
+    if (!a || !b) {
+        spec_destroy(&a);
+        spec_destroy(&b);
+        return;
+    }
+    CHECK(spec_override(a, "seeds=3", err, sizeof err) == 0, "%s", err);
+    CHECK(spec_override(a, "seeds=0", err, sizeof err) != 0 && strstr(err, "integer from 1"),
+          "%s", err);
+    CHECK(spec_override(a, "seeds=2x", err, sizeof err) != 0, "seeds=2x accepted");
+    struct params *p = NULL, *q = NULL;
+    size_t np = 0, nq = 0;
+    CHECK(grid_expand(a, &p, &np, err, sizeof err) == 0 && np == 6, "seeds=3: %zu points (%s)",
+          np, err);
+    CHECK(grid_expand(b, &q, &nq, err, sizeof err) == 0 && nq == 6, "seeds: 3: %zu points", nq);
+    for (size_t i = 0; p && q && i < np && i < nq; i++)
+        CHECK(params_task_id(&p[i]) == params_task_id(&q[i]) && p[i].seed == (uint64_t)(i % 3 + 1),
+              "point %zu: --set seeds=3 differs from seeds: 3", i);
+    free(p);
+    free(q);
+    spec_destroy(&a);
+    spec_destroy(&b);
 }
 
 /* A trajectory with |m| given at tau = 0, 0.1, ...; samples = 1000 tau. */
@@ -546,6 +577,7 @@ int main(int argc, char **argv)
     test_ranges();
     test_zip_expr();
     test_override();
+    test_override_seeds();
     test_recovery();
     test_view();
     test_migration();
