@@ -19,7 +19,7 @@ RUN=(
 TEST=(
   clang clang-tidy clang-format
   parallel
-  slurm-wlm munge bc
+  slurm-wlm munge bc man-db
 )
 case "${1:-test}" in
   run) PACKAGES=("${RUN[@]}") ;;

@@ -109,3 +109,8 @@ set_tests_properties(sweep_stall PROPERTIES LABELS "fault;mpi" PROCESSORS 3 TIME
 # migration against numpy on real and stored trajectories (python3 with numpy).
 add_test(NAME recovery_sign COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/recovery_sign.py ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/recovery_sign)
 set_tests_properties(recovery_sign PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+
+# A new user's path through the installed tree: man page, completion, help, plan --list, --set
+# seeds, figures and pandas from the prefix.
+add_test(NAME user_path COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/user_path.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/user_path)
+set_tests_properties(user_path PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")

@@ -37,4 +37,10 @@ int cli_print_query(sqlite3 *db, const char *sql, int csv, int header, FILE *f);
 /* `aimsweep recommend` (cli_recommend.c): the decomposition that recovers in the fewest samples. */
 int cli_recommend(int argc, char **argv);
 
+/* `aimsweep figures` and `aimsweep report` (cli_scripts.c): run analysis/figures.py and
+ * analysis/report.py with the system's Python; return only on failure (2: no script, 1: no
+ * interpreter). */
+int cli_figures(int argc, char **argv);
+int cli_report(int argc, char **argv);
+
 #endif
