@@ -56,10 +56,16 @@ done
 grep -q "0.1669041003476670" "$W/list.txt" || fail "plan --list: init_scale 0.5/log(20) not evaluated"
 
 # --set seeds=N on a run, with the installed binary; then figures and pandas on its database
-"$A" run "$SRCDIR/tests/tiny.yaml" --db "$W/tiny.db" --set seeds=2 --quiet >"$W/run.log" 2>&1 ||
+# (resumed: the progress counts the whole study, the end says how many recovered and what next)
+"$A" run "$SRCDIR/tests/tiny.yaml" --db "$W/tiny.db" --quiet >"$W/run1.log" 2>&1 || fail "run: exit $?"
+"$A" run "$SRCDIR/tests/tiny.yaml" --db "$W/tiny.db" --set seeds=2 >"$W/run.log" 2>&1 ||
     fail "run --set seeds=2: exit $? ($(tail -1 "$W/run.log"))"
 [ "$(q "$W/tiny.db" "SELECT count(*) || ' ' || count(DISTINCT seed) FROM tasks")" = "24 2" ] ||
     fail "--set seeds=2: not 24 tasks over 2 seeds"
+grep -q "\] 24/24 finished" "$W/run.log" || fail "resumed run: progress not counted over the study"
+rec=$(q "$W/tiny.db" "SELECT sum(recovered) || ' of ' || sum(seeds) FROM recovery WHERE solver = 'sgd'")
+grep -q "weak recovery .*sgd $rec" "$W/run.log" || fail "end of run: not 'sgd $rec' as the recovery view"
+grep -q "next: aimsweep status" "$W/run.log" || fail "end of run: no next commands"
 if /usr/bin/python3 -c "import matplotlib, numpy" 2>/dev/null; then
     (cd "$W" && "$A" figures tiny.db --out figs >"$W/figures.log" 2>&1) || fail "installed figures: exit $?"
     ls "$W/figs/"*.png >/dev/null 2>&1 || fail "installed figures wrote no PNG"

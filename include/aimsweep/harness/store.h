@@ -157,6 +157,12 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
 /* The count of each status over the tasks this run's sweep asked for. Returns 0 or -1. */
 int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT]);
 
+/* Weak recovery over this run's sweep, per solver (as the view recovery counts it): of the
+ * finished runs (done, diverged, ode_diverged), those that reached it (samples_wr not NULL).
+ * Fills up to max solvers in order (sgd, flow, ode) and returns how many, or -1. */
+int store_sweep_recovery(struct store *s, char solver[][8], size_t *recovered, size_t *runs,
+                         int max);
+
 /* Feeds the cost model with every finished solver run of the database (summary.wall_s).
  * Returns how many, or -1. */
 long store_learn_costs(struct store *s, struct cost_model *cm);
