@@ -261,6 +261,36 @@ static void test_override_seeds(void)
     spec_destroy(&b);
 }
 
+/* The list of points that cannot run: a message is blamed on a line only when that value alone
+ * fails with the same message (untied's order_m is not blamed on index uncentred, which fails
+ * alone only over the default tied), and a long list is cut between whole entries. */
+static void test_bad_points_message(void)
+{
+    char err[8192];
+    struct sweep_spec *s = parse("grid:\n  decomposition: [direct, tied, untied]\n"
+                                 "  index: [centred, uncentred]\n  order_m: [4, 8, 10]\n"
+                                 "  activation: [h1, h2, h3, h4, h5, h6]\n"
+                                 "  lr: [0.01, 0.02, 0.03, 0.04, 0.05]\nsolvers: [ode]\n",
+                                 err, sizeof err);
+    CHECK(s != NULL, "%s", err);
+    if (!s)
+        return;
+    struct params *p = NULL;
+    size_t n = 0;
+    for (size_t len = 300; len <= sizeof err; len = len * 3 / 2) {
+        memset(err, 'x', sizeof err);
+        CHECK(grid_expand(s, &p, &n, err, len) != 0, "the bad grid expanded");
+        size_t l = strlen(err);
+        CHECK(l < len, "message overflows its %zu bytes", len);
+        CHECK(l > 0 && (err[l - 1] == ')' || !strcmp(err + l - 8, "messages")),
+              "message cut mid-entry at %zu bytes: ...%s", len, err + (l > 40 ? l - 40 : 0));
+        CHECK(!strstr(err, "key 'index': order_m"), "order_m's message blamed on index: %s", err);
+    }
+    CHECK(strstr(err, "210 of 540 points cannot run") != NULL, "%s", err);
+    free(p);
+    spec_destroy(&s);
+}
+
 /* A trajectory with |m| given at tau = 0, 0.1, ...; samples = 1000 tau. */
 static void make_traj(struct traj *t, const double *m, int n)
 {
@@ -578,6 +608,7 @@ int main(int argc, char **argv)
     test_zip_expr();
     test_override();
     test_override_seeds();
+    test_bad_points_message();
     test_recovery();
     test_view();
     test_migration();

@@ -171,7 +171,7 @@ int cli_plan(int argc, char **argv)
         plan_usage(stderr);
         return 2;
     }
-    char err[1024];
+    char err[4096];
     struct sweep_spec *spec = NULL;
     struct params *pts = NULL;
     struct task *tasks = NULL;

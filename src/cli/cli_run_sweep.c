@@ -316,7 +316,7 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
                 size_t *npts, struct task **tasks, struct store **store, struct task **todo,
                 size_t *ntodo, size_t *old_errors)
 {
-    char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    char err[4096] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     enum task_status *status = NULL;
     int *attempts = NULL, rc = 2;
     *old_errors = 0;
