@@ -224,6 +224,10 @@ int cli_plan(int argc, char **argv)
         } else if (store_task_status(store, tasks, n, status, NULL)) {
             fprintf(stderr, "aimsweep: %s: %s\n", db, store_errmsg(store));
             goto out;
+        } else {
+            char others[512];
+            if (store_other_sweeps(store, spec->name, others, sizeof others) > 0)
+                printf("database    %s also holds other sweeps: %s\n", db, others);
         }
     }
     long learned = 0;

@@ -365,6 +365,11 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
         fprintf(stderr, "aimsweep: %s\n", err);
         goto out;
     }
+    char others[512];
+    if (!o->quiet && store_other_sweeps(*store, (*spec)->name, others, sizeof others) > 0)
+        run_log("note: %s also holds other sweeps: %s; this sweep's points go beside them (a "
+                "point they share is run once)",
+                o->db, others);
     /* the cost model corrected by what this database has measured so far */
     struct cost_model cm = {0};
     long learned = store_learn_costs(*store, &cm);
