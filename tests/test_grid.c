@@ -244,13 +244,13 @@ static void test_override_seeds(void)
         return;
     }
     CHECK(spec_override(a, "seeds=3", err, sizeof err) == 0, "%s", err);
-    CHECK(spec_override(a, "seeds=0", err, sizeof err) != 0 && strstr(err, "integer from 1"),
-          "%s", err);
+    CHECK(spec_override(a, "seeds=0", err, sizeof err) != 0 && strstr(err, "integer from 1"), "%s",
+          err);
     CHECK(spec_override(a, "seeds=2x", err, sizeof err) != 0, "seeds=2x accepted");
     struct params *p = NULL, *q = NULL;
     size_t np = 0, nq = 0;
-    CHECK(grid_expand(a, &p, &np, err, sizeof err) == 0 && np == 6, "seeds=3: %zu points (%s)",
-          np, err);
+    CHECK(grid_expand(a, &p, &np, err, sizeof err) == 0 && np == 6, "seeds=3: %zu points (%s)", np,
+          err);
     CHECK(grid_expand(b, &q, &nq, err, sizeof err) == 0 && nq == 6, "seeds: 3: %zu points", nq);
     for (size_t i = 0; p && q && i < np && i < nq; i++)
         CHECK(params_task_id(&p[i]) == params_task_id(&q[i]) && p[i].seed == (uint64_t)(i % 3 + 1),

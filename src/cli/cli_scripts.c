@@ -55,8 +55,7 @@ static const char *python(void)
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
-static int run_script(const char *cmd, const char *script, const char *what, int argc,
-                      char **argv)
+static int run_script(const char *cmd, const char *script, const char *what, int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc < 2 ? stderr : stdout;
@@ -90,8 +89,9 @@ static int run_script(const char *cmd, const char *script, const char *what, int
         args[i + 1] = strcmp(argv[i], "--help-script") ? argv[i] : "--help";
     fflush(NULL);
     execvp(py, args);
-    fprintf(stderr, "aimsweep %s: cannot run %s: %s (set AIMSWEEP_PYTHON to a Python 3 with "
-                    "numpy and matplotlib)\n",
+    fprintf(stderr,
+            "aimsweep %s: cannot run %s: %s (set AIMSWEEP_PYTHON to a Python 3 with "
+            "numpy and matplotlib)\n",
             cmd, py, strerror(errno));
     free(args);
     return 1;

@@ -56,8 +56,9 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n%s", environment);
-    fprintf(f, "\nexit status: 0 success, 1 a failure while running, 2 bad input or usage,\n"
-               "  3 (run) every task finished and some ended in error, 4 (run) work left: run again\n");
+    fprintf(
+        f, "\nexit status: 0 success, 1 a failure while running, 2 bad input or usage,\n"
+           "  3 (run) every task finished and some ended in error, 4 (run) work left: run again\n");
 }
 
 int main(int argc, char **argv)
@@ -73,8 +74,8 @@ int main(int argc, char **argv)
     }
     /* aimsweep help CMD is aimsweep CMD --help */
     char help_flag[] = "--help";
-    char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, help_flag, NULL};
-    if (!strcmp(argv[1], "help")) {
+    char *help_argv[] = {argv[0], argv[argc > 2 ? 2 : 1], help_flag, NULL};
+    if (argc > 2 && !strcmp(argv[1], "help")) {
         argc = 3;
         argv = help_argv;
     }

@@ -283,8 +283,8 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
                 off += (size_t)snprintf(err + off, errlen - off, "%s (%s)", q ? "," : "",
                                         fails[f].points[q]);
             }
-            off += (size_t)snprintf(err + off, errlen - off, "%s)",
-                                    fails[f].count > q ? ", ..." : "");
+            off +=
+                (size_t)snprintf(err + off, errlen - off, "%s)", fails[f].count > q ? ", ..." : "");
             shown += fails[f].count;
         }
         if (shown < nbad)

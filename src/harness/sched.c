@@ -117,10 +117,10 @@ struct root {
     int stopping, stop_sent, term_seen;
     size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
     double *live_t0;
-    size_t *again, nagain; /* tasks taken from stalled workers, served before order (a stack) */
-    int watch;             /* stall detection on */
-    int nidle;             /* workers waiting for work while others hold tasks */
-    int size;              /* ranks: rank 0 and size - 1 workers (1: serial) */
+    size_t *again, nagain;   /* tasks taken from stalled workers, served before order (a stack) */
+    int watch;               /* stall detection on */
+    int nidle;               /* workers waiting for work while others hold tasks */
+    int size;                /* ranks: rank 0 and size - 1 workers (1: serial) */
     const struct wstate *ws; /* the workers (run_root), or NULL */
 };
 
@@ -183,10 +183,10 @@ static void progress(struct root *R, int force)
     R->last_tick = t;
     if (!R->ops->tick)
         return;
-    struct sched_progress pr = {R->n,          R->st->done + R->st->lost,
-                                computing(R),  R->st->skipped_deadline,
-                                t - R->t0,     0,
-                                -1,            R->stopping};
+    struct sched_progress pr = {R->n,         R->st->done + R->st->lost,
+                                computing(R), R->st->skipped_deadline,
+                                t - R->t0,    0,
+                                -1,           R->stopping};
     if (pr.elapsed_s > 0)
         pr.rate = (double)pr.done / pr.elapsed_s;
     /* Tasks still running count for the share of their estimate they have had (at most

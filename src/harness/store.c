@@ -91,13 +91,24 @@ static void lock_holder(struct store *s, const char *path, char *buf, size_t n)
     FILE *f = stat(path, &st) == 0 ? fopen("/proc/locks", "r") : NULL;
     char line[256];
     while (f && fgets(line, sizeof line, f)) {
-        long pid;
-        unsigned maj, min;
-        unsigned long long ino;
-        char kind[16];
-        if (sscanf(line, "%*[^:]: %15s %*s %*s %ld %x:%x:%llu", kind, &pid, &maj, &min, &ino) != 5 ||
-            strcmp(kind, "FLOCK") != 0 || ino != (unsigned long long)st.st_ino ||
-            maj != major(st.st_dev) || min != minor(st.st_dev) || pid == (long)getpid())
+        /* "1: FLOCK  ADVISORY  WRITE 4711 08:01:123456 0 EOF" */
+        char *tok[6], *save = NULL;
+        int nt = 0;
+        for (char *t = strtok_r(line, " \t\n", &save); t && nt < 6;
+             t = strtok_r(NULL, " \t\n", &save))
+            tok[nt++] = t;
+        if (nt < 6 || strcmp(tok[1], "FLOCK") != 0)
+            continue;
+        char *end;
+        long pid = strtol(tok[4], &end, 10);
+        unsigned long maj = strtoul(tok[5], &end, 16), min = 0;
+        unsigned long long ino = 0;
+        if (*end == ':')
+            min = strtoul(end + 1, &end, 16);
+        if (*end == ':')
+            ino = strtoull(end + 1, &end, 10);
+        if (*end || ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
+            min != minor(st.st_dev) || pid == (long)getpid())
             continue;
         char cmd[160] = "", proc[64];
         snprintf(proc, sizeof proc, "/proc/%ld/cmdline", pid);
@@ -122,7 +133,8 @@ static void lock_holder(struct store *s, const char *path, char *buf, size_t n)
                            "LIMIT 1",
                            -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-        snprintf(buf + off, n - off, "%s the last run registered in it started on host %s at %s: %.120s",
+        snprintf(buf + off, n - off,
+                 "%s the last run registered in it started on host %s at %s: %.120s",
                  off ? ";" : ":", (const char *)sqlite3_column_text(q, 0),
                  sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "?",
                  sqlite3_column_text(q, 2) ? (const char *)sqlite3_column_text(q, 2) : "");

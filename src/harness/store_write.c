@@ -428,11 +428,12 @@ int store_other_sweeps(struct store *s, const char *name, char *buf, size_t n)
 {
     sqlite3_stmt *q = NULL;
     buf[0] = '\0';
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT w.name, count(DISTINCT st.task_id) FROM sweeps w JOIN sweep_tasks"
-                           " st ON st.sweep_id = w.sweep_id WHERE w.name != ?1 GROUP BY w.name"
-                           " ORDER BY min(w.sweep_id)",
-                           -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT w.name, count(DISTINCT st.task_id) FROM sweeps w JOIN sweep_tasks"
+            " st ON st.sweep_id = w.sweep_id WHERE w.name != ?1 GROUP BY w.name"
+            " ORDER BY min(w.sweep_id)",
+            -1, &q, NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
     int k = 0, r;
