@@ -38,6 +38,21 @@ LABELS = {
 }
 
 
+def require(module, debian_package):
+    """Imports a module the analysis needs, or exits (status 1) naming the package that gives it:
+    Debian's, for /usr/bin/python3, or pip's, for another Python (a venv)."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pip = {"matplotlib": "matplotlib", "numpy": "numpy", "pandas": "pandas",
+               "scipy": "scipy"}.get(module.split(".")[0], module)
+        print(f"error: this needs the Python module '{module}', which {sys.executable} does not have.\n"
+              f"  Debian: apt-get install {debian_package}, then run the script with /usr/bin/python3\n"
+              f"  another Python (a venv): {sys.executable} -m pip install {pip}", file=sys.stderr)
+        sys.exit(1)
+
+
 class NotAimsweep(Exception):
     """The file is missing, not SQLite, or not an aimsweep results database."""
 
@@ -321,3 +336,31 @@ def solver_label(solver, closure=None, order_m=None, decomposition=None, ode_noi
     if cl in (None, "auto"):
         cl = "spectral" if decomposition == "tied" and not ode_noise else "flat"
     return f"ODE {cl} M={order_m}" + (" +noise" if ode_noise else "")
+
+
+def to_dataframe(db, table_or_view="results"):
+    """A table or view of the database at path `db` as a pandas DataFrame.
+
+    The file is opened read-only (a run may be writing it at the same time); any table or view
+    it holds may be named: sweeps, tasks, sweep_tasks, trajectory, summary, and the views
+    results, recovery, recovery_segments, curves. Raises NotAimsweep for a file that is not an
+    aimsweep database and ValueError for a name it does not hold.
+
+        import aimdb
+        rec = aimdb.to_dataframe("quick.db", "recovery")
+    """
+    pandas = require("pandas", "python3-pandas")
+    con = open_db(db)
+    try:
+        names = {r[0] for r in con.execute(
+            "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')"
+            " UNION SELECT name FROM sqlite_temp_schema WHERE type IN ('table', 'view')")}
+        if table_or_view not in names:
+            raise ValueError(f"{db} has no table or view '{table_or_view}' "
+                             f"(it has: {', '.join(sorted(n for n in names if not n.startswith('sqlite_')))})")
+        quoted = '"' + table_or_view.replace('"', '""') + '"'
+        cur = con.execute(f"SELECT * FROM {quoted}")
+        cols = [c[0] for c in cur.description]
+        return pandas.DataFrame.from_records([tuple(r) for r in cur.fetchall()], columns=cols)
+    finally:
+        con.close()

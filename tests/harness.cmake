@@ -126,3 +126,8 @@ set_tests_properties(sweep_kill_root PROPERTIES LABELS "fault;mpi" PROCESSORS 2 
 add_test(NAME multinode COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/multinode/multinode_test.sh ${CMAKE_CURRENT_BINARY_DIR}/multinode)
 set_tests_properties(multinode PROPERTIES LABELS multinode PROCESSORS 2 RUN_SERIAL TRUE TIMEOUT 600 SKIP_RETURN_CODE 77
                      ENVIRONMENT "${HARNESS_ENV}")
+
+# A new user's path through the installed tree: man page, completion, help, plan --list, --set
+# seeds, figures and pandas from the prefix.
+add_test(NAME user_path COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/user_path.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/user_path)
+set_tests_properties(user_path PROPERTIES LABELS unit TIMEOUT 300 ENVIRONMENT "${HARNESS_ENV}")

@@ -31,6 +31,7 @@ expect readonly_dir 2 "cannot write in directory" $AS "$AIMSWEEP" run "$SWEEP" -
 printf 'my notes: do not lose these\n%.0s' 1 2 3 4 5 6 7 8 9 10 > "$W/notes.txt"
 cp "$W/notes.txt" "$W/notes.orig"
 expect not_a_database 2 "not an SQLite database" "$AIMSWEEP" run "$SWEEP" --db "$W/notes.txt" --quiet
+[ -e "$W/notes.txt.log" ] && { echo "FAIL not_a_database: a log left beside it"; fails=$((fails + 1)); }
 expect not_a_database_query 2 "not an SQLite database" "$AIMSWEEP" query "$W/notes.txt" "SELECT 1"
 expect not_a_database_status 2 "not an SQLite database" "$AIMSWEEP" status "$W/notes.txt"
 cmp -s "$W/notes.txt" "$W/notes.orig" || { echo "FAIL not_a_database: file changed"; fails=$((fails + 1)); }
@@ -63,6 +64,22 @@ n=$($AS "$AIMSWEEP" query "$W/ro/good.db" "SELECT count(*) FROM summary" --csv -
 [ "$n" = 36 ] || { echo "FAIL query on a read-only share: $n"; fails=$((fails + 1)); }
 expect readonly_share 2 "cannot write in directory" $AS "$AIMSWEEP" run "$SWEEP" --db "$W/ro/good.db" --quiet
 cmp -s "$W/good.db" "$W/ro/good.db" || { echo "FAIL readonly_share: file changed"; fails=$((fails + 1)); }
+
+# a database in use: the refusal names the holder (pid and command on this host, and the run
+# registered last); another study's database is named, not taken silently
+"$AIMSWEEP" run "$SRCDIR/tests/ids_quick.yaml" --db "$W/busy.db" --quiet 2>/dev/null &
+holder=$!
+i=0
+while [ $i -lt 100 ] && ! "$AIMSWEEP" query "$W/busy.db" "SELECT 1 FROM sweeps" >/dev/null 2>&1; do
+    sleep 0.1
+    i=$((i + 1))
+done
+expect lock_holder 2 "held by pid $holder on this host" "$AIMSWEEP" run "$SWEEP" --db "$W/busy.db" --quiet --lock-wait 0.2
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+out=$("$AIMSWEEP" plan "$SWEEP" --db "$W/busy.db" 2>&1)
+case "$out" in *"also holds other sweeps: quick ("*) echo "ok   other_study: named" ;;
+*) echo "FAIL other_study: plan did not name the other sweep: $out"; fails=$((fails + 1)) ;; esac
 
 chmod 755 "$W/ro"
 echo "$fails failed"

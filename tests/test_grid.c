@@ -48,7 +48,7 @@ static struct params *expand(const char *text, size_t *n, char *err, size_t errl
 
 static void test_ids(void)
 {
-    const char *files[] = {"sweeps/quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
+    const char *files[] = {"tests/ids_quick.yaml", "tests/ids_phase.yaml", "tests/ids.yaml"};
     char path[4096], err[2048], line[64];
     snprintf(path, sizeof path, "%s/tests/ids.txt", srcdir);
     FILE *f = fopen(path, "r");
@@ -226,6 +226,67 @@ static void test_override(void)
     for (size_t i = 0; p && i < n; i++)
         CHECK(p[i].tau_end == 2 && p[i].lr == 0.05 && p[i].init_scale == 0.5 / log((double)p[i].d),
               "override point");
+    free(p);
+    spec_destroy(&s);
+}
+
+/* --set seeds=N means what `seeds: N` means in the file: the same points, the same task ids, in
+ * the same order, whatever seed the file gave. */
+static void test_override_seeds(void)
+{
+    char err[2048];
+    struct sweep_spec *a = parse("grid:\n  d: [20, 40]\nfixed:\n  seed: 7\n", err, sizeof err);
+    struct sweep_spec *b = parse("grid:\n  d: [20, 40]\nseeds: 3\n", err, sizeof err);
+    CHECK(a && b, "%s", err);
+    if (!a || !b) {
+        spec_destroy(&a);
+        spec_destroy(&b);
+        return;
+    }
+    CHECK(spec_override(a, "seeds=3", err, sizeof err) == 0, "%s", err);
+    CHECK(spec_override(a, "seeds=0", err, sizeof err) != 0 && strstr(err, "integer from 1"), "%s",
+          err);
+    CHECK(spec_override(a, "seeds=2x", err, sizeof err) != 0, "seeds=2x accepted");
+    struct params *p = NULL, *q = NULL;
+    size_t np = 0, nq = 0;
+    CHECK(grid_expand(a, &p, &np, err, sizeof err) == 0 && np == 6, "seeds=3: %zu points (%s)", np,
+          err);
+    CHECK(grid_expand(b, &q, &nq, err, sizeof err) == 0 && nq == 6, "seeds: 3: %zu points", nq);
+    for (size_t i = 0; p && q && i < np && i < nq; i++)
+        CHECK(params_task_id(&p[i]) == params_task_id(&q[i]) && p[i].seed == (uint64_t)(i % 3 + 1),
+              "point %zu: --set seeds=3 differs from seeds: 3", i);
+    free(p);
+    free(q);
+    spec_destroy(&a);
+    spec_destroy(&b);
+}
+
+/* The list of points that cannot run: a message is blamed on a line only when that value alone
+ * fails with the same message (untied's order_m is not blamed on index uncentred, which fails
+ * alone only over the default tied), and a long list is cut between whole entries. */
+static void test_bad_points_message(void)
+{
+    char err[8192];
+    struct sweep_spec *s = parse("grid:\n  decomposition: [direct, tied, untied]\n"
+                                 "  index: [centred, uncentred]\n  order_m: [4, 8, 10]\n"
+                                 "  activation: [h1, h2, h3, h4, h5, h6]\n"
+                                 "  lr: [0.01, 0.02, 0.03, 0.04, 0.05]\nsolvers: [ode]\n",
+                                 err, sizeof err);
+    CHECK(s != NULL, "%s", err);
+    if (!s)
+        return;
+    struct params *p = NULL;
+    size_t n = 0;
+    for (size_t len = 300; len <= sizeof err; len = len * 3 / 2) {
+        memset(err, 'x', sizeof err);
+        CHECK(grid_expand(s, &p, &n, err, len) != 0, "the bad grid expanded");
+        size_t l = strlen(err);
+        CHECK(l < len, "message overflows its %zu bytes", len);
+        CHECK(l > 0 && (err[l - 1] == ')' || !strcmp(err + l - 8, "messages")),
+              "message cut mid-entry at %zu bytes: ...%s", len, err + (l > 40 ? l - 40 : 0));
+        CHECK(!strstr(err, "key 'index': order_m"), "order_m's message blamed on index: %s", err);
+    }
+    CHECK(strstr(err, "210 of 540 points cannot run") != NULL, "%s", err);
     free(p);
     spec_destroy(&s);
 }
@@ -546,6 +607,8 @@ int main(int argc, char **argv)
     test_ranges();
     test_zip_expr();
     test_override();
+    test_override_seeds();
+    test_bad_points_message();
     test_recovery();
     test_view();
     test_migration();

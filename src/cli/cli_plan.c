@@ -22,17 +22,85 @@ static void plan_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...]\n"
+        "usage: aimsweep plan SWEEP.yaml [--db FILE] [--ranks N] [--set KEY=VALUE ...] [--list]\n"
         "  grid size, estimated cost, and (with --db) what the database already holds. Every grid\n"
         "  point is checked as a run would check it: a sweep that plan accepts runs.\n"
-        "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n");
+        "  --set KEY=VALUE overrides a parameter of the sweep file, as for aimsweep run.\n"
+        "  --list prints every expanded point: its task id, the values of the keys that vary\n"
+        "  (grid axes, and expressions such as lr: \"0.5 / log(d)\" evaluated), its estimated\n"
+        "  cost in seconds and, with --db, its status.\n");
+}
+
+/* The value of KEY in a point's canonical text "k1=v1;k2=v2;...", into buf ("" when absent). */
+static void canonical_value(const char *text, const char *key, char *buf, size_t n)
+{
+    size_t kl = strlen(key);
+    buf[0] = '\0';
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(buf, n, "%.*s", (int)(len - kl - 1), p + kl + 1);
+            return;
+        }
+        p += len + (end != NULL);
+    }
+}
+
+/* Whether the axis's value differs between points: a grid axis, or a fixed expression. */
+static int varies(const struct spec_axis *a, int fixed)
+{
+    return !fixed || (a->n && a->is_expr && a->is_expr[0]);
+}
+
+/* plan --list: one line per point, the columns aligned over every point (two passes). */
+static void plan_list(const struct sweep_spec *spec, const struct params *pts,
+                      const struct task *tasks, const enum task_status *status, size_t n,
+                      int with_status)
+{
+    const char *cols[128];
+    size_t nc = 0, width[128];
+    for (int fixed = 0; fixed < 2; fixed++) {
+        const struct spec_axis *ax = fixed ? spec->fixed : spec->grid;
+        size_t na = fixed ? spec->nfixed : spec->ngrid;
+        for (size_t i = 0; i < na && nc < 128; i++)
+            if (varies(&ax[i], fixed))
+                cols[nc++] = ax[i].key;
+    }
+    char text[8192], val[512], hex[17];
+    for (size_t c = 0; c < nc; c++)
+        width[c] = strlen(cols[c]);
+    for (size_t i = 0; i < n; i++) {
+        params_canonical(&pts[i], text, sizeof text);
+        for (size_t c = 0; c < nc; c++) {
+            canonical_value(text, cols[c], val, sizeof val);
+            width[c] = strlen(val) > width[c] ? strlen(val) : width[c];
+        }
+    }
+    printf("%-16s", "task_id");
+    for (size_t c = 0; c < nc; c++)
+        printf("  %-*s", (int)width[c], cols[c]);
+    printf("  %10s%s\n", "cost_s", with_status ? "  status" : "");
+    for (size_t i = 0; i < n; i++) {
+        params_canonical(&pts[i], text, sizeof text);
+        task_id_hex(tasks[i].id, hex);
+        printf("%-16s", hex);
+        for (size_t c = 0; c < nc; c++) {
+            canonical_value(text, cols[c], val, sizeof val);
+            printf("  %-*s", (int)width[c], val);
+        }
+        printf("  %10.3g", tasks[i].cost);
+        if (with_status)
+            printf("  %s", status[i] == TASK_NEW ? "new" : task_status_name(status[i]));
+        printf("\n");
+    }
 }
 
 int cli_plan(int argc, char **argv)
 {
-    static const char *const flags[] = {"db", "ranks", "set", "help", NULL};
+    static const char *const flags[] = {"db", "ranks", "set", "list", "help", NULL};
     const char *sweep = NULL, *db = NULL, *sets[RUN_MAX_SETS];
-    int ranks = 0, nsets = 0;
+    int ranks = 0, nsets = 0, list = 0;
     struct cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -42,6 +110,12 @@ int cli_plan(int argc, char **argv)
         }
         if (cli_nonempty("plan", "argument", a))
             return 2;
+        if (!strcmp(a, "--list")) {
+            if (cli_once(&seen, "plan", a + 2))
+                return 2;
+            list = 1;
+            continue;
+        }
         if (a[0] != '-') {
             if (sweep) {
                 fprintf(
@@ -86,7 +160,7 @@ int cli_plan(int argc, char **argv)
         plan_usage(stderr);
         return 2;
     }
-    char err[1024];
+    char err[4096];
     struct sweep_spec *spec = NULL;
     struct params *pts = NULL;
     struct task *tasks = NULL;
@@ -139,6 +213,10 @@ int cli_plan(int argc, char **argv)
         } else if (store_task_status(store, tasks, n, status, NULL)) {
             fprintf(stderr, "aimsweep: %s: %s\n", db, store_errmsg(store));
             goto out;
+        } else {
+            char others[512];
+            if (store_other_sweeps(store, spec->name, others, sizeof others) > 0)
+                printf("database    %s also holds other sweeps: %s\n", db, others);
         }
     }
     long learned = 0;
@@ -190,6 +268,10 @@ int cli_plan(int argc, char **argv)
         printf(", about %s on %d ranks (%d workers)", wall, ranks, ranks - 1);
     }
     printf("\n");
+    if (list) {
+        printf("\n");
+        plan_list(spec, pts, tasks, status, n, store != NULL);
+    }
     code = 0;
 out:
     store_close(&store);

@@ -371,11 +371,18 @@ int cli_run(int argc, char **argv)
     if (rank == 0) {
         char logpath[4200];
         snprintf(logpath, sizeof logpath, "%s.log", o.db);
+        int new_log = access(logpath, F_OK) != 0;
         run_log_open(logpath); /* best effort: a directory we cannot write fails later, clearly */
         if (!o.quiet)
             log_options(&o, size);
         code =
             run_prepare(&o, size, &spec, &pts, &npts, &tasks, &store, &todo, &ntodo, &old_errors);
+        if (code == RUN_EXIT_BAD_INPUT && new_log) {
+            /* refused before anything ran (a file that is not a database, a bad sweep): leave
+             * no log beside a database this run never used */
+            run_log_close();
+            unlink(logpath);
+        }
     }
     if (share_code(&code, &abort_job))
         goto out;

@@ -87,6 +87,10 @@ struct run_ctx {
     int rank;             /* every rank: its rank (the name of its mark) */
     double ckpt_every;
     size_t old_errors; /* tasks of the sweep in error from earlier runs, not rerun */
+    /* the tasks of the sweep finished before this run, by status, and their number: progress
+     * counts against the whole study */
+    size_t before[TASK_STATUS_COUNT], nbefore;
+    const char *db;
     char err[512];
 };
 

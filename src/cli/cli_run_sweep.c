@@ -270,21 +270,24 @@ static void on_tick(void *ctx, const struct sched_progress *pr)
     c->final_shown = last;
     char eta[32], counts[256];
     fmt_dur(last ? 0 : pr->eta_s, eta, sizeof eta);
-    /* finished tasks by status ("9 done, 2 diverged, 1 error"): an error never counts as done */
+    /* finished tasks of the whole study by status ("9 done, 2 diverged, 1 error"), those of
+     * earlier runs included: an error never counts as done */
     size_t off = 0;
     counts[0] = 0;
-    for (int k = 0; k < TASK_STATUS_COUNT && off < sizeof counts; k++)
-        if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (c->nstatus[k] || k == TASK_DONE))
+    for (int k = 0; k < TASK_STATUS_COUNT && off < sizeof counts; k++) {
+        size_t nk = c->nstatus[k] + c->before[k];
+        if ((TASK_STATUS_SOLVER & TASK_STATUS_BIT(k)) && (nk || k == TASK_DONE))
             off += (size_t)snprintf(counts + off, sizeof counts - off, "%s%zu %s", off ? ", " : "",
-                                    c->nstatus[k], task_status_name((enum task_status)k));
+                                    nk, task_status_name((enum task_status)k));
+    }
+    size_t done = pr->done + c->nbefore, total = pr->total + c->nbefore;
     if (c->tty)
         fprintf(stderr, "\r[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s   ",
-                c->name, pr->done, pr->total, counts, pr->running, pr->rate, eta,
+                c->name, done, total, counts, pr->running, pr->rate, eta,
                 pr->stopping ? ", stopping" : "");
     else
-        run_log("[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s", c->name,
-                pr->done, pr->total, counts, pr->running, pr->rate, eta,
-                pr->stopping ? ", stopping" : "");
+        run_log("[%s] %zu/%zu finished (%s), %zu running, %.2f tasks/s, ETA %s%s", c->name, done,
+                total, counts, pr->running, pr->rate, eta, pr->stopping ? ", stopping" : "");
     fflush(stderr);
 }
 
@@ -330,7 +333,7 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
                 size_t *npts, struct task **tasks, struct store **store, struct task **todo,
                 size_t *ntodo, size_t *old_errors)
 {
-    char err[1024] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+    char err[4096] = "", host[256], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     enum task_status *status = NULL;
     int *attempts = NULL, rc = 2;
     *old_errors = 0;
@@ -381,6 +384,11 @@ int run_prepare(const struct run_opts *o, int nranks, struct sweep_spec **spec, 
     }
     if (!o->quiet)
         run_log("database %s: journal %s", o->db, store_journal(*store));
+    char others[512];
+    if (!o->quiet && store_other_sweeps(*store, (*spec)->name, others, sizeof others) > 0)
+        run_log("note: %s also holds other sweeps: %s; this sweep's points go beside them (a "
+                "point they share is run once)",
+                o->db, others);
     /* the cost model corrected by what this database has measured so far */
     struct cost_model cm = {0};
     long learned = store_learn_costs(*store, &cm);
@@ -505,6 +513,14 @@ void run_ctx_init(struct run_ctx *c, const struct run_opts *o, struct store *sto
     c->last_commit = c->last_line = clock_now_s();
     c->ckpt_dir = o->ckpt_dir;
     c->ckpt_every = o->ckpt_every;
+    c->db = o->db;
+    size_t n[TASK_STATUS_COUNT];
+    if (store && store_sweep_counts(store, n) == 0)
+        for (int k = 0; k < TASK_STATUS_COUNT; k++)
+            if (!task_status_todo((enum task_status)k, o->retry_errors)) {
+                c->before[k] = n[k];
+                c->nbefore += n[k];
+            }
     *ops = (struct sched_ops){run_task, on_started, on_finished, on_returned,
                               on_tick,  on_note,    c,           on_charged};
 }
@@ -562,4 +578,20 @@ void run_summary(const struct run_ctx *c, const struct sched_stats *stats, int c
             "every task is finished, some with error or timeout (see status; --retry-errors)",
         [RUN_EXIT_STOPPED] = "stopped with work left: run the same command again"};
     run_log("exit code %d: %s", code, meaning[code]);
+    /* weak recovery as the view recovery counts it, and what to do next */
+    char solver[3][8];
+    size_t rec[3], runs[3];
+    int ns = store_sweep_recovery(c->store, solver, rec, runs, 3);
+    o = 0;
+    line[0] = '\0';
+    for (int k = 0; k < ns; k++)
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s%s %zu of %zu", k ? ", " : "",
+                              solver[k], rec[k], runs[k]);
+    if (ns > 0)
+        run_log("weak recovery (finished runs that reached it, as the view recovery counts): %s",
+                line);
+    if (code == RUN_EXIT_FINISHED || code == RUN_EXIT_ERRORS)
+        run_log("next: aimsweep status %s; aimsweep query %s \"SELECT * FROM recovery\"; "
+                "aimsweep figures %s --out figs; aimsweep report %s --out report",
+                c->db, c->db, c->db, c->db);
 }

@@ -31,7 +31,25 @@ static const struct command commands[] = {
     {"recommend", cli_recommend,
      "per (k, d, lr): the decomposition that recovers in the fewest samples"},
     {"probe", cli_probe, "order parameters and Theorem 1's check of trained attention heads"},
+    {"figures", cli_figures, "draw every figure a results database supports (analysis/figures.py)"},
+    {"report", cli_report, "write one HTML page of a study (analysis/report.py)"},
 };
+
+/* The environment variables aimsweep and its job scripts read (also in the man page, which is
+ * made from this output). */
+static const char environment[] =
+    "environment:\n"
+    "  AIMSWEEP_KERNELS=portable|avx2|avx512  force the SGD kernels' instruction set\n"
+    "  AIMSWEEP_SYNC=normal     a scratch database: commits not written through to the disk\n"
+    "  AIMSWEEP_JOURNAL=wal|delete|...  the database's journal (default: from the file system)\n"
+    "  AIMSWEEP_CHECKPOINT_S=S  copy the write-ahead log into the database every S s (10)\n"
+    "  AIMSWEEP_QUICK_CHECK_S=S time given to the damage check on open (10; 0: whole file)\n"
+    "  AIMSWEEP_PYTHON=PATH     the Python that `figures` and `report` run (/usr/bin/python3)\n"
+    "  AIMSWEEP=PATH            the aimsweep binary the job scripts in jobs/ run\n"
+    "  AIMSWEEP_JOBS=DIR        where jobs/sweep-array.sbatch finds sweep.sbatch\n"
+    "  AIMSWEEP_MAX_CHAIN=N     jobs/sweep.sbatch resubmits at most N jobs in a chain (50)\n"
+    "  AIMSWEEP_SBATCH_OPTS=... added to the sbatch line of a resubmission\n"
+    "  OPENBLAS_NUM_THREADS=N   BLAS threads per process (default 1: one rank per core)\n";
 
 static void usage(FILE *f)
 {
@@ -41,6 +59,10 @@ static void usage(FILE *f)
     fprintf(f, "       aimsweep --version\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n%s", environment);
+    fprintf(
+        f, "\nexit status: 0 success, 1 a failure while running, 2 bad input or usage,\n"
+           "  3 (run) every task finished and some ended in error, 4 (run) work left: run again\n");
 }
 
 int main(int argc, char **argv)
@@ -49,9 +71,17 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        (!strcmp(argv[1], "help") && argc < 3)) {
         usage(stdout);
         return 0;
+    }
+    /* aimsweep help CMD is aimsweep CMD --help */
+    char help_flag[] = "--help";
+    char *help_argv[] = {argv[0], argv[argc > 2 ? 2 : 1], help_flag, NULL};
+    if (argc > 2 && !strcmp(argv[1], "help")) {
+        argc = 3;
+        argv = help_argv;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("aimsweep %s %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT);

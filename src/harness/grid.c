@@ -110,15 +110,17 @@ static void describe(const struct sweep_spec *s, const size_t *digit, const size
         snprintf(buf, n, "fixed values only");
 }
 
-/* 1 when key = value alone (over the defaults) fails the rules: then the value itself is out
- * of range, and the error belongs to its line rather than to the combination. */
-static int alone_invalid(const char *key, const char *value)
+/* 1 when key = value alone (over the defaults) fails the rules with the point's own message
+ * why: then the value itself is at fault, and the error belongs to its line rather than to the
+ * combination. (A value that fails alone for another reason, index uncentred over the default
+ * tied, is not blamed for a point that fails on something else, untied's order_m.) */
+static int alone_invalid(const char *key, const char *value, const char *why)
 {
     struct params p;
     char msg[512];
     params_default(&p);
     return params_set(&p, key, value, msg, sizeof msg) == 0 &&
-           worker_check(&p, msg, sizeof msg) != 0;
+           worker_check(&p, msg, sizeof msg) != 0 && !strcmp(msg, why);
 }
 
 static int lookup(void *ctx, const char *name, double *v) { return params_number(ctx, name, v); }
@@ -218,11 +220,12 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
             /* one value alone at fault: blame its line */
             for (size_t i = 0; i < s->nfixed && !loc[0]; i++)
                 if (!(s->fixed[i].is_expr && s->fixed[i].is_expr[0]) &&
-                    alone_invalid(s->fixed[i].key, s->fixed[i].values[0]))
+                    alone_invalid(s->fixed[i].key, s->fixed[i].values[0], msg))
                     where(s, s->fixed[i].lines[0], s->fixed[i].key, loc, sizeof loc);
             for (size_t i = 0; i < s->ngrid && !loc[0]; i++) {
                 size_t j = digit[dim[i]];
-                if (!s->grid[i].is_expr[j] && alone_invalid(s->grid[i].key, s->grid[i].values[j]))
+                if (!s->grid[i].is_expr[j] &&
+                    alone_invalid(s->grid[i].key, s->grid[i].values[j], msg))
                     where(s, s->grid[i].lines[j], s->grid[i].key, loc, sizeof loc);
             }
         }
@@ -261,22 +264,30 @@ int grid_expand(const struct sweep_spec *s, struct params **out, size_t *n, char
         off += (size_t)snprintf(err + off, errlen - off,
                                 "%s:%d: key 'grid': %zu of %zu points cannot run:", s->path,
                                 s->grid_line, nbad, total);
-        for (size_t f = 0; f < nfail && off < errlen; f++) {
-            off += (size_t)snprintf(err + off, errlen - off,
-                                    "\n  %s%s%s (%zu point%s:", fails[f].where,
-                                    fails[f].where[0] ? ": " : "", fails[f].msg, fails[f].count,
-                                    fails[f].count == 1 ? "" : "s");
-            for (size_t q = 0; q < fails[f].count && q < GRID_SHOW_POINTS && off < errlen; q++)
+        /* whole entries only, and as many points of an entry as fit: never cut mid-word, and
+         * room kept for the closing count */
+        size_t shown = 0, room = errlen > 64 ? errlen - 64 : 0;
+        for (size_t f = 0; f < nfail && off < room; f++) {
+            char head[900];
+            int hl = snprintf(head, sizeof head, "\n  %s%s%s (%zu point%s:", fails[f].where,
+                              fails[f].where[0] ? ": " : "", fails[f].msg, fails[f].count,
+                              fails[f].count == 1 ? "" : "s");
+            if (hl < 0 || off + (size_t)hl + 300 > room)
+                break;
+            off += (size_t)snprintf(err + off, errlen - off, "%s", head);
+            size_t q = 0;
+            for (; q < fails[f].count && q < GRID_SHOW_POINTS; q++) {
+                size_t pl = strlen(fails[f].points[q]) + 4;
+                if (q > 0 && off + pl + 8 > room)
+                    break;
                 off += (size_t)snprintf(err + off, errlen - off, "%s (%s)", q ? "," : "",
                                         fails[f].points[q]);
-            if (off < errlen)
-                off += (size_t)snprintf(err + off, errlen - off, "%s)",
-                                        fails[f].count > GRID_SHOW_POINTS ? ", ..." : "");
-        }
-        size_t shown = 0;
-        for (size_t f = 0; f < nfail; f++)
+            }
+            off +=
+                (size_t)snprintf(err + off, errlen - off, "%s)", fails[f].count > q ? ", ..." : "");
             shown += fails[f].count;
-        if (shown < nbad && off < errlen)
+        }
+        if (shown < nbad)
             snprintf(err + off, errlen - off, "\n  and %zu more points with other messages",
                      nbad - shown);
         goto fail;

@@ -39,6 +39,7 @@
 #include "sched_impl.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,10 +126,14 @@ struct root {
     int told; /* the signal the last forced tick reported (the stop is recorded before MPI) */
     size_t *live, nlive, cap_live; /* the tasks handed out and not back, with when they went */
     double *live_t0;
-    size_t *again, nagain; /* tasks taken from stalled workers, served before order (a stack) */
-    int watch;             /* stall detection on */
-    int nidle;             /* workers waiting for work while others hold tasks */
+    size_t *again, nagain;   /* tasks taken from stalled workers, served before order (a stack) */
+    int watch;               /* stall detection on */
+    int nidle;               /* workers waiting for work while others hold tasks */
+    int size;                /* ranks: rank 0 and size - 1 workers (1: serial) */
+    const struct wstate *ws; /* the workers (run_root), or NULL */
 };
+
+static size_t computing(const struct root *R);
 
 /* A line for the log (ops.note, else stderr). */
 static void note(struct root *R, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -187,10 +192,10 @@ static void progress(struct root *R, int force)
     R->last_tick = t;
     if (!R->ops->tick)
         return;
-    struct sched_progress pr = {R->n,       R->st->done + R->st->lost,
-                                R->running, R->st->skipped_deadline,
-                                t - R->t0,  0,
-                                -1,         R->stopping};
+    struct sched_progress pr = {R->n,         R->st->done + R->st->lost,
+                                computing(R), R->st->skipped_deadline,
+                                t - R->t0,    0,
+                                -1,           R->stopping};
     if (pr.elapsed_s > 0)
         pr.rate = (double)pr.done / pr.elapsed_s;
     /* Tasks still running count for the share of their estimate they have had (at most
@@ -200,7 +205,13 @@ static void progress(struct root *R, int force)
         double c = R->tasks[R->live[k]].cost, f = c > 0 ? (t - R->live_t0[k]) / (c * sc) : 0;
         partial += c * (f < SCHED_ETA_PARTIAL ? f : SCHED_ETA_PARTIAL);
     }
-    if (R->done_cost + partial > 0 && pr.elapsed_s > 0)
+    /* Until every worker has finished a task, the rate so far says little (the first ETA of a
+     * one-minute sweep read 14 h): the estimate of what is left, over the workers, as plan
+     * gives it. */
+    int workers = R->size > 1 ? R->size - 1 : 1;
+    if (R->st->done < (size_t)workers || R->done_cost <= 0)
+        pr.eta_s = fmax(R->remaining_cost - partial, 0) * scale(R) / workers;
+    else if (pr.elapsed_s > 0)
         pr.eta_s = (R->remaining_cost - partial) * pr.elapsed_s / (R->done_cost + partial);
     R->ops->tick(R->ops->ctx, &pr);
 }
@@ -330,6 +341,18 @@ struct wstate {
     double heard; /* when rank 0 last heard from it (moved on over rank 0's own gaps) */
     char host[256];
 };
+
+/* The tasks being computed: one per worker that holds any (a worker's second task waits in its
+ * queue), not counting workers taken for stalled or lost; serially, the one running. */
+static size_t computing(const struct root *R)
+{
+    if (!R->ws)
+        return R->running;
+    size_t n = 0;
+    for (int r = 1; r < R->size; r++)
+        n += R->ws[r].n > 0 && !R->ws[r].stalled && !R->ws[r].lost;
+    return n;
+}
 
 static void held_remove(struct wstate *w, size_t idx)
 {
@@ -605,6 +628,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
     double idle_since = clock_now_s(), loop_t = idle_since, scan_t = idle_since;
     if (!ws)
         return -1;
+    R->ws = ws;
     for (int r = 1; r < size; r++) {
         ws[r].heard = idle_since;
         ws[r].tell[0] = ws[r].tell[1] = MPI_REQUEST_NULL;
@@ -752,6 +776,7 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             fprintf(stderr, "aimsweep: %d worker(s) did not stop in time; aborting them\n", active);
         rc = rc ? rc : -2;
     }
+    R->ws = NULL; /* progress() after the run reads it no more */
     free(ws);
     free(buf);
     return rc;
@@ -783,6 +808,7 @@ int sched_run(MPI_Comm comm, const struct sched_task *tasks, size_t n, const str
     R.live_t0 = malloc(R.cap_live * sizeof *R.live_t0);
     R.again = malloc(R.cap_live * sizeof *R.again);
     R.watch = size > 1 && opts && opts->stall_timeout_s > 0;
+    R.size = size;
     if (!R.order || !R.live || !R.live_t0 || !R.again) {
         free(R.order);
         free(R.live);

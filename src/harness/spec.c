@@ -18,8 +18,6 @@
 #include "aimsweep/base/text.h"
 #include "spec_impl.h"
 
-/* Largest seed count `seeds: N` accepts. */
-#define SPEC_MAX_SEEDS 1000000
 /* Deepest nesting of lists and mappings a sweep file may have (it needs 3 or 4: the file's
  * mapping, grid's mapping, a zip block, a list). Checked on the event stream before the tree is
  * built, so that a file nested 10^5 deep is refused at once instead of loaded. */

@@ -6,6 +6,7 @@
  * overrides from the command line, and freeing a spec. spec.c walks the YAML document and calls
  * these; spec_impl.h declares what the two share. See spec.h for the format.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -383,6 +384,69 @@ int spec_check_expr_refs(const struct sweep_spec *s, char *err, size_t errlen)
     return 0;
 }
 
+/* Removes the axis KEY from one list of axes, if it is there. */
+static void drop_axis(struct spec_axis *arr, size_t *n, const char *key)
+{
+    struct spec_axis *a = spec_find_axis(arr, *n, key);
+    if (!a)
+        return;
+    size_t k = (size_t)(a - arr);
+    axis_free(a);
+    memmove(a, a + 1, (*n - k - 1) * sizeof *a);
+    (*n)--;
+}
+
+/* --set seeds=N: seeds 1..N, as `seeds: N` at the top of a sweep file (the seed axis last, so
+ * that the seeds of one point run next to each other), in place of any seed the file gives. */
+static int override_seeds(struct sweep_spec *s, const char *assignment, const char *value,
+                          char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = strtol(value, &end, 10);
+    if (!*value || *end || errno || n < 1 || n > SPEC_MAX_SEEDS) {
+        snprintf(err, errlen,
+                 "--set %s: seeds is a count, an integer from 1 to %d (seeds 1..N); "
+                 "for one seed write --set seed=S",
+                 assignment, SPEC_MAX_SEEDS);
+        return -1;
+    }
+    struct spec_axis *g = spec_find_axis(s->grid, s->ngrid, "seed");
+    if (g && g->zip) {
+        snprintf(err, errlen,
+                 "--set %s: seed is part of a zip block (%s line %d); edit the sweep file instead",
+                 assignment, s->path, g->line);
+        return -1;
+    }
+    size_t tl = strlen(s->text);
+    char *nt = malloc(tl + strlen(assignment) + 32);
+    if (!nt) {
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return -1;
+    }
+    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text,
+             tl && s->text[tl - 1] != '\n' ? "\n" : "", assignment);
+    drop_axis(s->grid, &s->ngrid, "seed");
+    drop_axis(s->fixed, &s->nfixed, "seed");
+    char msg[256] = "";
+    struct spec_walk w = {"--set", NULL, s, msg, sizeof msg, 0, 0, 0};
+    struct spec_axis *a = spec_axis_new(&w, &s->grid, &s->ngrid, "seed", 0);
+    for (long i = 1; a && i <= n; i++) {
+        char buf[24];
+        snprintf(buf, sizeof buf, "%ld", i);
+        if (spec_axis_push(&w, a, buf, 0))
+            a = NULL;
+    }
+    if (!a) {
+        free(nt);
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return -1;
+    }
+    free(s->text);
+    s->text = nt;
+    return 0;
+}
+
 int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_t errlen)
 {
     const char *eq = strchr(assignment, '=');
@@ -395,6 +459,8 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
     snprintf(key, sizeof key, "%.*s", (int)(eq - assignment), assignment);
     spec_canonical_key(key, key, sizeof key);
     const char *value = eq + 1;
+    if (!strcmp(key, "seeds"))
+        return override_seeds(s, assignment, value, err, errlen);
     if (!params_is_key(key)) {
         snprintf(err, errlen,
                  "--set %s: unknown parameter '%s'%s (the keys of aimsweep single --help)",
@@ -449,12 +515,8 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
         snprintf(err, errlen, "--set %s: out of memory", assignment);
         return -1;
     }
-    if (g) {
-        size_t k = (size_t)(g - s->grid);
-        axis_free(g);
-        memmove(g, g + 1, (s->ngrid - k - 1) * sizeof *g);
-        s->ngrid--;
-    }
+    if (g)
+        drop_axis(s->grid, &s->ngrid, key);
     free(s->text);
     s->text = nt;
     if (spec_check_expr_refs(s, err, errlen))

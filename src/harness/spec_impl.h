@@ -14,6 +14,9 @@
 
 /* The state of one read: the document being walked (NULL for `--set`), the spec being built,
  * the caller's error buffer and the lines of `seeds` and `solvers` (0 until seen). */
+/* Largest seed count `seeds: N` (and `--set seeds=N`) accepts. */
+#define SPEC_MAX_SEEDS 1000000
+
 struct spec_walk {
     const char *path;
     yaml_document_t *doc;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,6 +81,67 @@ void store_close(struct store **sp)
         close(s->lock_fd);
     free(s);
     *sp = NULL;
+}
+
+/* Who holds the run lock on path, for the refusal: the process (from /proc/locks, when it runs
+ * on this host: pid and command line) and the last run registered in the database (its host,
+ * when it started, its command). Empty when neither can be told. */
+static void lock_holder(struct store *s, const char *path, char *buf, size_t n)
+{
+    struct stat st;
+    size_t off = 0;
+    buf[0] = '\0';
+    FILE *f = stat(path, &st) == 0 ? fopen("/proc/locks", "r") : NULL;
+    char line[256];
+    while (f && fgets(line, sizeof line, f)) {
+        /* "1: FLOCK  ADVISORY  WRITE 4711 08:01:123456 0 EOF" */
+        char *tok[6], *save = NULL;
+        int nt = 0;
+        for (char *t = strtok_r(line, " \t\n", &save); t && nt < 6;
+             t = strtok_r(NULL, " \t\n", &save))
+            tok[nt++] = t;
+        if (nt < 6 || strcmp(tok[1], "FLOCK") != 0)
+            continue;
+        char *end;
+        long pid = strtol(tok[4], &end, 10);
+        unsigned long maj = strtoul(tok[5], &end, 16), min = 0;
+        unsigned long long ino = 0;
+        if (*end == ':')
+            min = strtoul(end + 1, &end, 16);
+        if (*end == ':')
+            ino = strtoull(end + 1, &end, 10);
+        if (*end || ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
+            min != minor(st.st_dev) || pid == (long)getpid())
+            continue;
+        char cmd[160] = "", proc[64];
+        snprintf(proc, sizeof proc, "/proc/%ld/cmdline", pid);
+        FILE *c = fopen(proc, "r");
+        size_t got = c ? fread(cmd, 1, sizeof cmd - 1, c) : 0;
+        if (c)
+            fclose(c);
+        for (size_t i = 0; i + 1 < got; i++)
+            if (!cmd[i])
+                cmd[i] = ' ';
+        cmd[got] = '\0';
+        off += (size_t)snprintf(buf + off, n - off, ": held by pid %ld on this host (%s)", pid,
+                                got ? cmd : "command unknown");
+        break;
+    }
+    if (f)
+        fclose(f);
+    sqlite3_stmt *q = NULL;
+    if (off < n &&
+        sqlite3_prepare_v2(s->db,
+                           "SELECT host, created_at, command FROM sweeps ORDER BY sweep_id DESC "
+                           "LIMIT 1",
+                           -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+        snprintf(buf + off, n - off,
+                 "%s the last run registered in it started on host %s at %s: %.120s",
+                 off ? ";" : ":", (const char *)sqlite3_column_text(q, 0),
+                 sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "?",
+                 sqlite3_column_text(q, 2) ? (const char *)sqlite3_column_text(q, 2) : "");
+    sqlite3_finalize(q);
 }
 
 double store_lock_wait_s = STORE_LOCK_WAIT_S;
@@ -170,8 +232,12 @@ struct store *store_open(const char *path, char *err, size_t errlen)
     }
     if (flock(s->lock_fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK) {
-            snprintf(err, errlen, "%s: another aimsweep run is using this database (waited %.0f s)",
-                     path, waited);
+            char who[600];
+            lock_holder(s, path, who, sizeof who);
+            snprintf(err, errlen,
+                     "%s: another aimsweep run is using this database (waited %.0f s)%s; wait "
+                     "for it to end, or stop it (a killed job's ranks let go within seconds)",
+                     path, waited, who);
             goto fail;
         }
         /* some network file systems have no flock: go on, unguarded, and say so */

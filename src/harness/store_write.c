@@ -424,6 +424,57 @@ int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT])
     return r == SQLITE_DONE ? 0 : -1;
 }
 
+int store_other_sweeps(struct store *s, const char *name, char *buf, size_t n)
+{
+    sqlite3_stmt *q = NULL;
+    buf[0] = '\0';
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT w.name, count(DISTINCT st.task_id) FROM sweeps w JOIN sweep_tasks"
+            " st ON st.sweep_id = w.sweep_id WHERE w.name != ?1 GROUP BY w.name"
+            " ORDER BY min(w.sweep_id)",
+            -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int k = 0, r;
+    size_t off = 0;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        if (k < 5 && off < n)
+            off += (size_t)snprintf(buf + off, n - off, "%s%s (%lld points)", k ? ", " : "",
+                                    (const char *)sqlite3_column_text(q, 0),
+                                    (long long)sqlite3_column_int64(q, 1));
+        else if (k == 5 && off < n)
+            off += (size_t)snprintf(buf + off, n - off, ", ...");
+        k++;
+    }
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE ? k : -1;
+}
+
+int store_sweep_recovery(struct store *s, char solver[][8], size_t *recovered, size_t *runs,
+                         int max)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(
+            s->db,
+            "SELECT r.solver, sum(r.samples_wr IS NOT NULL), count(*) FROM summary r"
+            " JOIN sweep_tasks st ON st.task_id = r.task_id WHERE st.sweep_id = ?1"
+            " AND r.status IN ('done', 'diverged', 'ode_diverged') GROUP BY r.solver"
+            " ORDER BY CASE r.solver WHEN 'sgd' THEN 0 WHEN 'flow' THEN 1 ELSE 2 END",
+            -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(q, 1, s->sweep_id);
+    int n = 0, r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW && n < max) {
+        snprintf(solver[n], 8, "%s", (const char *)sqlite3_column_text(q, 0));
+        recovered[n] = (size_t)sqlite3_column_int64(q, 1);
+        runs[n] = (size_t)sqlite3_column_int64(q, 2);
+        n++;
+    }
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE || r == SQLITE_ROW ? n : -1;
+}
+
 long store_learn_costs(struct store *s, struct cost_model *cm)
 {
     sqlite3_stmt *q = NULL;

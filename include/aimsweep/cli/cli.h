@@ -40,4 +40,10 @@ int cli_recommend(int argc, char **argv);
 /* `aimsweep probe` (cli_probe.c): trained checkpoints' attention heads. */
 int cli_probe(int argc, char **argv);
 
+/* `aimsweep figures` and `aimsweep report` (cli_scripts.c): run analysis/figures.py and
+ * analysis/report.py with the system's Python; return only on failure (2: no script, 1: no
+ * interpreter). */
+int cli_figures(int argc, char **argv);
+int cli_report(int argc, char **argv);
+
 #endif

@@ -206,6 +206,16 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
 /* The count of each status over the tasks this run's sweep asked for. Returns 0 or -1. */
 int store_sweep_counts(struct store *s, size_t counts[TASK_STATUS_COUNT]);
 
+/* The sweeps of another name the database holds, as "fig1 (72 points), fig2 (30 points)" in
+ * buf (at most five named). Returns how many such names there are, 0, or -1. */
+int store_other_sweeps(struct store *s, const char *name, char *buf, size_t n);
+
+/* Weak recovery over this run's sweep, per solver (as the view recovery counts it): of the
+ * finished runs (done, diverged, ode_diverged), those that reached it (samples_wr not NULL).
+ * Fills up to max solvers in order (sgd, flow, ode) and returns how many, or -1. */
+int store_sweep_recovery(struct store *s, char solver[][8], size_t *recovered, size_t *runs,
+                         int max);
+
 /* Feeds the cost model with every finished solver run of the database (summary.wall_s).
  * Returns how many, or -1. */
 long store_learn_costs(struct store *s, struct cost_model *cm);
