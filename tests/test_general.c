@@ -727,6 +727,61 @@ static void order5(void)
     worker_result_free(&r);
 }
 
+/* ---- teacher_mean ---- */
+
+/* goe_mean(m) against its closed form (docs/model.md §10): mu* = Tr(S*) / sqrt(d) = m exactly,
+ * Tr(S*^2)/d = 1 exactly, symmetric, and the part left after removing (m/sqrt(d)) I has trace 0
+ * and is a positive multiple of the seed's goe draw with its own trace removed (the plain goe
+ * teacher of the same seed, whose trace is O(1/sqrt(d)) and not removed). */
+static void teacher_mean(void)
+{
+    const double ms[] = {0.0, 0.7, -1.3};
+    const int ds[] = {9, 50, 101};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            char t[64];
+            int d = ds[a];
+            snprintf(t, sizeof t, "goe_mean(%g)", ms[b]);
+            struct params p = mk("direct", "h2", t, 0.0, "uncentred", "offdiag", d),
+                          q = mk("direct", "h2", "goe", 0.0, "uncentred", "offdiag", d);
+            p.seed = q.seed = 5;
+            struct model *m = model_create(&p), *g = model_create(&q);
+            CHECK(m && g, "model_create");
+            double tr = 0, tg = 0, f = 0, asym = 0;
+            for (int i = 0; i < d; i++) {
+                tr += m->teacher[(size_t)i * d + i];
+                tg += g->teacher[(size_t)i * d + i];
+            }
+            for (size_t i = 0; i < (size_t)d * d; i++)
+                f += m->teacher[i] * m->teacher[i];
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < i; j++)
+                    asym = fmax(asym, fabs(m->teacher[(size_t)i * d + j] -
+                                           m->teacher[(size_t)j * d + i]));
+            /* the goe part: S* - (m/sqrt(d)) I against goe - t_G I, up to one positive factor c
+             * (taken from the entry (0, 1)) */
+            double sh = ms[b] / sqrt((double)d), c = m->teacher[1] / g->teacher[1], ratio_gap = 0;
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < d; j++) {
+                    double x = m->teacher[(size_t)i * d + j] - (i == j ? sh : 0),
+                           y = g->teacher[(size_t)i * d + j] - (i == j ? tg / d : 0);
+                    ratio_gap = fmax(ratio_gap, fabs(x - c * y));
+                }
+            CHECK(fabs(tr / sqrt((double)d) - ms[b]) < 1e-13, "d %d m %g: mu* = %.17g", d, ms[b],
+                  tr / sqrt((double)d));
+            CHECK(fabs(m->t2 * sqrt((double)d) - ms[b]) < 1e-13, "d %d m %g: t2 sqrt(d) = %.17g",
+                  d, ms[b], m->t2 * sqrt((double)d));
+            CHECK(fabs(f / d - 1) < 1e-13, "d %d m %g: Tr S*^2/d = %.17g", d, ms[b], f / d);
+            CHECK(asym == 0, "d %d m %g: not symmetric (%g)", d, ms[b], asym);
+            CHECK(c > 0 && ratio_gap < 1e-12, "d %d m %g: goe part not the seed's draw (c %g, %g)",
+                  d, ms[b], c, ratio_gap);
+            CHECK(fabs(tg / sqrt((double)d)) > 1e-6, "d %d: the plain goe's trace is not O(1/sqrt d)",
+                  d);
+            model_destroy(&m);
+            model_destroy(&g);
+        }
+}
+
 int main(int argc, char **argv)
 {
     const char *s = argc > 1 ? argv[1] : "all";
@@ -737,6 +792,8 @@ int main(int argc, char **argv)
         isserlis(0.3, "centred");
         isserlis(0.3, "uncentred");
     }
+    if (all || !strcmp(s, "teacher_mean"))
+        teacher_mean();
     if (all || !strcmp(s, "grad"))
         grad();
     if (all || !strcmp(s, "theorem1"))

@@ -363,7 +363,12 @@ static void teacher_name(const struct teacher_spec *t, char *buf, size_t n, int 
         case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
         case TEACHER_GOE: snprintf(buf, n, "goe"); return;
         case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
-        case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
+        case TEACHER_GOE_MEAN:
+            /* The id's text (legacy) names the definition of schema 8, the goe draw's own trace
+             * removed (mu* = m exactly): a task of the earlier goe_mean (mu* = m + O(1/sqrt(d)))
+             * keeps its old id, so its rows are never taken for the new teacher's. */
+            snprintf(buf, n, legacy ? "goe_mean_traceless(%s)" : "goe_mean(%s)", v);
+            return;
     }
 }
 
