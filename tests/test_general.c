@@ -756,8 +756,8 @@ static void teacher_mean(void)
                 f += m->teacher[i] * m->teacher[i];
             for (int i = 0; i < d; i++)
                 for (int j = 0; j < i; j++)
-                    asym = fmax(asym, fabs(m->teacher[(size_t)i * d + j] -
-                                           m->teacher[(size_t)j * d + i]));
+                    asym = fmax(
+                        asym, fabs(m->teacher[(size_t)i * d + j] - m->teacher[(size_t)j * d + i]));
             /* the goe part: S* - (m/sqrt(d)) I against goe - t_G I, up to one positive factor c
              * (taken from the entry (0, 1)) */
             double sh = ms[b] / sqrt((double)d), c = m->teacher[1] / g->teacher[1], ratio_gap = 0;
@@ -769,14 +769,14 @@ static void teacher_mean(void)
                 }
             CHECK(fabs(tr / sqrt((double)d) - ms[b]) < 1e-13, "d %d m %g: mu* = %.17g", d, ms[b],
                   tr / sqrt((double)d));
-            CHECK(fabs(m->t2 * sqrt((double)d) - ms[b]) < 1e-13, "d %d m %g: t2 sqrt(d) = %.17g",
-                  d, ms[b], m->t2 * sqrt((double)d));
+            CHECK(fabs(m->t2 * sqrt((double)d) - ms[b]) < 1e-13, "d %d m %g: t2 sqrt(d) = %.17g", d,
+                  ms[b], m->t2 * sqrt((double)d));
             CHECK(fabs(f / d - 1) < 1e-13, "d %d m %g: Tr S*^2/d = %.17g", d, ms[b], f / d);
             CHECK(asym == 0, "d %d m %g: not symmetric (%g)", d, ms[b], asym);
             CHECK(c > 0 && ratio_gap < 1e-12, "d %d m %g: goe part not the seed's draw (c %g, %g)",
                   d, ms[b], c, ratio_gap);
-            CHECK(fabs(tg / sqrt((double)d)) > 1e-6, "d %d: the plain goe's trace is not O(1/sqrt d)",
-                  d);
+            CHECK(fabs(tg / sqrt((double)d)) > 1e-6,
+                  "d %d: the plain goe's trace is not O(1/sqrt d)", d);
             model_destroy(&m);
             model_destroy(&g);
         }

@@ -46,7 +46,7 @@ def view_rows(path, view):
 REC_FIELDS = ("seeds", "recovered", "n_wr_q1", "n_wr_median", "n_wr_q3", "tau_wr_q1", "tau_wr_median",
               "tau_wr_q3", "n_wr_per_d2lnd", "frac_diverged")
 CURVE_FIELDS = ("tau", "samples", "seeds", "abs_m_mean", "abs_m_sd", "abs_m_min", "abs_m_max",
-                "omega12_mean", "omega12_sd", "loss_mean", "loss_sd")
+                "m_mean", "m_sd", "m_min", "m_max", "omega12_mean", "omega12_sd", "loss_mean", "loss_sd")
 
 
 def compare(path, label):
@@ -176,7 +176,7 @@ def main():
     r = subprocess.run([exe, "run", sweep, "--db", old], capture_output=True, text=True)
     check(r.returncode == 0, f"aimsweep run on a version-3 database: {r.stderr.strip()}")
     con = sqlite3.connect(old)
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 6, "version-3 database not migrated to 6")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 8, "version-3 database not migrated to 8")
     con.close()
     mig = {(r["point"], r["solver"]): r for r in view_rows(old, "recovery")}
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")
