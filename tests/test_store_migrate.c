@@ -331,6 +331,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             "old tasks without their defaults");
         CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == ntasks,
               "old tasks not in double");
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE ode_init = 'matched'") == ntasks,
+              "old tasks without ode_init matched");
         CHECK(
             value(
                 db,

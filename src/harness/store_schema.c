@@ -189,7 +189,7 @@ static const char *const schema_fmt =
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
     " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double',"
-    " sign_symmetric INTEGER);"
+    " sign_symmetric INTEGER, ode_init TEXT NOT NULL DEFAULT 'matched');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -720,6 +720,7 @@ out:
 }
 
 /* Schema 6 (or 7) -> 8, in one transaction (a failure leaves the version it started from):
+ *   - tasks gains ode_init (old rows: matched, what they ran with);
  *   - the curves view is made again with the signed overlap beside |m| (m_mean, m_sd, m_min,
  *     m_max): an odd activation's sign is identifiable and its figures draw m;
  *   - the tasks of teacher goe_mean(m) made by the earlier definition, whose goe part kept its
@@ -734,7 +735,9 @@ static int migrate_to_8(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     sqlite3_stmt *q = NULL, *up = NULL;
     int rc = -1;
-    if (store_exec(db, "BEGIN IMMEDIATE; DROP VIEW IF EXISTS curves; CREATE VIEW " CURVES_VIEW_BODY,
+    if (store_exec(db,
+                   "BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN ode_init TEXT NOT NULL DEFAULT"
+                   " 'matched'; DROP VIEW IF EXISTS curves; CREATE VIEW " CURVES_VIEW_BODY,
                    err, errlen, path))
         goto out;
     if (sqlite3_prepare_v2(db,

@@ -214,6 +214,8 @@ int words_initial_values(const struct model *m, const struct words_basis *b, int
         double s = 0;
         if (L == 0) {
             s = 1;
+        } else if (force_free == 2) {
+            s = fr[c];
         } else if (L == 1) {
             for (int i = 0; i < d; i++)
                 s += lm[w[0]][(size_t)i * d + i];
