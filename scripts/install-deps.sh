@@ -13,6 +13,7 @@ PACKAGES=(
   librandom123-dev
   parallel
   python3 python3-numpy python3-scipy python3-matplotlib
+  chromium
   slurm-wlm munge bc
 )
 missing=()
