@@ -126,6 +126,8 @@ def solver_series(curves, recs, points):
                 continue
             r = recs[pt]
             lab = aimdb.solver_label(solver, r["closure"], r["order_m"], r["decomposition"], r["ode_noise"])
+            if solver == "ode" and "ode_init=limit" in r["params"].split(";"):
+                lab += ", limit start m(0)=0"
             out.append((SOLVER_ORDER.get(solver, 3), r["order_m"], lab, solver, rows, p))
     out.sort(key=lambda x: x[:3])
     return [(lab, solver, rows, p) for _, _, lab, solver, rows, p in out]
@@ -230,7 +232,8 @@ def fig_curves(con, out, pdf, made, notes):
                         ax.set_xlabel(aimdb.LABELS["tau"])
                     ax.set_ylabel("m (signed)" if field == "m" else "|m|")
                     ax.set_ylim(-1.05 if field == "m" else -0.02, 1.05)
-                    ax.legend(fontsize=6, loc="best")
+                    if ax.get_legend_handles_labels()[0]:
+                        ax.legend(fontsize=6, loc="best")
             what = "m (odd σ: signed) or |m| (even σ)"
             fig.suptitle(f"{what} against τ: {short(key, ())}, {lr_text(kind, ser)}\n"
                          f"lines: mean over seeds; {BAND_NOTE} (SGD); dotted: ±θ", fontsize=9)
