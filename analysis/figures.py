@@ -20,7 +20,7 @@ blue, flow red, ODE green):
   fraction of seeds that recovered (m reached θ, |m| for even activations: docs/model.md §8),
   diverged, or went anti-aligned (an activation whose sign counts, m reached −θ and never +θ).
 
-SGD runs in single and in double precision are drawn as one setting in orders-* and nwr-*
+SGD runs in single and in double precision are drawn as one setting in curves-*, orders-* and nwr-*
 (analysis/precision/results.md: the same to 5e-4 of the seed spread through weak recovery).
 
 What a database cannot support (no finished run, no recovered seed, one order M only ...) is
@@ -179,7 +179,7 @@ def fig_curves(con, out, pdf, made, notes):
     fams = {}
     for (point, _solver) in curves:
         key = aimdb.without(recs[point]["params"], ("decomposition", "activation", "order_m", "closure",
-                                                    "solvers", "d", "lr"))
+                                                    "solvers", "d", "lr", "precision"))
         fams.setdefault(key, set()).add(point)
     nfig = 0
     for key, allpoints in sorted(fams.items()):
