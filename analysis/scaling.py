@@ -24,7 +24,7 @@ whole fit is redone. Beside it the one-exponent fit n_wr = A d^c (the local
 slope of ln n_wr in ln d over the measured range; for d^2 ln d it is 2 + 1/ln d) with its own
 interval; with two values of d only c is fitted.
 
-The drift law's own form (docs/model.md: dm/dtau = a_2 m from m(0) = O(1/d) for k = 2) is linear
+The escape's own form (docs/model.md §12: dm/dtau = a_2 m from m(0) = O(1/d) for k = 2) is linear
 in ln d on tau_wr itself, tau_wr = p + q ln d, i.e. at a fixed lr n_wr = (lr^-1) d^2 (p + q ln d)
 = c d^2 ln d (1 + (p/q)/ln d). Unlike (a, b), whose columns ln d and ln ln d are nearly collinear
 over a short range, p and q are separable: the same weighted fit (per-d mean of tau_wr over the
@@ -156,7 +156,8 @@ def fit_law(ds, samples, boot=2000, seed=0):
 
 
 def fit_drift(ds, taus, boot=2000, seed=0):
-    """Fits tau_wr = p + q ln d to per-d lists of recovered tau_wr (the drift law for k = 2).
+    """Fits tau_wr = p + q ln d to per-d lists of recovered tau_wr (k = 2 escape from m(0) = O(1/d);
+    a constant, q = 0, for the drift of Corollary 3).
 
     Weighted least squares on the per-d means with weight n_d / s_d^2 (s_d^2 floored at
     VAR_FLOOR times the pooled variance), 95 % intervals from the bootstrap over seeds as in
@@ -418,7 +419,7 @@ def main():
               f"   (d² ln d has c = {2 + 1 / math.log(math.sqrt(min(fit['ds']) * max(fit['ds']))):.3f} here)")
         dr = fit["drift"]
         beta = f"{dr['beta']:.3g}" if dr["beta"] is not None else "-"
-        print(f"     tau_wr = p + q ln d (drift law): q = {fmt_ci(dr['q'], dr['q_ci'])},  "
+        print(f"     tau_wr = p + q ln d: q = {fmt_ci(dr['q'], dr['q_ci'])},  "
               f"p = {fmt_ci(dr['p'], dr['p_ci'])},  p/q = {beta}   ({q_meaning(label)})")
         if left:
             print(f"     left out: d = {', '.join(str(d) for d in sorted(left))} (fewer than "
