@@ -476,6 +476,17 @@ static int step_reset(sqlite3_stmt *q)
     return 0;
 }
 
+/* The end of a migration step with two statements: both finalised, and the transaction rolled
+ * back when the step failed (rc != 0). Returns rc. */
+static int step_end(sqlite3 *db, int rc, sqlite3_stmt *q, sqlite3_stmt *up)
+{
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 /* Schema 1 -> 2, in one transaction:
  *   - the count columns become INTEGER (integer_columns): each table is rebuilt from its own
  *     CREATE text with the column's type changed, the values rounded, every column copied, its
@@ -710,12 +721,8 @@ static int migrate_5_6(sqlite3 *db, const char *path, char *err, size_t errlen)
 dberr:
     snprintf(err, errlen, "%s: migration to schema 6: %s", path, sqlite3_errmsg(db));
 out:
-    sqlite3_finalize(q);
-    sqlite3_finalize(up);
-    if (rc) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (step_end(db, rc, q, up))
         sqlite3_exec(db, "DROP TABLE IF EXISTS temp.wr6", NULL, NULL, NULL);
-    }
     return rc;
 }
 
@@ -770,10 +777,7 @@ static int migrate_to_8(sqlite3 *db, const char *path, char *err, size_t errlen)
 dberr:
     snprintf(err, errlen, "%s: migration to schema 8: %s", path, sqlite3_errmsg(db));
 out:
-    sqlite3_finalize(q);
-    sqlite3_finalize(up);
-    if (rc)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    step_end(db, rc, q, up);
     return rc;
 }
 
