@@ -23,3 +23,5 @@ build/aimsweep query "$db" "SELECT decomposition, info_exponent AS k, d, count(*
 echo
 echo "Figures of this database (PNG and PDF into figs/):"
 echo "  /usr/bin/python3 analysis/figures.py $db --out figs"
+echo "and one self-contained page of the study (report/index.html):"
+echo "  /usr/bin/python3 analysis/report.py $db --out report"
