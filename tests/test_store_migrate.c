@@ -195,7 +195,7 @@ static void check_signed_curves(sqlite3 *db, const char *what)
                                                                 : sqlite3_column_double(q, 3 + i);
         /* the same from the tables: every finished run of this point, solver and record */
         sqlite3_stmt *r = NULL;
-        double sum = 0, sum2 = 0, lo = INFINITY, hi = -INFINITY, abs_sum = 0;
+        double sum = 0, sum2 = 0, lo = INFINITY, hi = -INFINITY;
         int n = 0;
         if (sqlite3_prepare_v2(
                 db,
@@ -219,7 +219,6 @@ static void check_signed_curves(sqlite3 *db, const char *what)
                 double m = sqlite3_column_double(r, 1);
                 sum += m;
                 sum2 += m * m;
-                abs_sum += fabs(m);
                 lo = fmin(lo, m);
                 hi = fmax(hi, m);
                 n++;
