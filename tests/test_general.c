@@ -329,14 +329,36 @@ static void drift(void)
 
 /* ---- solvers ---- */
 
-static double gap(const struct traj *a, const struct traj *b, int what, int from)
+/* Largest gap of omega12 (what 0) or mu (what 1) between two runs from record from on; with
+ * sign -1, between a and the mirror image of b (S -> -S, which flips both). */
+static double gap_signed(const struct traj *a, const struct traj *b, int what, int from,
+                         double sign)
 {
     double g = 0;
     for (int i = from; i < a->n && i < b->n; i++) {
-        double x = what ? a->rows[i].mu - b->rows[i].mu : a->rows[i].omega12 - b->rows[i].omega12;
+        double x = what ? a->rows[i].mu - sign * b->rows[i].mu
+                        : a->rows[i].omega12 - sign * b->rows[i].omega12;
         g = fmax(g, fabs(x));
     }
     return g;
+}
+
+static double gap(const struct traj *a, const struct traj *b, int what, int from)
+{
+    return gap_signed(a, b, what, from, 1.0);
+}
+
+/* The sign that maps b's branch onto a's: -1 when the activation is even (the loss cannot tell S
+ * from -S, and with the index uncentred neither can the mean) and the two runs end on opposite
+ * branches (omega12 of opposite signs at the last record), else +1. SGD's noise and the slaved
+ * mean's first Newton step can pick the other branch than the flow from the same start. */
+static double branch(const char *act, const struct traj *a, const struct traj *b)
+{
+    struct act sa;
+    char err[128];
+    if (params_parse_act(act, &sa, err, sizeof err) || !params_act_sign_symmetric(&sa))
+        return 1.0;
+    return a->rows[a->n - 1].omega12 * b->rows[b->n - 1].omega12 < 0 ? -1.0 : 1.0;
 }
 
 static void solvers_one(const char *decomp, const char *act, int d, double lr, double tau_end,
@@ -359,13 +381,15 @@ static void solvers_one(const char *decomp, const char *act, int d, double lr, d
               sl->status == RUN_OK,
           "%s %s d=%d: statuses %s %s %s %s", decomp, act, d, run_status_name(sg->status),
           run_status_name(fl->status), run_status_name(od->status), run_status_name(sl->status));
-    double g_sgd = gap(sg, fl, 0, 0), g_sgd_mu = gap(sg, fl, 1, 0), g_ode = gap(od, fl, 0, 0),
-           g_ode_mu = gap(od, fl, 1, 0);
+    double bs = branch(act, sg, fl), bl = branch(act, sl, fl);
+    double g_sgd = gap_signed(sg, fl, 0, 0, bs), g_sgd_mu = gap_signed(sg, fl, 1, 0, bs),
+           g_ode = gap(od, fl, 0, 0), g_ode_mu = gap(od, fl, 1, 0);
     /* The slaved form skips the fast phase (t = d tau of order 1), which shifts its curve in tau
-     * by O(1/d); once both have settled they meet: compare the last record. */
+     * by O(1/d); once both have settled they meet: compare the last record (on the flow's
+     * branch; the stiff ODE follows the flow's own, compared signed). */
     int last = fl->n - 1;
-    double g_sl = fabs(sl->rows[last].omega12 - fl->rows[last].omega12),
-           g_sl_mu = fabs(sl->rows[last].mu - fl->rows[last].mu);
+    double g_sl = fabs(sl->rows[last].omega12 - bl * fl->rows[last].omega12),
+           g_sl_mu = fabs(sl->rows[last].mu - bl * fl->rows[last].mu);
     printf(
         "solvers %-6s %-3s d=%d: m(end) sgd %.3f flow %.3f; max gaps to flow: sgd omega12 %.4f mu %.4f, ode (stiff) "
         "omega12 %.2e mu %.2e; slaved at the end: omega12 %.2e mu %.2e\n",
