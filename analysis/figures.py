@@ -179,7 +179,8 @@ def fig_curves(con, out, pdf, made, notes):
     fams = {}
     for (point, _solver) in curves:
         key = aimdb.without(recs[point]["params"], ("decomposition", "activation", "order_m", "closure",
-                                                    "solvers", "d", "lr", "precision"))
+                                                    "solvers", "d", "lr", "precision", "tau_end",
+                                                    "records"))
         fams.setdefault(key, set()).add(point)
     nfig = 0
     for key, allpoints in sorted(fams.items()):

@@ -310,7 +310,7 @@ def plot(results, out):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for i, (key, solver, label, by_d, fit, _why) in enumerate(panels[:12]):
         p = aimdb.params_dict(key)
-        name = f"{p.get('decomposition')} {p.get('activation')} {solver}, {label}"
+        name = f"{p.get('decomposition')} {p.get('activation')} {p.get('teacher')} {solver}, {label}"
         ds = [d for d in sorted(by_d) if by_d[d]["samples"]]
         norm = [np.array(by_d[d]["samples"]) / (d * d * math.log(d)) for d in ds]
         med = [np.median(v) for v in norm]
