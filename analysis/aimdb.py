@@ -32,7 +32,7 @@ LABELS = {
     "d": "dimension d", "tokens": "tokens T", "activation": "activation σ",
     "decomposition": "decomposition", "teacher": "teacher S*", "weight_decay": "weight decay λ",
     "info_exponent": "information exponent k", "order_m": "ODE order M", "closure": "closure",
-    "tau": "τ = nη/d²", "abs_m": "|m| (centred overlap)", "omega12": "Ω₁₂ = Tr(S S*)/d",
+    "tau": "τ = nη/d²", "abs_m": "|m| (centred overlap)", "m": "m (centred overlap, signed)", "omega12": "Ω₁₂ = Tr(S S*)/d",
     "loss": "population loss Φ", "n_wr": "weak-recovery samples n_wr",
     "tau_wr": "weak-recovery time τ_wr",
 }
@@ -285,7 +285,8 @@ def trajectories(con, task_ids=None):
 
 def curves(con, where="1"):
     """Per point, solver and record k, as the view `curves`: {(point, solver): list of dicts
-    with k, tau, samples, seeds, abs_m_mean/sd/min/max, omega12_mean/sd, loss_mean/sd}."""
+    with k, tau, samples, seeds, abs_m_mean/sd/min/max, m_mean/sd/min/max (the signed m, schema
+    version 8), omega12_mean/sd, loss_mean/sd}."""
     rs = runs(con, where)
     by_task = {}
     for r in rs:
@@ -299,17 +300,21 @@ def curves(con, where="1"):
                 k, {"tau": [], "samples": [], "m": [], "o12": [], "loss": []})
             for key, v in (("tau", tau), ("samples", samples), ("m", m), ("o12", o12), ("loss", loss)):
                 if v is not None:
-                    a[key].append(abs(v) if key == "m" else v)
+                    a[key].append(v)
     out = {}
     for key, ks in acc.items():
         rows = []
         for k in sorted(ks):
             a = ks[k]
             mean = lambda v: sum(v) / len(v) if v else None
+            am = [abs(v) for v in a["m"]]
             rows.append({"k": k, "tau": mean(a["tau"]), "samples": mean(a["samples"]),
-                         "seeds": len(a["m"]), "abs_m_mean": mean(a["m"]),
-                         "abs_m_sd": sample_sd(a["m"]), "abs_m_min": min(a["m"]) if a["m"] else None,
-                         "abs_m_max": max(a["m"]) if a["m"] else None,
+                         "seeds": len(a["m"]), "abs_m_mean": mean(am),
+                         "abs_m_sd": sample_sd(am), "abs_m_min": min(am) if am else None,
+                         "abs_m_max": max(am) if am else None,
+                         "m_mean": mean(a["m"]), "m_sd": sample_sd(a["m"]),
+                         "m_min": min(a["m"]) if a["m"] else None,
+                         "m_max": max(a["m"]) if a["m"] else None,
                          "omega12_mean": mean(a["o12"]), "omega12_sd": sample_sd(a["o12"]),
                          "loss_mean": mean(a["loss"]), "loss_sd": sample_sd(a["loss"])})
         out[key] = rows

@@ -4,10 +4,14 @@ as points.
 
   /usr/bin/python3 analysis/phase.py DB [--x AXIS] [--y AXIS] [--out DIR]
 
-AXIS is a task column (activation, lr, init_scale, width, d, decomposition, tokens, teacher,
-weight_decay). By default x and y are the two axes with the most values among those that vary.
-Every other varying axis makes one panel per value combination (up to MAX_PANELS; the rest are
-said to be skipped). Two figures: phase-fraction.png (the fraction of seeds that reached weak
+AXIS is a task column (activation, info_exponent, lr, init_scale, width, d, decomposition,
+tokens, teacher, weight_decay). By default x and y are the two axes with the most values among
+those that vary. Every other varying axis makes one panel per value combination (up to
+MAX_PANELS; the rest are said to be skipped), except an axis that follows from x or y (each
+value of x or y has one value of it): lr when it is an expression of d (lr = c / ln d) and d is
+an axis, activation when the information exponent is an axis and each k has one activation,
+the information exponent when activation is an axis. Those are named in the axis label instead
+of making panels with one filled column each. Two figures: phase-fraction.png (the fraction of seeds that reached weak
 recovery; with the ODE as background, SGD as circles filled with its own fraction) and
 phase-diverged.png (the fraction of seeds whose run diverged) and phase-tauwr.png (the median
 tau_wr of the recovered seeds, log colour scale). The background is
@@ -34,7 +38,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aimdb  # noqa: E402
 
-AXES = ("activation", "lr", "init_scale", "width", "d", "decomposition", "tokens", "teacher", "weight_decay")
+AXES = ("activation", "info_exponent", "lr", "init_scale", "width", "d", "decomposition", "tokens", "teacher",
+        "weight_decay")
 MAX_PANELS = 24
 DISAGREE_RATIO = 1.5
 
@@ -81,28 +86,49 @@ def main():
     if not rows:
         print("no phase diagram: the database holds no finished run")
         return 0
+    for r in rows:
+        if r["info_exponent"] is None:
+            r["info_exponent"] = "-"  # relu, tanh, erf, softmax: no Hermite exponent recorded
     values = {ax: sorted({r[ax] for r in rows}, key=sort_key) for ax in AXES}
     varying = [ax for ax in AXES if len(values[ax]) > 1]
     varying.sort(key=lambda ax: -len(values[ax]))
+
+    def implied(f, by):
+        """f follows from the axis by: each value of by has one value of f."""
+        seen = {}
+        return all(seen.setdefault(r[by], r[f]) == r[f] for r in rows)
+
     x, y = a.x, a.y
     for ax in varying:
-        if x is None and ax != y:
+        if ax in (x, y) or any(c is not None and implied(ax, c) for c in (x, y)):
+            continue
+        if x is None:
             x = ax
-        elif y is None and ax != x:
+        elif y is None:
             y = ax
     if x is None or y is None:
         print(f"no phase diagram: fewer than two grid axes vary (varying: {', '.join(varying) or 'none'})")
         return 0
     if x == y:
         aimdb.usage_error("--x and --y must differ")
-    facets = [ax for ax in varying if ax not in (x, y)]
+    follows = {ax: c for ax in varying if ax not in (x, y) for c in (x, y) if implied(ax, c)}
+    facets = [ax for ax in varying if ax not in (x, y) and ax not in follows]
+
+    def axis_label(ax):
+        extra = [f for f, c in follows.items() if c == ax]
+        lab = aimdb.LABELS.get(ax, ax)
+        if "lr" in extra and ax == "d":
+            cs = {float(f"{r['lr'] * math.log(r['d']):.4g}") for r in rows}
+            return lab + (f" (η = {next(iter(cs)):.4g}/ln d)" if len(cs) == 1 else " (η follows d)")
+        return lab + "".join(f" (with {aimdb.LABELS.get(f, f)})" for f in extra)
     combos = sorted({tuple(r[f] for f in facets) for r in rows}, key=lambda c: [sort_key(v) for v in c])
     if len(combos) > MAX_PANELS:
         print(f"not drawn: {len(combos) - MAX_PANELS} of {len(combos)} panels (axes {', '.join(facets)}); "
               f"choose --x/--y or a smaller database to see them")
         combos = combos[:MAX_PANELS]
     bg = background_solver(rows)
-    print(f"axes: x = {x}, y = {y}; panels over {', '.join(facets) or 'nothing'}; background: {bg}"
+    print(f"axes: x = {x}, y = {y}; panels over {', '.join(facets) or 'nothing'}"
+          + "".join(f"; {f} follows {c}" for f, c in follows.items()) + f"; background: {bg}"
           + ("; SGD as points" if bg != "sgd" and any(r["solver"] == "sgd" for r in rows) else ""))
     xs, ys = values[x], values[y]
     cells = {}
@@ -153,12 +179,12 @@ def main():
             axp.set_xticklabels([fmt(v) for v in xs], rotation=45, fontsize=7)
             axp.set_yticks(range(len(ys)))
             axp.set_yticklabels([fmt(v) for v in ys], fontsize=6)
-            axp.set_xlabel(aimdb.LABELS.get(x, x), fontsize=8)
-            axp.set_ylabel(aimdb.LABELS.get(y, y), fontsize=8)
+            axp.set_xlabel(axis_label(x), fontsize=8)
+            axp.set_ylabel(axis_label(y), fontsize=8)
             axp.set_title(", ".join(f"{f}={fmt(v)}" for f, v in zip(facets, combo)) or "", fontsize=8)
         for j in range(len(combos), nrow * ncol):
             axs[j // ncol][j % ncol].axis("off")
-        label = {"fraction": "fraction of seeds reaching |m| ≥ threshold",
+        label = {"fraction": "fraction of seeds reaching weak recovery (m ≥ θ; |m| for even σ)",
                  "diverged": "fraction of seeds diverged",
                  "tauwr": "median τ_wr of the recovered seeds"}[what]
         if im is not None:

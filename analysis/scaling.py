@@ -11,7 +11,10 @@ values of d it fits
 
   ln n_wr = ln A + a ln d + b ln ln d                     (a and b free, never fixed)
 
-by weighted least squares on the per-d mean of ln n_wr over the recovered seeds, with weight
+when a and b are identifiable: at least MIN_D_AB (5) values of d spanning a factor of at least
+MIN_D_SPAN (8) (docs/model.md §12: ln d and ln ln d are nearly collinear over a short range);
+otherwise it says "not identifiable" and reports only the one-exponent fit and tau_wr = p + q ln d.
+The fit is by weighted least squares on the per-d mean of ln n_wr over the recovered seeds, with weight
 n_d / s_d^2 (s_d the sample sd of ln n_wr at d, floored at a quarter of the pooled variance so
 that a d whose few seeds happen to agree does not take all the weight). The 95 % intervals are
 percentiles of a bootstrap over seeds: at every d the recovered seeds are redrawn with
@@ -19,15 +22,16 @@ replacement (their ln n spread about the mean by sqrt(n_d/(n_d - 1)), which undo
 variance's bias; without it 8 seeds give intervals that cover 85-90 % instead of 95 %) and the
 whole fit is redone. Beside it the one-exponent fit n_wr = A d^c (the local
 slope of ln n_wr in ln d over the measured range; for d^2 ln d it is 2 + 1/ln d) with its own
-interval. With only three values of d the three-parameter fit is exactly determined (its interval
-is the bootstrap's spread alone); with two, only c is fitted.
+interval; with two values of d only c is fitted.
 
-The drift law's own form (docs/model.md: dm/dtau = a_2 m from m(0) = O(1/d) for k = 2) is linear
+The escape's own form (docs/model.md §12: dm/dtau = a_2 m from m(0) = O(1/d) for k = 2) is linear
 in ln d on tau_wr itself, tau_wr = p + q ln d, i.e. at a fixed lr n_wr = (lr^-1) d^2 (p + q ln d)
 = c d^2 ln d (1 + (p/q)/ln d). Unlike (a, b), whose columns ln d and ln ln d are nearly collinear
 over a short range, p and q are separable: the same weighted fit (per-d mean of tau_wr over the
-recovered seeds, weight n_d / s_d^2 floored as above) with the same bootstrap gives q (q = 0 is
-n_wr ∝ d^2, q > 0 with p/q bounded is Corollary 3's d^2 ln d) and p with intervals.
+recovered seeds, weight n_d / s_d^2 floored as above) with the same bootstrap gives q and p with
+intervals. What q = 0 means depends on how lr follows d, since n_wr = tau_wr d^2 / lr: at a fixed
+lr, q = 0 is n_wr ∝ d^2 and q > 0 is d^2 ln d; with lr = c/ln d (the seed's largest rate scale,
+Corollary 3), q = 0 is n_wr ∝ d^2 ln d and q > 0 is d^2 (ln d)^2.
 
 Several inputs are pooled: databases, and per-seed csv exports of the `results` view
 (analysis/data/results/*-results.csv); a run present in more than one counts once. With a csv among them, a setting is the csv's parameter
@@ -58,6 +62,8 @@ Z_LEVEL = 0.95          # interval level
 MIN_SEEDS_PER_D = 2     # recovered seeds a d needs to enter a fit
 MIN_RECOVERED = 0.75    # and the fraction of its seeds that recovered (fewer: censored, left out)
 VAR_FLOOR = 0.25        # s_d^2 >= VAR_FLOOR * pooled variance
+MIN_D_AB = 5            # values of d that a and b need (docs/model.md §12)
+MIN_D_SPAN = 8.0        # and the factor they must span
 
 
 def _design(d, three):
@@ -84,18 +90,37 @@ def _stats(samples, pooled):
     return np.array(ys), np.array(ws)
 
 
+def identifiable(ds):
+    """a and b can be told apart: at least MIN_D_AB values of d over a factor MIN_D_SPAN."""
+    ds = sorted(set(float(d) for d in ds))
+    return len(ds) >= MIN_D_AB and ds[-1] / ds[0] >= MIN_D_SPAN
+
+
+def lr_power(label):
+    """j in lr ∝ (ln d)^-j for a series label of series_of: 0 (fixed lr) or 1 (lr = c/ln d)."""
+    return 1 if "/ln d" in label else 0
+
+
+def q_meaning(label):
+    """What q = 0 and q > 0 of tau_wr = p + q ln d say about n_wr = tau_wr d^2/lr in this series."""
+    j = lr_power(label)
+    base = "d²" + ("" if j == 0 else " ln d" if j == 1 else f" (ln d)^{j}")
+    more = "d² ln d" if j == 0 else "d² (ln d)²" if j == 1 else f"d² (ln d)^{j + 1}"
+    return f"q = 0: n_wr ∝ {base}; q > 0: n_wr ∝ {more}"
+
+
 def fit_law(ds, samples, boot=2000, seed=0):
     """Fits n = A d^a (ln d)^b and n = A d^c to per-d lists of recovered n_wr.
 
     ds: the values of d; samples[i]: the n_wr of the recovered seeds at ds[i] (at least
     MIN_SEEDS_PER_D each; the caller filters). Returns a dict with a, b, lnA, c and, for each,
-    (lo, hi) intervals from the bootstrap over seeds; a, b are None with fewer than 3 d."""
+    (lo, hi) intervals from the bootstrap over seeds; a, b are None unless identifiable(ds)."""
     ds = np.asarray(ds, float)
     logs = [np.log(np.asarray(s, float)) for s in samples]
     resid = np.concatenate([l - l.mean() for l in logs])
     dof = max(1, len(resid) - len(logs))
     pooled = float((resid ** 2).sum() / dof) or 1e-6
-    three = len(ds) >= 3
+    three = identifiable(ds)
     y, w = _stats(samples, pooled)
     out = {"n_d": len(ds), "three": three}
     X3 = _design(ds, True) if three else None
@@ -131,7 +156,8 @@ def fit_law(ds, samples, boot=2000, seed=0):
 
 
 def fit_drift(ds, taus, boot=2000, seed=0):
-    """Fits tau_wr = p + q ln d to per-d lists of recovered tau_wr (the drift law for k = 2).
+    """Fits tau_wr = p + q ln d to per-d lists of recovered tau_wr (k = 2 escape from m(0) = O(1/d);
+    a constant, q = 0, for the drift of Corollary 3).
 
     Weighted least squares on the per-d means with weight n_d / s_d^2 (s_d^2 floored at
     VAR_FLOOR times the pooled variance), 95 % intervals from the bootstrap over seeds as in
@@ -231,7 +257,8 @@ def analyse(recs, boot, seed, keycols=None):
                 fit["drift"] = fit_drift(usable, [by_d[d]["taus"] for d in usable], boot, seed)
             else:
                 why = (f"{len(usable)} value(s) of d with >= {MIN_SEEDS_PER_D} recovered seeds and >= "
-                       f"{MIN_RECOVERED:.0%} recovered: at least 2 are needed for c, 3 for a and b")
+                       f"{MIN_RECOVERED:.0%} recovered: at least 2 are needed for c, {MIN_D_AB} over a "
+                       f"factor {MIN_D_SPAN:g} for a and b")
             results.append((key, solver, label, by_d, fit, why))
     return results
 
@@ -283,7 +310,7 @@ def plot(results, out):
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     for i, (key, solver, label, by_d, fit, _why) in enumerate(panels[:12]):
         p = aimdb.params_dict(key)
-        name = f"{p.get('decomposition')} {p.get('activation')} {solver}, {label}"
+        name = f"{p.get('decomposition')} {p.get('activation')} {p.get('teacher')} {solver}, {label}"
         ds = [d for d in sorted(by_d) if by_d[d]["samples"]]
         norm = [np.array(by_d[d]["samples"]) / (d * d * math.log(d)) for d in ds]
         med = [np.median(v) for v in norm]
@@ -380,19 +407,20 @@ def main():
         if fit is None:
             print(f"   no fit: {why}")
             continue
-        tag = "" if fit["n_d"] >= 4 else " (exactly determined by 3 values of d: interval from the bootstrap only)"
         print(f"   fit over d = {', '.join(str(d) for d in fit['ds'])}, weighted, {Z_LEVEL:.0%} bootstrap intervals:")
         if fit["a"] is not None:
             print(f"     n_wr = A d^a (ln d)^b:  a = {fmt_ci(fit['a'], fit['a_ci'])},  "
-                  f"b = {fmt_ci(fit['b'], fit['b_ci'])},  A = {math.exp(fit['lnA']):.4g}{tag}")
+                  f"b = {fmt_ci(fit['b'], fit['b_ci'])},  A = {math.exp(fit['lnA']):.4g}")
         else:
-            print("     n_wr = A d^a (ln d)^b: not fitted (two values of d)")
+            span = max(fit["ds"]) / min(fit["ds"])
+            print(f"     n_wr = A d^a (ln d)^b: not identifiable ({fit['n_d']} values of d over a factor "
+                  f"{span:.3g}; a and b need >= {MIN_D_AB} over >= {MIN_D_SPAN:g}): a and b cannot be separated")
         print(f"     n_wr = A d^c (local slope): c = {fmt_ci(fit['c'], fit['c_ci'])}"
               f"   (d² ln d has c = {2 + 1 / math.log(math.sqrt(min(fit['ds']) * max(fit['ds']))):.3f} here)")
         dr = fit["drift"]
         beta = f"{dr['beta']:.3g}" if dr["beta"] is not None else "-"
-        print(f"     tau_wr = p + q ln d (drift law): q = {fmt_ci(dr['q'], dr['q_ci'])},  "
-              f"p = {fmt_ci(dr['p'], dr['p_ci'])},  p/q = {beta}   (q = 0: n_wr ∝ d²)")
+        print(f"     tau_wr = p + q ln d: q = {fmt_ci(dr['q'], dr['q_ci'])},  "
+              f"p = {fmt_ci(dr['p'], dr['p_ci'])},  p/q = {beta}   ({q_meaning(label)})")
         if left:
             print(f"     left out: d = {', '.join(str(d) for d in sorted(left))} (fewer than "
                   f"{MIN_RECOVERED:.0%} of the seeds recovered, or fewer than {MIN_SEEDS_PER_D})")

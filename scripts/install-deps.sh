@@ -4,7 +4,8 @@
 # usage: scripts/install-deps.sh [run|test]
 #   run   to build, run sweeps, query and plot (what scripts/demo.sh needs)
 #   test  (default) all of that and what the tests and static checks need: clang tools,
-#         Slurm and munge, GNU parallel, iproute2 for the two-node test
+#         Slurm and munge, GNU parallel, iproute2 for the two-node test, Chromium for the
+#         report test
 set -euo pipefail
 RUN=(
   build-essential cmake pkg-config git
@@ -20,7 +21,7 @@ RUN=(
 TEST=(
   clang clang-tidy clang-format
   parallel
-  slurm-wlm munge bc man-db
+  slurm-wlm munge bc man-db chromium
   iproute2 util-linux procps
 )
 case "${1:-test}" in

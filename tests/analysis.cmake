@@ -24,3 +24,8 @@ add_test(NAME analysis_scripts COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/analysis/s
          ${ANALYSIS_DIR}/scripts)
 set_tests_properties(analysis_scripts PROPERTIES LABELS analysis TIMEOUT 900 ENVIRONMENT "${ANALYSIS_ENV}"
                      FIXTURES_REQUIRED analysis_db)
+
+add_test(NAME analysis_report COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/analysis/report.sh ${ANALYSIS_DB}
+         ${ANALYSIS_DIR}/report)
+set_tests_properties(analysis_report PROPERTIES LABELS analysis TIMEOUT 300 ENVIRONMENT "${ANALYSIS_ENV}"
+                     FIXTURES_REQUIRED analysis_db)

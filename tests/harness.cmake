@@ -49,6 +49,8 @@ add_test(NAME bench_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/bench_cli.sh ${CM
 set_tests_properties(bench_cli PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 add_test(NAME cli_errors COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_errors.sh ${CMAKE_CURRENT_BINARY_DIR}/cli_errors)
 set_tests_properties(cli_errors PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
+add_test(NAME teacher_mean_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/teacher_mean_cli.sh)
+set_tests_properties(teacher_mean_cli PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "${HARNESS_ENV}")
 
 # Printed and stored numbers read back to the same doubles, in shortest form (python3).
 add_test(NAME roundtrip COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/roundtrip.py ${CMAKE_CURRENT_BINARY_DIR}/roundtrip)

@@ -1,8 +1,9 @@
 /*
- * test_store_migrate.c: databases of schema versions 1 to 5 (tests/data/schema_v1.sql,
+ * test_store_migrate.c: databases of schema versions 1 to 6 (tests/data/schema_v1.sql,
  * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
  * precision and the views recovery and curves, schema_v4.sql, before the operations'
- * columns, and schema_v5.sql, before the signed weak recovery) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * columns, schema_v5.sql, before the signed weak recovery, and schema_v6.sql, before the signed
+ * curves and the traceless goe_mean) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
  * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
  * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
  * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
@@ -16,6 +17,13 @@
  * NULL and the recovery view counts them as anti_recovered; a run whose trajectory was deleted
  * by hand before the migration (h1 seed 3, ode) gets NULL (it cannot be recomputed); a read-only
  * open of the version-5 file sees the same values through its temporary views.
+ * The 6 -> 8 step (schema_v6.sql, written by the build before it): the curves view gains the
+ * signed m (m_mean, m_sd, m_min, m_max), compared with the trajectory's own overlaps by SQL that
+ * does not use the view, after the migration and through the temporary views of a read-only
+ * open; the tasks of the earlier goe_mean teacher are renamed goe_mean_v1 in teacher and params
+ * (and their text no longer parses), the others keep their text and id; the text of such a task
+ * with the current goe_mean hashes to another id than the stored one; a goe_mean task whose id
+ * is the current hash (a version-6 file written by a build of the new teacher) is kept.
  * Planted errors: a migration that keeps |m| leaves the h3 values (4 checks fail); one that
  * recomputes the even rows with the signed rule changes h2 seed 3 (fails); temporary views that
  * read |m| fail the read-only comparison.
@@ -166,6 +174,73 @@ static void check_wr(sqlite3 *db, const struct expect *ex, int n, const char *wh
     sqlite3_finalize(q);
 }
 
+/* The curves view's signed m (version 8) against the trajectory's overlaps, aggregated here by
+ * point (the canonical text without its seed, cut in C), solver and record. */
+static void check_signed_curves(sqlite3 *db, const char *what)
+{
+    sqlite3_stmt *q = NULL;
+    int rows = 0, bad = 0, negative = 0;
+    const char *sql =
+        "SELECT c.point, c.solver, c.k, c.m_mean, c.m_sd, c.m_min, c.m_max, c.abs_m_mean FROM curves c";
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        CHECK(0, "%s: curves without the signed m: %s", what, sqlite3_errmsg(db));
+        return;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *point = (const char *)sqlite3_column_text(q, 0);
+        const char *solver = (const char *)sqlite3_column_text(q, 1);
+        int k = sqlite3_column_int(q, 2);
+        double v[4];
+        for (int i = 0; i < 4; i++)
+            v[i] = sqlite3_column_type(q, 3 + i) == SQLITE_NULL ? NAN
+                                                                : sqlite3_column_double(q, 3 + i);
+        /* the same from the tables: every finished run of this point, solver and record */
+        sqlite3_stmt *r = NULL;
+        double sum = 0, sum2 = 0, lo = INFINITY, hi = -INFINITY;
+        int n = 0;
+        if (sqlite3_prepare_v2(
+                db,
+                "SELECT t.params, r.overlap FROM trajectory r JOIN tasks t USING (task_id)"
+                " JOIN summary s ON s.task_id = r.task_id AND s.solver = r.solver"
+                " WHERE r.solver = ?1 AND r.k = ?2"
+                " AND s.status IN ('done', 'diverged', 'ode_diverged')",
+                -1, &r, NULL) == SQLITE_OK &&
+            sqlite3_bind_text(r, 1, solver, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+            sqlite3_bind_int(r, 2, k) == SQLITE_OK)
+            while (sqlite3_step(r) == SQLITE_ROW) {
+                char key[4096], *at;
+                snprintf(key, sizeof key, "%s", (const char *)sqlite3_column_text(r, 0));
+                if ((at = strstr(key, ";seed="))) {
+                    char *end = strchr(at + 1, ';');
+                    memmove(at, end ? end : at + strlen(at),
+                            strlen(end ? end : at + strlen(at)) + 1);
+                }
+                if (strcmp(key, point))
+                    continue;
+                double m = sqlite3_column_double(r, 1);
+                sum += m;
+                sum2 += m * m;
+                lo = fmin(lo, m);
+                hi = fmax(hi, m);
+                n++;
+            }
+        sqlite3_finalize(r);
+        double mean = n ? sum / n : NAN,
+               sd = n > 1 ? sqrt(fmax(0, (sum2 - sum * sum / n) / (n - 1))) : NAN;
+        int ok = n > 0 && fabs(v[0] - mean) < 1e-12 && fabs(v[2] - lo) < 1e-15 &&
+                 fabs(v[3] - hi) < 1e-15 && (n < 2 ? isnan(v[1]) : fabs(v[1] - sd) < 1e-9) &&
+                 v[3] >= v[0] && v[0] >= v[2];
+        bad += !ok;
+        negative += fabs(v[0] - sqlite3_column_double(q, 7)) > 1e-6;
+        rows++;
+    }
+    sqlite3_finalize(q);
+    CHECK(rows > 0 && bad == 0, "%s: %d of %d curves rows with a signed m unlike the trajectory's",
+          what, bad, rows);
+    CHECK(negative > 0, "%s: no record where the signed mean differs from |m|'s (%d rows)", what,
+          rows);
+}
+
 static void migrate(const char *srcdir, const char *builddir, int from)
 {
     char fixture[1024], path[1024], err[1024];
@@ -198,6 +273,30 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         nex = expected_wr(raw, ex);
         CHECK(nex == 12, "version-5 fixture: %d runs", nex);
     }
+    char kept[17] = "";
+    if (from == 6) { /* one goe_mean task as if made by a version-6 build of the new teacher */
+        sqlite3_stmt *q = NULL;
+        char perr[256], sql2[1024];
+        struct params p;
+        CHECK(sqlite3_prepare_v2(raw,
+                                 "SELECT task_id, params FROM tasks WHERE teacher ="
+                                 " 'goe_mean(0.5)' AND activation = 'h2' AND seed = 2",
+                                 -1, &q, NULL) == SQLITE_OK &&
+                  sqlite3_step(q) == SQLITE_ROW &&
+                  task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr) == 0,
+              "v6 fixture: the goe_mean h2 task");
+        task_id_hex(params_task_id(&p), kept);
+        snprintf(sql2, sizeof sql2,
+                 "UPDATE tasks SET task_id = '%s' WHERE task_id = '%s';"
+                 "UPDATE summary SET task_id = '%s' WHERE task_id = '%s';"
+                 "UPDATE trajectory SET task_id = '%s' WHERE task_id = '%s';"
+                 "UPDATE sweep_tasks SET task_id = '%s' WHERE task_id = '%s';",
+                 kept, sqlite3_column_text(q, 0), kept, sqlite3_column_text(q, 0), kept,
+                 sqlite3_column_text(q, 0), kept, sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        CHECK(sqlite3_exec(raw, sql2, NULL, NULL, NULL) == SQLITE_OK, "re-id: %s",
+              sqlite3_errmsg(raw));
+    }
     CHECK(value(raw, "PRAGMA user_version") == from && ntraj > 0,
           "fixture is not a version-%d database", from);
     sqlite3_close(raw);
@@ -209,6 +308,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(store_db(ro), "SELECT count(*) FROM results") == nsum, "v1 results view");
     if (ro && from == 5)
         check_wr(store_db(ro), ex, nex, "read-only");
+    if (ro && from == 6)
+        check_signed_curves(store_db(ro), "v6 read-only");
     store_close(&ro);
 
     for (int pass = 0; pass < 2;
@@ -230,6 +331,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             "old tasks without their defaults");
         CHECK(value(db, "SELECT count(*) FROM tasks WHERE precision = 'double'") == ntasks,
               "old tasks not in double");
+        CHECK(value(db, "SELECT count(*) FROM tasks WHERE ode_init = 'matched'") == ntasks,
+              "old tasks without ode_init matched");
         CHECK(
             value(
                 db,
@@ -265,6 +368,23 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(db, "SELECT count(*) FROM tasks WHERE sign_symmetric IS NULL OR sign_symmetric"
                         " != (activation = 'h2')") == 0,
               "v%d: tasks.sign_symmetric", from);
+        if (from == 6) {
+            check_signed_curves(db, "v6 migrated");
+            char sql3[256];
+            snprintf(sql3, sizeof sql3,
+                     "SELECT count(*) FROM tasks WHERE task_id = '%s' AND teacher = 'goe_mean(0.5)'"
+                     " AND instr(params, ';teacher=goe_mean(0.5);') > 0",
+                     kept);
+            CHECK(value(db, "SELECT count(*) FROM tasks WHERE teacher = 'goe_mean_v1(0.5)' AND"
+                            " instr(params, ';teacher=goe_mean_v1(0.5);') > 0") == 3 &&
+                      value(db, sql3) == 1 &&
+                      value(db, "SELECT count(*) FROM tasks WHERE instr(params, 'goe_mean(') > 0"
+                                " OR teacher LIKE 'goe_mean(%'") == 1 &&
+                      value(db, "SELECT count(*) FROM tasks WHERE teacher = 'goe'") == 4,
+                  "v6: the earlier goe_mean tasks not renamed (or others touched)");
+            CHECK(value(db, "SELECT count(DISTINCT point) FROM curves") == 5,
+                  "v6: curves points %g", value(db, "SELECT count(DISTINCT point) FROM curves"));
+        }
         if (from == 5) {
             check_wr(db, ex, nex, "migrated");
             CHECK(value(db, "SELECT sum(recovered) FROM recovery WHERE activation = 'h3'") == 0 &&
@@ -287,6 +407,22 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             struct params p;
             struct task t;
             char id[17];
+            if (from == 6 && strstr(text, "teacher=goe_mean_v1(")) {
+                /* the earlier teacher: not made any more, and the current one has another id */
+                char now[4096];
+                CHECK(task_parse(text, &p, err, sizeof err) != 0, "goe_mean_v1 parses: %s", text);
+                snprintf(now, sizeof now, "%s", text);
+                char *at = strstr(now, "goe_mean_v1(");
+                memmove(at + strlen("goe_mean"), at + strlen("goe_mean_v1"),
+                        strlen(at + strlen("goe_mean_v1")) + 1);
+                CHECK(task_parse(now, &p, err, sizeof err) == 0 && task_make(&p, &t) == 0, "%s: %s",
+                      now, err);
+                task_id_hex(t.id, id);
+                CHECK(strcmp(id, hex) != 0, "goe_mean: the new teacher kept the old id %s", hex);
+                task_free(&t);
+                seen++;
+                continue;
+            }
             CHECK(task_parse(text, &p, err, sizeof err) == 0, "old text does not parse: %s", err);
             CHECK(task_make(&p, &t) == 0, "task_make");
             task_id_hex(t.id, id);
@@ -307,7 +443,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     }
     sqlite3_finalize(q);
     CHECK(seen == ntasks, "old tasks seen: %d", seen);
-    if (st) {
+    if (st && from != 6) { /* v6: the goe_mean_v1 tasks are not run again */
         CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == nsum,
               "mu_star written");
         CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj_rerun, "rerun rows");
@@ -371,6 +507,7 @@ int main(int argc, char **argv)
     migrate(argv[1], argv[2], 3);
     migrate(argv[1], argv[2], 4);
     migrate(argv[1], argv[2], 5);
+    migrate(argv[1], argv[2], 6);
     journal(argv[2]);
     return check_done("test_store_migrate");
 }

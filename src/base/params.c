@@ -34,7 +34,7 @@ const char *const params_keys[] = {
     "order_m", "closure", "ode_noise",
     /* docs/model.md §10-11: written only where not at their default */
     "token_corr", "index", "outputs", "lr_schedule", "init", "init_trace", "ode_mean", "precision",
-    NULL};
+    "ode_init", NULL};
 #define PARAMS_FIRST_OPTIONAL "token_corr"
 
 _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == sizeof(int) &&
@@ -42,7 +42,8 @@ _Static_assert(sizeof(enum decomp) == sizeof(int) && sizeof(enum closure) == siz
                    sizeof(enum outputs_kind) == sizeof(int) &&
                    sizeof(enum init_kind) == sizeof(int) &&
                    sizeof(enum ode_mean_kind) == sizeof(int) &&
-                   sizeof(enum precision) == sizeof(int),
+                   sizeof(enum precision) == sizeof(int) &&
+                   sizeof(enum ode_init_kind) == sizeof(int),
                "PARAMS_ENUM fields are stored as int");
 
 static const char *const decomp_words[] = {"direct", "tied", "untied", NULL};
@@ -58,6 +59,7 @@ static const char *const outputs_words[] = {"offdiag", "all", NULL};
 static const char *const init_words[] = {"gaussian", "orthogonal", NULL};
 static const char *const ode_mean_words[] = {"stiff", "slaved", NULL};
 static const char *const precision_words[] = {"double", "single", NULL};
+static const char *const ode_init_words[] = {"matched", "limit", NULL};
 const char *const params_lr_schedule_words[] = {"constant", "two_phase", NULL};
 
 #define OFF(f) offsetof(struct params, f)
@@ -120,6 +122,8 @@ const struct params_key_info params_info[] = {
      "the ODE's mean Tr S/sqrt(d): a stiff state variable, or slaved to the minimum of Phi in it"},
     {"precision", PARAMS_ENUM, OFF(precision), precision_words, 0, 0, 0, "double | single",
      "how SGD stores the student: double, or float with the sums in double (half the bytes a step)"},
+    {"ode_init", PARAMS_ENUM, OFF(ode_init), ode_init_words, 0, 0, 0, "matched | limit",
+     "the ODE's initial moments: the traces of the run's own matrices, or their d -> infinity limits (m(0) = 0 exactly)"},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL}};
 #undef OFF
 
@@ -363,7 +367,12 @@ static void teacher_name(const struct teacher_spec *t, char *buf, size_t n, int 
         case TEACHER_WISHART: snprintf(buf, n, "wishart(%s)", v); return;
         case TEACHER_GOE: snprintf(buf, n, "goe"); return;
         case TEACHER_GOE_SHIFT: snprintf(buf, n, "goe_shift(%s)", v); return;
-        case TEACHER_GOE_MEAN: snprintf(buf, n, "goe_mean(%s)", v); return;
+        case TEACHER_GOE_MEAN:
+            /* The id's text (legacy) names the definition of schema 8, the goe draw's own trace
+             * removed (mu* = m exactly): a task of the earlier goe_mean (mu* = m + O(1/sqrt(d)))
+             * keeps its old id, so its rows are never taken for the new teacher's. */
+            snprintf(buf, n, legacy ? "goe_mean_traceless(%s)" : "goe_mean(%s)", v);
+            return;
     }
 }
 

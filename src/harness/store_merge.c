@@ -191,14 +191,14 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
 }
 
 /* The columns of tasks after sweep_id, as the merge copies them: every column of the schema
- * (schema_fmt in store_schema.c), those added by versions 3, 4 and 6 too, so that a merged task's
+ * (schema_fmt in store_schema.c), those added by versions 3, 4, 6 and 8 too, so that a merged task's
  * columns say what its params text says. */
 #define STORE_TASK_COLS                                                                              \
     "decomposition, activation, d, lr, init_scale, tokens, teacher, width, weight_decay, order_m,"   \
     " closure, tau_end, seed, status, attempts, rank, host, started_at, finished_at, wall_s, error," \
     " info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,"       \
     " token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,"          \
-    " sign_symmetric"
+    " sign_symmetric, ode_init"
 
 /* The study's sweeps row that is part.sweeps row ?1: the same run (name, sweep file, start
  * time to the millisecond, build, host, command line and part), merged before. */

@@ -3,8 +3,8 @@
  * store.h): the schema a new file gets, its views, what every column means (store_column_doc),
  * the SQL function crossing(), and the migrations that bring an older file to the current
  * version, one transaction per step (migrate_1_2, then migrate_2_3_sql, migrate_3_4_sql,
- * migrate_4_5 and migrate_5_6), so that a failed migration leaves the file at the last version
- * it reached:
+ * migrate_4_5, migrate_5_6 and migrate_to_8), so that a failed migration leaves the file at
+ * the last version it reached:
  *   2 -> 3  the general index and options of docs/model.md §10-11: tasks gains token_corr,
  *           index_kind, outputs, lr_schedule, init, init_trace, ode_mean (old rows get the
  *           defaults, which is what they ran with), trajectory gains mu (old rows: sqrt(d)
@@ -14,9 +14,11 @@
  *           they ran with), and the views recovery and curves are added.
  *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
  *   5 -> 6  weak recovery with the sign for activations that are not even (migrate_5_6).
+ *   6 -> 8  the signed overlap in the curves view, and the tasks of the earlier goe_mean teacher
+ *           renamed (migrate_to_8; 7 is another step's number, applied before it).
  *
- * A read-only open of a file older than version 6 gets the views of version 6 as temporary
- * views, summary among them (store_schema_temp_views).
+ * A read-only open of an older file gets the views of the current version as temporary views,
+ * summary among them (store_schema_temp_views); it renames nothing.
  *
  * The views group a point's seeds by the task's canonical text with its seed=N entry cut out
  * (POINT_KEY_SQL), so every parameter, present or added later, separates points. Quartiles
@@ -110,22 +112,26 @@
     "sqrt(max(0.0, (sum(" x " * " x ") - sum(" x ") * sum(" x ") / count(" x "))"                  \
     " / nullif(count(" x ") - 1, 0)))"
 
-/* curves: per point, solver and record, the mean and spread of |m|, Omega12 and the loss. */
-#define CURVES_VIEW_BODY                                                                                      \
-    "curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"                             \
-    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"                \
-    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"             \
-    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                                \
-    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                                          \
-    " " SD_SQL(                                                                                               \
-        "abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                                   \
-                          " max(abs(r.overlap)) AS abs_m_max, avg(r.omega12) AS omega12_mean,"                \
-                          " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL(        \
-                              "r.loss") " AS loss_sd"                                                         \
-                                        " FROM tasks t JOIN summary s ON s.task_id = t.task_id"               \
-                                        " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver" \
-                                        " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"             \
-                                        " GROUP BY point, r.solver, r.k;"
+/* curves: per point, solver and record, the mean and spread of |m|, of the signed m (version 8),
+ * of Omega12 and of the loss. */
+#define CURVES_VIEW_BODY                                                                                                       \
+    "curves AS SELECT " POINT_KEY_SQL " AS point, t.decomposition, t.activation,"                                              \
+    " t.info_exponent, t.d, t.lr, t.init_scale, t.tokens, t.teacher, t.width, t.weight_decay,"                                 \
+    " t.order_m, t.closure, t.tau_end, t.records, t.log_grid, t.recovery_threshold, t.ode_noise,"                              \
+    " t.solvers, r.solver, r.k, avg(r.tau) AS tau, avg(r.samples) AS samples,"                                                 \
+    " count(r.overlap) AS seeds, avg(abs(r.overlap)) AS abs_m_mean,"                                                           \
+    " " SD_SQL(                                                                                                                \
+        "abs(r.overlap)") " AS abs_m_sd, min(abs(r.overlap)) AS abs_m_min,"                                                    \
+                          " max(abs(r.overlap)) AS abs_m_max, avg(r.overlap) AS m_mean,"                                       \
+                          " " SD_SQL(                                                                                          \
+                              "r.overlap") " AS m_sd, min(r.overlap) AS m_min,"                                                \
+                                           " max(r.overlap) AS m_max, avg(r.omega12) AS omega12_mean,"                         \
+                                           " " SD_SQL("r.omega12") " AS omega12_sd, avg(r.loss) AS loss_mean, " SD_SQL(        \
+                                               "r.loss") " AS loss_sd"                                                         \
+                                                         " FROM tasks t JOIN summary s ON s.task_id = t.task_id"               \
+                                                         " JOIN trajectory r ON r.task_id = s.task_id AND r.solver = s.solver" \
+                                                         " WHERE s.status IN ('done', 'diverged', 'ode_diverged')"             \
+                                                         " GROUP BY point, r.solver, r.k;"
 
 /* Weak recovery for any threshold, from the stored trajectory (schema version 2; the signed
  * overlap since version 6). One row per record k of each solver with the record before it
@@ -183,7 +189,7 @@ static const char *const schema_fmt =
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
     " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double',"
-    " sign_symmetric INTEGER);"
+    " sign_symmetric INTEGER, ode_init TEXT NOT NULL DEFAULT 'matched');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -381,6 +387,10 @@ static const struct store_column_doc column_docs[] = {
      "sample standard deviation of |m| over the seeds (NULL for one seed)"},
     {"curves", "abs_m_min", "", "smallest |m| over the seeds"},
     {"curves", "abs_m_max", "", "largest |m| over the seeds"},
+    {"curves", "m_mean", "", "mean of the signed m over the seeds at record k"},
+    {"curves", "m_sd", "", "sample standard deviation of m over the seeds (NULL for one seed)"},
+    {"curves", "m_min", "", "smallest m over the seeds"},
+    {"curves", "m_max", "", "largest m over the seeds"},
     {"curves", "omega12_mean", "", "mean of Omega12 over the seeds"},
     {"curves", "omega12_sd", "", "sample standard deviation of Omega12 over the seeds"},
     {"curves", "loss_mean", "", "mean of Phi over the seeds"},
@@ -464,6 +474,17 @@ static int step_reset(sqlite3_stmt *q)
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return 0;
+}
+
+/* The end of a migration step with two statements: both finalised, and the transaction rolled
+ * back when the step failed (rc != 0). Returns rc. */
+static int step_end(sqlite3 *db, int rc, sqlite3_stmt *q, sqlite3_stmt *up)
+{
+    sqlite3_finalize(q);
+    sqlite3_finalize(up);
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 /* Schema 1 -> 2, in one transaction:
@@ -700,12 +721,63 @@ static int migrate_5_6(sqlite3 *db, const char *path, char *err, size_t errlen)
 dberr:
     snprintf(err, errlen, "%s: migration to schema 6: %s", path, sqlite3_errmsg(db));
 out:
-    sqlite3_finalize(q);
-    sqlite3_finalize(up);
-    if (rc) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (step_end(db, rc, q, up))
         sqlite3_exec(db, "DROP TABLE IF EXISTS temp.wr6", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Schema 6 (or 7) -> 8, in one transaction (a failure leaves the version it started from):
+ *   - tasks gains ode_init (old rows: matched, what they ran with);
+ *   - the curves view is made again with the signed overlap beside |m| (m_mean, m_sd, m_min,
+ *     m_max): an odd activation's sign is identifiable and its figures draw m;
+ *   - the tasks of teacher goe_mean(m) made by the earlier definition, whose goe part kept its
+ *     own trace (mu* = m + O(sqrt(2/d)); since version 8 mu* = m exactly, and such a task's id is
+ *     hashed from another text, params.c), are renamed goe_mean_v1(m) in tasks.teacher and
+ *     tasks.params, so that the views, which group seeds by that text, never pool them with the
+ *     new teacher's seeds. A task is of the earlier definition when its text parses and does not
+ *     hash to its stored id (a text that does not parse is left alone). The new name does not
+ *     parse: such a task cannot be run again (a pending one fails with the parser's message),
+ *     which is right, since this build no longer makes its teacher. */
+static int migrate_to_8(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL, *up = NULL;
+    int rc = -1;
+    if (store_exec(db,
+                   "BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN ode_init TEXT NOT NULL DEFAULT"
+                   " 'matched'; DROP VIEW IF EXISTS curves; CREATE VIEW " CURVES_VIEW_BODY,
+                   err, errlen, path))
+        goto out;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT task_id, params FROM tasks WHERE teacher LIKE 'goe_mean(%'"
+                           " AND instr(params, ';teacher=goe_mean(') > 0",
+                           -1, &q, NULL) ||
+        sqlite3_prepare_v2(
+            db,
+            "UPDATE tasks SET teacher = 'goe_mean_v1(' || substr(teacher, 10),"
+            " params = replace(params, ';teacher=goe_mean(', ';teacher=goe_mean_v1(')"
+            " WHERE task_id = ?1",
+            -1, &up, NULL))
+        goto dberr;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        struct params p;
+        char perr[256], hex[17];
+        const char *id = (const char *)sqlite3_column_text(q, 0);
+        if (!id || task_parse((const char *)sqlite3_column_text(q, 1), &p, perr, sizeof perr))
+            continue;
+        task_id_hex(params_task_id(&p), hex);
+        if (!strcmp(hex, id))
+            continue; /* already the teacher of version 8 */
+        if (sqlite3_bind_text(up, 1, id, -1, SQLITE_TRANSIENT) != SQLITE_OK || step_reset(up))
+            goto dberr;
     }
+    if (store_exec(db, "PRAGMA user_version = 8; COMMIT;", err, errlen, path))
+        goto out;
+    rc = 0;
+    goto out;
+dberr:
+    snprintf(err, errlen, "%s: migration to schema 8: %s", path, sqlite3_errmsg(db));
+out:
+    step_end(db, rc, q, up);
     return rc;
 }
 
@@ -724,6 +796,8 @@ static int schema_update_steps(sqlite3 *db, int version, const char *path, char 
     if (version >= 1 && version <= 4 && migrate_4_5(db, err, errlen, path))
         return -1;
     if (version >= 1 && version <= 5 && migrate_5_6(db, path, err, errlen))
+        return -1;
+    if (version >= 1 && version <= 7 && migrate_to_8(db, path, err, errlen))
         return -1;
     if (version == 0) {
         char states[256], schema[16384], sql[16384 + 64];

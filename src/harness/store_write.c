@@ -20,9 +20,9 @@ const char *const store_stmt_sql[ST_COUNT] = {
     "INSERT OR IGNORE INTO tasks(task_id, sweep_id, decomposition, activation, d, lr, init_scale, tokens,"
     " teacher, width, weight_decay, order_m, closure, tau_end, seed, info_exponent, records, log_grid,"
     " recovery_threshold, ode_noise, solvers, cost, params, token_corr, index_kind, outputs, lr_schedule,"
-    " init, init_trace, ode_mean, precision, sign_symmetric)"
+    " init, init_trace, ode_mean, precision, sign_symmetric, ode_init)"
     " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,"
-    "?26,?27,?28,?29,?30,?31,?32)",
+    "?26,?27,?28,?29,?30,?31,?32,?33)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
     "UPDATE tasks SET status = ?6, rank = ?2, host = ?3,"
@@ -113,6 +113,8 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         params_get(p, "precision", buf, sizeof buf);
         STORE_CALL(s, sqlite3_bind_text(ins, 31, buf, -1, SQLITE_TRANSIENT));
         STORE_CALL(s, sqlite3_bind_int(ins, 32, params_act_sign_symmetric(&p->activation)));
+        params_get(p, "ode_init", buf, sizeof buf);
+        STORE_CALL(s, sqlite3_bind_text(ins, 33, buf, -1, SQLITE_TRANSIENT));
         if (store_step_done(s, ins))
             goto fail;
         STORE_CALL(s, sqlite3_bind_int64(link, 1, sweep_id));

@@ -133,17 +133,19 @@ static int make_teacher(struct model *m)
         for (int j = 0; j < rs; j++)
             m->tsign[j] = 1.0;
     } else if (p->teacher.kind == TEACHER_GOE_MEAN) {
-        /* S* = a G + (m/sqrt(d)) I (docs/model.md §10): the shift is not rescaled, so mu* = Tr(S*)/sqrt(d)
-         * = m + a Tr G/sqrt(d) = m + O(1/sqrt(d)); a > 0 makes Tr(S*^2)/d = 1 exactly:
-         * a^2 q + 2 a (m/sqrt(d)) t_G + m^2/d = 1 with q = Tr G^2/d, t_G = Tr G/d. */
+        /* S* = a (G - t_G I) + (m/sqrt(d)) I (docs/model.md §10): the goe draw's own trace t_G =
+         * Tr G/d is removed, so Tr S* = m sqrt(d) and mu* = m exactly; a > 0 makes Tr(S*^2)/d = 1
+         * exactly: a^2 q0 + m^2/d = 1 with q0 = Tr (G - t_G I)^2/d (the cross term vanishes). */
         if (sample_goe(&g, d, S))
             return -1;
-        double q = cblas_ddot(d * d, S, 1, S, 1) / d, tg = 0, sh = p->teacher.arg / sqrt((double)d);
+        double tg = 0, sh = p->teacher.arg / sqrt((double)d);
         for (int i = 0; i < d; i++)
             tg += S[(size_t)i * d +
                     i]; // NOLINT(clang-analyzer-core.uninitialized.Assign): sample_goe filled S
         tg /= d;
-        double b = 2 * sh * tg, a = (-b + sqrt(b * b + 4 * q * (1 - sh * sh))) / (2 * q);
+        for (int i = 0; i < d; i++)
+            S[(size_t)i * d + i] -= tg;
+        double q0 = cblas_ddot(d * d, S, 1, S, 1) / d, a = sqrt((1 - sh * sh) / q0);
         cblas_dscal(d * d, a, S, 1);
         for (int i = 0; i < d; i++)
             S[(size_t)i * d + i] += sh;

@@ -152,10 +152,20 @@ static int mean_observe(void *p, const double *y, struct obs_row *row)
 }
 
 /* Matched initial values: the exact traces of the run's own S0, y[0..2] = Tr(S S^T)/d, Tr(S^2)/d,
- * Tr(S S*)/d, and Tr S in y[3] (the caller divides it by d for t1 or by sqrt(d) for mu). */
+ * Tr(S S*)/d, and Tr S in y[3] (the caller divides it by d for t1 or by sqrt(d) for mu). With
+ * ode_init limit their d -> infinity values for S0 = s0 goe + t I free from S*: Omega11 = Psi11
+ * = s0^2 + t^2, Omega12 = t t2, Tr S = t d (the goe's own trace, O(1) in Tr S, is 0 in the
+ * limit); with t = 0 the overlap m(0) is exactly 0. */
 static void initial_traces(const struct model *m, double *y)
 {
     int d = m->d;
+    if (m->p.ode_init == ODE_INIT_LIMIT) {
+        double s0 = m->p.init_scale, t = m->p.init_trace;
+        y[0] = y[1] = s0 * s0 + t * t;
+        y[2] = t * m->t2;
+        y[3] = t * d;
+        return;
+    }
     const double *S = m->S0, *P = m->teacher;
     double o11 = 0.0, p11 = 0.0, o12 = 0.0, tr = 0.0;
     for (int i = 0; i < d; i++) {

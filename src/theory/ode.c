@@ -8,6 +8,7 @@
  *   tied, auto        -> spectral (spectral.c), the exact resummation; with --ode-noise on
  *                        the word hierarchy's auto closure instead (spectral has no noise)
  *   tied, spectral    -> spectral (matched S0 spectrum); spectral_mp: Marchenko-Pastur S0
+ *                        (also what spectral takes with ode_init limit)
  *   tied, other       -> word hierarchy (words_system.c)
  *   untied, auto      -> word hierarchy, closure flat at the largest odd order <= M
  *                        (words_system.c)
@@ -69,7 +70,8 @@ int ode_system_create(const struct model *m, struct mom_sys *sys, char *err, siz
     if (m->p.decomposition == DECOMP_DIRECT)
         return direct_system_create(m, sys, err, errlen);
     if (cl == CLOSURE_SPECTRAL || cl == CLOSURE_SPECTRAL_MP)
-        return spectral_system_create(m, cl == CLOSURE_SPECTRAL_MP, sys, err, errlen);
+        return spectral_system_create(
+            m, cl == CLOSURE_SPECTRAL_MP || m->p.ode_init == ODE_INIT_LIMIT, sys, err, errlen);
     return words_system_create(m, sys, err, errlen);
 }
 

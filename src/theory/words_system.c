@@ -679,9 +679,10 @@ int words_system_create(const struct model *m, struct mom_sys *sys, char *err, s
     for (int c = 0; c < b->first[M + 1]; c++)
         if (b->stud[c])
             cx->trk[cx->ntr++] = c;
-    /* matched initial values: exact traces of the run's own matrices where affordable */
+    /* matched initial values: exact traces of the run's own matrices where affordable; ode_init
+     * limit: every word from free probability (2: lengths 1 and 2 too) */
     int exact;
-    if (words_initial_values(m, b, 0, cx->mom0, &exact))
+    if (words_initial_values(m, b, m->p.ode_init == ODE_INIT_LIMIT ? 2 : 0, cx->mom0, &exact))
         goto oom;
     memcpy(cx->mom, cx->mom0, sizeof(double) * n);
     if (words_closure_init(&cx->cl, b, (int)closure, M, cx->mom0))

@@ -212,19 +212,20 @@ int words_initial_values(const struct model *m, const struct words_basis *b, int
         int L = b->len[c];
         const unsigned char *w = b->let + b->off[c];
         double s = 0;
+        int exact_short = force_free != 2 && (L == 1 || L == 2); /* 2: every length free */
         if (L == 0) {
             s = 1;
+        } else if (!exact_short) {
+            s = fr[c];
         } else if (L == 1) {
             for (int i = 0; i < d; i++)
                 s += lm[w[0]][(size_t)i * d + i];
             s /= d;
-        } else if (L == 2) {
+        } else { /* L == 2 */
             for (int i = 0; i < d; i++)
                 for (int j = 0; j < d; j++)
                     s += lm[w[0]][(size_t)i * d + j] * lm[w[1]][(size_t)j * d + i];
             s /= d;
-        } else {
-            s = fr[c];
         }
         out[c] = s;
     }

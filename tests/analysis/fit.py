@@ -8,7 +8,9 @@ each of d = 50..1600, independent of the project's data. Checks, over 30 replica
   interval so wide that it holds everything fails here, as does a fit that ignores ln ln d or
   mixes up its columns (its estimate lands elsewhere);
 - the one-exponent fit n = A d^c covers c for a pure power law, and not c + 0.1;
-- with 3 values of d the fit still runs (exactly determined), with 2 only c is given.
+- (a, b) are fitted only from at least 5 values of d over a factor 8 or more: with 4 values, or
+  5 over a factor 5, they are not (not identifiable) and only c is given, as with 2;
+- q_meaning reads q for the series' lr scaling (fixed lr: q = 0 is d^2; c/ln d: d^2 ln d).
 - the drift-law fit tau_wr = p + q ln d covers a planted (p, q) (q = 0 among them) and not q + 0.05.
 A bootstrap that resampled nothing would give zero-width intervals (checked) that miss the
 planted value.
@@ -70,11 +72,19 @@ def main():
         wrong += f["c_ci"][0] <= 1.8 <= f["c_ci"][1]
     check(hold / reps >= 0.8, f"c = 1.7 covered in {hold / reps:.2f}")
     check(wrong / reps <= 0.1, f"wrong c = 1.8 covered in {wrong / reps:.2f}")
-    # three and two values of d
-    f3 = scaling.fit_law(ds[:3], synth(2, 1, ds[:3], 8, 0.05, rng), boot=200)
-    check(f3["a"] is not None and f3["three"], "three values of d: no (a, b) fit")
+    # (a, b) only where identifiable: 5 values of d over a factor 8 (50..800), not 4, not 5 over 5
+    f5 = scaling.fit_law(ds[:5], synth(2, 1, ds[:5], 8, 0.05, rng), boot=200)
+    check(f5["a"] is not None and f5["three"], "five values of d over 16: no (a, b) fit")
+    for sub in (ds[:4], [100, 200, 300, 400, 500], ds[:3]):
+        f = scaling.fit_law(sub, synth(2, 1, sub, 8, 0.05, rng), boot=200)
+        check(f["a"] is None and f["b"] is None and f["c"] is not None,
+              f"d = {sub}: (a, b) fitted where they are not identifiable")
     f2 = scaling.fit_law(ds[:2], synth(2, 1, ds[:2], 8, 0.05, rng), boot=200)
     check(f2["a"] is None and f2["c"] is not None, "two values of d: expected c only")
+    check(scaling.q_meaning("fixed lr 0.05").startswith("q = 0: n_wr ∝ d²;"),
+          "fixed lr: q = 0 is not d^2: " + scaling.q_meaning("fixed lr 0.05"))
+    check(scaling.q_meaning("lr = 0.04/ln d").startswith("q = 0: n_wr ∝ d² ln d;"),
+          "lr = c/ln d: q = 0 is not d^2 ln d: " + scaling.q_meaning("lr = 0.04/ln d"))
     # The drift-law fit tau = p + q ln d: the planted (p, q) inside the intervals, a planted-wrong
     # q outside, and q = 0 (a pure d^2 law in n_wr) covered. A fit on ln tau instead of tau, or with
     # its columns swapped, misses (p, q) at sigma = 0.03 (q's interval is ~0.03 wide here).

@@ -30,9 +30,13 @@ for kind in "curves-*.png" "curves-*.pdf" "orders-*.png" "nwr-*.png"; do nonempt
 $py "$an/scaling.py" "$db" --out "$work/figs" --boot 50 --csv "$work/scaling.csv" > "$work/scaling.out" 2>&1 \
     || fail "scaling.py exit $? ($(tail -1 "$work/scaling.out"))"
 nonempty "$work/figs" "scaling-nwr.png"
-grep -q "n_wr = A d^a (ln d)^b:  a = " "$work/scaling.out" || fail "scaling.py printed no (a, b) fit"
+# three values of d (16, 24, 32): a and b are not identifiable, and the script must say so
+grep -q "n_wr = A d^a (ln d)^b: not identifiable (3 values of d" "$work/scaling.out" ||
+    fail "scaling.py did not say that (a, b) are not identifiable from 3 values of d"
+grep -q "n_wr = A d^a (ln d)^b:  a = " "$work/scaling.out" && fail "scaling.py printed an (a, b) fit from 3 values of d"
 [ -s "$work/scaling.csv" ] || fail "scaling.py wrote no csv"
-grep -q "tau_wr = p + q ln d (drift law): q = " "$work/scaling.out" || fail "scaling.py printed no drift-law fit"
+grep -q "tau_wr = p + q ln d: q = .*(q = 0: n_wr ∝ d²; q > 0: n_wr ∝ d² ln d)" "$work/scaling.out" ||
+    fail "scaling.py printed no tau_wr = p + q ln d fit read for a fixed lr"
 # The same runs read from a per-seed results csv (the committed extracts' format) instead of the
 # database: the same per-d table (seeds, recovered, quartiles) and fits; a csv reader that lost
 # a column, a status or a seed changes these rows.

@@ -66,6 +66,13 @@ enum init_kind { INIT_GAUSSIAN = 0, INIT_ORTHOGONAL };
  * or slaved to the slow manifold mu*(q), Phi_mu(mu*, q) = 0. */
 enum ode_mean_kind { ODE_MEAN_STIFF = 0, ODE_MEAN_SLAVED };
 
+/* Where the moment ODE starts (docs/model.md §7, §12): the traces of the run's own initial
+ * matrices (matched), or their d -> infinity limits, the exactly uninformative start m(0) = 0
+ * (limit: direct Omega11 = Psi11 = s0^2 + t^2, Omega12 = t t2, t1 = t with t = init_trace; tied's
+ * spectral closure with the Marchenko-Pastur law for S0; the word hierarchies with every
+ * initial word from free probability, lengths 1 and 2 included). */
+enum ode_init_kind { ODE_INIT_MATCHED = 0, ODE_INIT_LIMIT };
+
 /* Solvers, as a bit set. */
 enum { SOLVER_SGD = 1u, SOLVER_FLOW = 2u, SOLVER_ODE = 4u };
 #define SOLVER_COUNT 3
@@ -117,6 +124,7 @@ struct params {
     double init_trace; /* direct: t I added to the initial S */
     enum ode_mean_kind ode_mean;
     enum precision precision; /* SGD's parameters in double or single precision */
+    enum ode_init_kind ode_init;
 };
 
 /* The parameter table. */

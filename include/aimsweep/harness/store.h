@@ -22,7 +22,9 @@
  *        and solver: seeds, recovered, n_wr_q1/median/q3, tau_wr_q1/median/q3 over the
  *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
  *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
- *        omega12_mean/sd, loss_mean/sd over the seeds
+ *        m_mean/sd/min/max (the signed m, version 8), omega12_mean/sd, loss_mean/sd over the seeds
+ * Version 8 (7 is another change's step): the signed m in curves, and the tasks of the goe_mean
+ * teacher before its own trace was removed renamed goe_mean_v1 (store_schema.c, migrate_to_8).
  * Version 6: weak recovery on the signed overlap for activations whose sign is identifiable
  * (tasks.sign_symmetric = 0; docs/model.md §8): recovery_segments' m is signed for them, the
  * recovery view counts anti_recovered, and the migration recomputes their tau_wr, samples_wr
@@ -59,7 +61,7 @@
 #include "aimsweep/harness/task.h"
 #include "aimsweep/run/worker.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 8
 /* store_open waits this long (default) for the lock of a run that is ending (a killed job's
  * orphaned ranks hold it for a few seconds) before it refuses. */
 #define STORE_LOCK_WAIT_S 30.0

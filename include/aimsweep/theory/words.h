@@ -67,7 +67,8 @@ long words_init_products(const struct params *p);
 /* Initial values of every class for the model's own initial matrices: exact traces
  * (words_traces) when they cost at most WORDS_EXACT_FLOPS (words_traces.c), otherwise, or when
  * force_free, exact for words of length <= 2 and free-probability values (words_free_init,
- * with the teacher's exact moments) beyond. *exact says which. Returns 0 or -1. */
+ * with the teacher's exact moments) beyond; force_free 2 (ode_init limit) takes every length
+ * from free probability. *exact says which. Returns 0 or -1. */
 int words_initial_values(const struct model *m, const struct words_basis *b, int force_free,
                          double *out, int *exact);
 
