@@ -29,6 +29,12 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("numpy", "python3-numpy")
+aimdb.require("matplotlib", "python3-matplotlib")
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

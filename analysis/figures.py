@@ -31,13 +31,16 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("matplotlib", "python3-matplotlib")
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import aimdb  # noqa: E402
 
 MAX_PANELS = 36      # largest panel grid drawn in one figure
 MAX_FIGURES = 24     # per kind; the rest are listed as skipped

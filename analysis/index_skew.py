@@ -8,6 +8,14 @@ h_ab = (x_a^T S x_b - C_ab Tr S)/sqrt(d) is a Gaussian quadratic form. Its third
     kappa3(h_aa) = 8 tr(S^3)/sqrt(d),   kappa3(h_ab) = (6c + 2c^3) tr(S^3)/sqrt(d),
 so the skewness is O(1/sqrt(d)) unless c = 0 and a != b. This script checks both by Monte Carlo
 for a tied-like S = W W^T/d (S >= 0, tr S^3 of order one)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("numpy", "python3-numpy")
+
 import numpy as np
 
 rng = np.random.default_rng(1)

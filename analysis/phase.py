@@ -28,6 +28,12 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("matplotlib", "python3-matplotlib")
+aimdb.require("numpy", "python3-numpy")
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -35,8 +41,6 @@ import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import aimdb  # noqa: E402
 
 AXES = ("activation", "info_exponent", "lr", "init_scale", "width", "d", "decomposition", "tokens", "teacher",
         "weight_decay")

@@ -17,7 +17,14 @@ import csv
 import json
 import math
 import os
+import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("matplotlib", "python3-matplotlib")
+aimdb.require("numpy", "python3-numpy")
 
 import matplotlib
 

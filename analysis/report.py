@@ -223,6 +223,8 @@ def main():
     ap.add_argument("--boot", type=int, default=500, help="bootstrap resamples of the fits [500]")
     a = ap.parse_args()
     cons = [(p, aimdb.open_or_exit(p)) for p in a.db]
+    aimdb.require("numpy", "python3-numpy")
+    aimdb.require("matplotlib", "python3-matplotlib")
     import matplotlib
     matplotlib.use("Agg")
     import scaling

@@ -53,10 +53,12 @@ import math
 import os
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import aimdb  # noqa: E402
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("numpy", "python3-numpy")
+
+import numpy as np  # noqa: E402
 
 Z_LEVEL = 0.95          # interval level
 MIN_SEEDS_PER_D = 2     # recovered seeds a d needs to enter a fit

@@ -31,9 +31,16 @@ import json
 import math
 import os
 import struct
+import sys
 
-import numpy as np
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import aimdb  # noqa: E402  (first: it names the package of a missing module)
+
+aimdb.require("numpy", "python3-numpy")
+aimdb.require("torch", "python3-torch")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -80,5 +80,12 @@ if /usr/bin/python3 -c "import pandas" 2>/dev/null; then
 else
     echo "skipped: pandas (python3-pandas not installed)"
 fi
+# a Python without numpy and matplotlib (site-packages left out with -S): every plotting
+# script names the package to install instead of a bare ModuleNotFoundError
+for script in figures.py phase.py scaling.py report.py cor2.py probe_figures.py; do
+    out=$(cd "$W" && /usr/bin/python3 -S "$P/share/aimsweep/analysis/$script" tiny.db --out figs2 2>&1)
+    case $out in *"apt-get install python3-"*"pip install"*) ;;
+    *) fail "$script under a Python without numpy: $(printf '%s' "$out" | tail -1)" ;; esac
+done
 [ "$fails" -eq 0 ] && echo "user_path: all checks passed"
 [ "$fails" -eq 0 ]
