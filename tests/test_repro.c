@@ -8,6 +8,7 @@
 #include "aimsweep/run/worker.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "paths.h"
 
 static void params_for(struct params *p, const char *decomp, uint64_t seed)
 {
@@ -34,6 +35,7 @@ static int same(const struct task_result *a, const struct task_result *b)
 
 int main(void)
 {
+    test_path_start();
     const char *decomps[] = {"direct", "tied", "untied"};
     for (int i = 0; i < 3; i++) {
         struct params p, q;

@@ -3,7 +3,7 @@
  * with the AVX-512 kernel (T = 2, the paired layout) and in single precision with the float
  * vector kernels (T = 2, kern_update2_project2_f32: the rows bit for bit two one-step passes',
  * direct's diagonal term added in double and rounded as the one-step path adds it, every sum in
- * the one order of kern_f32.c).
+ * the one order of kern_f32_body.h).
  *
  * Every step is a scaling plus a rank-T correction of the rows of each stored matrix M (S for
  * direct, W^T for tied, P = (U + V)^T and Q = (U - V)^T for untied; sgd.c): with a factor alpha,

@@ -1,0 +1,8 @@
+/*
+ * rng_portable.c: the Gaussian generator's batches built for every x86-64 machine: the baseline, x86-64-v2, with no AVX, with -ffast-math (rng_batch.h).
+ */
+#if defined(__AVX__)
+#error "the portable path is built without AVX (src/model/CMakeLists.txt)"
+#endif
+#define KERN_ISA(x) x##_plain /* not _portable: kern.h has names of that ending */
+#include "rng_batch.h"
