@@ -149,7 +149,7 @@ def compare(stage):
 compare("read-only version 5")
 subprocess.run([A, "reset", db, "--where", "0"], check=True, capture_output=True)
 con = sqlite3.connect(db)
-check(con.execute("PRAGMA user_version").fetchone()[0] == 6, "not migrated to version 6")
+check(con.execute("PRAGMA user_version").fetchone()[0] == 7, "not migrated to version 7")
 con.close()
 compare("migrated")
 print(f"recovery_sign: {checked - fails} passed, {fails} failed")

@@ -210,7 +210,7 @@ if command -v sqlite3 >/dev/null; then
     [ "$(q "$W/v1.db" "PRAGMA user_version")" = 1 ] || fail "v1 fixture"
     before=$(q "$W/v1.db" "SELECT count(*) FROM trajectory")
     "$AIMSWEEP" run "$SRCDIR/tests/data/v1fixture.yaml" --db "$W/v1.db" --quiet || fail "v1: run"
-    [ "$(q "$W/v1.db" "PRAGMA user_version")" = 6 ] || fail "v1: not migrated"
+    [ "$(q "$W/v1.db" "PRAGMA user_version")" = 7 ] || fail "v1: not migrated"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM trajectory")" = "$before" ] || fail "v1: rows changed"
     [ "$(q "$W/v1.db" "SELECT count(*) FROM sweeps")" = 2 ] || fail "v1: the run not registered"
     sqlite3 "$W/v1.db" "UPDATE tasks SET status = 'timeout' WHERE rowid = 1" || fail "v1: CHECK without timeout"

@@ -1,8 +1,9 @@
 /*
- * test_store_migrate.c: databases of schema versions 1 to 5 (tests/data/schema_v1.sql,
+ * test_store_migrate.c: databases of schema versions 1 to 6 (tests/data/schema_v1.sql,
  * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
  * precision and the views recovery and curves, schema_v4.sql, before the operations'
- * columns, and schema_v5.sql, before the signed weak recovery) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * columns, schema_v5.sql, before the signed weak recovery, and schema_v6.sql, before the
+ * kernels' path) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
  * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
  * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
  * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
@@ -19,6 +20,9 @@
  * Planted errors: a migration that keeps |m| leaves the h3 values (4 checks fail); one that
  * recomputes the even rows with the signed rule changes h2 seed 3 (fails); temporary views that
  * read |m| fail the read-only comparison.
+ * The 6 -> 7 step: sweeps.kernels and tasks.kernels present and NULL in the old rows (not
+ * recorded), a read-only open of the version-6 file reads its tasks without them, and a task the
+ * migrated file hands to a rank records that rank's path.
  * A planted error shows: a migration that forgets a column fails the column checks; a 4 -> 5
  * step skipped for one starting version fails its sweeps and timeout checks; a canonical text
  * that names the new keys changes the ids (the id checks fail); a migration that is not
@@ -208,6 +212,11 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(store_db(ro), "SELECT count(*) FROM results") == nsum, "v1 results view");
     if (ro && from == 5)
         check_wr(store_db(ro), ex, nex, "read-only");
+    if (ro && from == 6)
+        CHECK(value(store_db(ro), "SELECT count(*) FROM tasks") == ntasks &&
+                  value(store_db(ro), "SELECT count(*) FROM pragma_table_info('tasks')"
+                                      " WHERE name = 'kernels'") == 0,
+              "v6 read-only: tasks, or a kernels column added without a migration");
     store_close(&ro);
 
     for (int pass = 0; pass < 2;
@@ -264,6 +273,11 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(db, "SELECT count(*) FROM tasks WHERE sign_symmetric IS NULL OR sign_symmetric"
                         " != (activation = 'h2')") == 0,
               "v%d: tasks.sign_symmetric", from);
+        /* version 7: the kernels' path, not recorded before */
+        if (pass == 0)
+            CHECK(value(db, "SELECT count(*) FROM tasks WHERE kernels IS NULL") == ntasks &&
+                      value(db, "SELECT count(*) FROM sweeps WHERE kernels IS NOT NULL") == 0,
+                  "v%d: old rows with a kernels' path", from);
         if (from == 5) {
             check_wr(db, ex, nex, "migrated");
             CHECK(value(db, "SELECT sum(recovered) FROM recovery WHERE activation = 'h3'") == 0 &&
@@ -291,6 +305,9 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             task_id_hex(t.id, id);
             CHECK(!strcmp(id, hex), "task id changed: %s -> %s", hex, id);
             CHECK(!strcmp(t.text, text), "canonical text changed:\n%s\n%s", text, t.text);
+            CHECK(store_begin(st) == 0 && store_mark_running(st, t.id, 1, "node", "avx2") == 0 &&
+                      store_commit(st) == 0,
+                  "store_mark_running into the migrated database");
             /* a run writes into the migrated database: the new columns are filled */
             struct task_result r;
             enum task_status status;
@@ -310,6 +327,8 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == nsum,
               "mu_star written");
         CHECK(value(store_db(st), "SELECT count(*) FROM trajectory") == ntraj_rerun, "rerun rows");
+        CHECK(value(store_db(st), "SELECT count(*) FROM tasks WHERE kernels = 'avx2'") == ntasks,
+              "v%d: the kernels' path of a task handed out after the migration", from);
     }
     store_close(&st);
 }
@@ -325,5 +344,6 @@ int main(int argc, char **argv)
     migrate(argv[1], argv[2], 3);
     migrate(argv[1], argv[2], 4);
     migrate(argv[1], argv[2], 5);
+    migrate(argv[1], argv[2], 6);
     return check_done("test_store_migrate");
 }

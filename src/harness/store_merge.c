@@ -48,7 +48,7 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
     " closure, tau_end, seed, status, attempts, rank, host, started_at, finished_at, wall_s, error," \
     " info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,"       \
     " token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,"          \
-    " sign_symmetric"
+    " sign_symmetric, kernels"
 
 int store_merge(struct store *s, const char *part, struct store_merge_stats *ms, char *err,
                 size_t errlen)
@@ -92,9 +92,9 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
         if (store_run_stmt(
                 s,
                 "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
-                " ranks, command, part, stop_signal, stop_sender, stopped_at)"
+                " ranks, command, part, stop_signal, stop_sender, stopped_at, kernels)"
                 " SELECT name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks, command,"
-                " part, stop_signal, stop_sender, stopped_at FROM part.sweeps WHERE sweep_id = ?4",
+                " part, stop_signal, stop_sender, stopped_at, kernels FROM part.sweeps WHERE sweep_id = ?4",
                 NULL, NULL, NULL, old)) {
             sqlite3_finalize(q);
             goto dberr;

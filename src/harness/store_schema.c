@@ -14,6 +14,9 @@
  *           they ran with), and the views recovery and curves are added.
  *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
  *   5 -> 6  weak recovery with the sign for activations that are not even (migrate_5_6).
+ *   6 -> 7  the kernels' path (kern.h) in the open: sweeps and tasks gain kernels, the path of
+ *           rank 0 and of the rank that ran the task (old rows: NULL, not recorded)
+ *           (migrate_6_7_sql).
  *
  * A read-only open of a file older than version 6 gets the views of version 6 as temporary
  * views, summary among them (store_schema_temp_views).
@@ -165,7 +168,7 @@ static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
     " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER,"
-    " command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT);"
+    " command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT, kernels TEXT);"
     "CREATE TABLE tasks("
     " task_id TEXT PRIMARY KEY, sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " decomposition TEXT NOT NULL, activation TEXT NOT NULL, d INTEGER NOT NULL, lr REAL NOT NULL,"
@@ -183,7 +186,7 @@ static const char *const schema_fmt =
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
     " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double',"
-    " sign_symmetric INTEGER);"
+    " sign_symmetric INTEGER, kernels TEXT);"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -224,6 +227,11 @@ static const char *const migrate_3_4_sql =
     "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
     "CREATE VIEW " RECOVERY_VIEW_BODY("NULL") "CREATE VIEW " CURVES_VIEW_BODY
                                               "PRAGMA user_version = 4; COMMIT;";
+
+/* 6 -> 7 (see the top of the file): the kernels' path of each run and task, NULL before. */
+static const char *const migrate_6_7_sql =
+    "BEGIN IMMEDIATE; ALTER TABLE sweeps ADD COLUMN kernels TEXT;"
+    " ALTER TABLE tasks ADD COLUMN kernels TEXT; PRAGMA user_version = 7; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
@@ -294,6 +302,8 @@ static const struct store_column_doc column_docs[] = {
     {"sweeps", "compiler", "", "compiler of the binary"},
     {"sweeps", "blas", "", "OpenBLAS configuration"},
     {"sweeps", "mpi", "", "MPI library"},
+    {"sweeps", "kernels", "",
+     "the kernels' path of rank 0: portable, avx2 or avx512 (docs/building.md); NULL before schema 7"},
     {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
     {"sweeps", "command", "", "the command line of the run"},
     {"sweeps", "part", "",
@@ -314,6 +324,9 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "attempts", "", "jobs that died while the task ran, without a recorded stop"},
     {NULL, "rank", "", "MPI rank that ran it last"},
     {NULL, "host", "", "host of that rank"},
+    {"tasks", "kernels", "",
+     "the kernels' path of that rank: portable, avx2 or avx512 (docs/building.md); NULL before "
+     "schema 7"},
     {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},
     {NULL, "finished_at", "UTC", "when its result was stored (ISO 8601)"},
     {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
@@ -725,6 +738,10 @@ int store_schema_update(sqlite3 *db, int version, const char *path, char *err, s
         return -1;
     if (version >= 1 && version <= 5 && migrate_5_6(db, path, err, errlen))
         return -1;
+    if (version >= 1 && version <= 6 && store_exec(db, migrate_6_7_sql, err, errlen, path)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
     if (version == 0) {
         char states[256], schema[16384], sql[16384 + 64];
         if (task_status_sql_list(TASK_STATUS_STORED, states, sizeof states) ||
@@ -750,7 +767,7 @@ int store_schema_temp_views(sqlite3 *db, int version, const char *path, char *er
      * is shadowed by a temporary view of the same name whose tau_wr and samples_wr are
      * recomputed the way migrate_5_6 recomputes them (queries that name summary, results or
      * recovery see the values of version 6; main.summary holds the stored ones). */
-    if (version >= STORE_SCHEMA_VERSION)
+    if (version >= 6) /* version 7 changed no view */
         return 0;
 #define WR_SIGN_OLD "act_sign_symmetric(t.activation)"
     if (store_exec(db, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY(WR_SIGN_OLD), err, errlen,

@@ -161,8 +161,10 @@ def main():
     shutil.copy(db, old)
     con = sqlite3.connect(old)
     # version 3 had neither the two views nor tasks.precision (both came with version 4), nor
-    # the sweeps' operations columns (version 5), nor tasks.sign_symmetric (version 6)
+    # the sweeps' operations columns (version 5), nor tasks.sign_symmetric (version 6), nor the
+    # kernels' path (version 7)
     con.executescript("DROP VIEW recovery; DROP VIEW curves; ALTER TABLE tasks DROP COLUMN precision;"
+                      " ALTER TABLE tasks DROP COLUMN kernels; ALTER TABLE sweeps DROP COLUMN kernels;"
                       " DROP VIEW recovery_segments; ALTER TABLE tasks DROP COLUMN sign_symmetric;"
                       " CREATE VIEW recovery_segments AS SELECT task_id, solver, k, lag(tau) OVER w AS"
                       " tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"
@@ -176,7 +178,7 @@ def main():
     r = subprocess.run([exe, "run", sweep, "--db", old], capture_output=True, text=True)
     check(r.returncode == 0, f"aimsweep run on a version-3 database: {r.stderr.strip()}")
     con = sqlite3.connect(old)
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 6, "version-3 database not migrated to 6")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 7, "version-3 database not migrated to 7")
     con.close()
     mig = {(r["point"], r["solver"]): r for r in view_rows(old, "recovery")}
     check(set(mig) == set(base), "migrated recovery view differs from the fixture's")
