@@ -62,13 +62,21 @@ int kern_choose(char *err, size_t errlen)
                                   : "portable");
             return KERN_LACKING;
         }
-        for (int i = 0; i < KERN_PATHS; i++)
-            if (!strcmp(want, kern_paths[i]->name))
-                kern_chosen = kern_paths[i];
-        return 0;
+        return kern_use(want);
     }
     for (int i = KERN_PATHS - 1; i >= 0 && !kern_chosen; i--)
         if (kern_cpu_has(i))
+            kern_chosen = kern_paths[i];
+    return 0;
+}
+
+int kern_use(const char *name)
+{
+    int runs = kern_path_runs(name);
+    if (runs != 1)
+        return runs < 0 ? KERN_UNKNOWN : KERN_LACKING;
+    for (int i = 0; i < KERN_PATHS; i++)
+        if (!strcmp(name, kern_paths[i]->name))
             kern_chosen = kern_paths[i];
     return 0;
 }

@@ -31,6 +31,10 @@ enum { KERN_UNKNOWN = 1, KERN_LACKING = 2 };
 int kern_choose(char *err, size_t errlen);
 const char *kern_path(void);
 int kern_path_runs(const char *name);
+/* For tests that compare the paths in one process: from here on the path `name` (0, or
+ * KERN_UNKNOWN, KERN_LACKING as kern_choose). A state made on one path (an SGD state keeps the
+ * layout of its path's kernels) must not step on another: switch between states only. */
+int kern_use(const char *name);
 
 /* For each row i of the n x m matrix M: M_i <- M_i - sum_a C[a n + i] X_a, then
  * O[b n + i] = M_i . Y_b with the new row (a, b < T; X and Y are T x m, C and O are T x n). */
