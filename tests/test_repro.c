@@ -70,7 +70,7 @@ int main(void)
     rng_init(&g, p.seed, STREAM_SGD, (uint32_t)m->d);
     rng_seek_normal(&g, 7 * 2 * 40);
     rng_normals(&g, x, 80);
-    sgd_reference_step(&p, &s, m->teacher, x);
+    CHECK(sgd_reference_step(&p, &s, m->teacher, x) == 0, "sgd_reference_step: out of memory");
     sgd_steps(a, 1);
     double dmax = 0;
     for (size_t i = 0; i < n; i++)

@@ -156,7 +156,11 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
     sqlite3_finalize(q);
     if (store_commit(s))
         goto dberr;
-    sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL);
+    /* merged; a part left attached would refuse the next merge's ATTACH, so say so */
+    if (sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: merged, but cannot detach it: %s", part, sqlite3_errmsg(s->db));
+        return -1;
+    }
     return 0;
 dberr:
     snprintf(err, errlen, "%s: merge failed: %s", part, sqlite3_errmsg(s->db));
