@@ -18,7 +18,8 @@
  * form (direct keeps half of the symmetric S where the two-step pass runs, on avx512 in double
  * and on the vector paths in single, and writes S from that half, so a whole S that is not
  * symmetric to the last bit comes back symmetrized: the student then agrees within 1e-15 of its
- * largest entry in double, 4 float units (2^-22) in single); then both go on, each on its own path, and stay within the tolerance above.
+ * largest entry in double, 4 float units (2^-22) in single); then both go on, each on its own
+ * path, and stay within the tolerance above.
  *
  * Planted: the AVX2 float pass with half its partial sums dropped moves single's m by far more
  * than PATH_TOL_SINGLE (the trajectory checks of single on avx2 fail); a restore that ignored the

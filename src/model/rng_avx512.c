@@ -1,5 +1,6 @@
 /*
- * rng_avx512.c: the Gaussian generator's batches built for AVX-512 (x86-64-v4: F, CD, BW, DQ, VL), with the AVX2 kernels where it has no others, with -ffast-math (rng_batch.h).
+ * rng_avx512.c: the Gaussian generator's batches (rng_batch.h) on the avx512 path, built for
+ * x86-64-v4 with -ffast-math.
  */
 #if !defined(__AVX512F__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__)
 #error "the AVX-512 path is built with -march=x86-64-v4 (src/model/CMakeLists.txt)"

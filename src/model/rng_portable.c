@@ -1,5 +1,6 @@
 /*
- * rng_portable.c: the Gaussian generator's batches built for every x86-64 machine: the baseline, x86-64-v2, with no AVX, with -ffast-math (rng_batch.h).
+ * rng_portable.c: the Gaussian generator's batches (rng_batch.h) on the portable path, built for
+ * the baseline (x86-64-v2, no AVX) with -ffast-math.
  */
 #if defined(__AVX__)
 #error "the portable path is built without AVX (src/model/CMakeLists.txt)"
