@@ -73,8 +73,10 @@ double kern_dot(const double *restrict a, const double *restrict b, int m)
     return t;
 }
 
-/* a . (b c) over m entries (sgd.c's teacher index, a the teacher's signs), in eight lanes in every
- * build: in the AVX-512 path's one register, in two with AVX2, so that the two paths add alike. */
+/* a . (b c) over m entries (sgd.c's teacher index, a the teacher's signs), vectorized as the
+ * path's compiler flags allow: on the avx512 path the order of the -march=native builds before the
+ * paths (bit for bit), on avx2 and portable other orders (measured: the avx2 and avx512 sums agree
+ * bit for bit at 30 of the lengths 0-299, all below 6 among them). */
 double kern_dot3(const double *restrict a, const double *restrict b, const double *restrict c,
                  int m)
 {

@@ -11,10 +11,11 @@
  * baseline x86-64-v2), avx2 (hand-scheduled AVX2 and FMA kernels for T = 2) and avx512 (8- and
  * 16-lane kernels, the double step on the paired layout below). One path is chosen once, at the
  * first call: the one AIMSWEEP_KERNELS names, else the widest this CPU runs; every function
- * below is that path's (kern_isa.h). The paths differ only in the order of the sums: double's
- * are the same on avx2 and avx512 (the paired kernel's are the AVX2 kernel's bit for bit),
- * single's too (tests/test_kern_f32.c), the portable loops' are other orders (docs/building.md
- * states the bound between the paths' trajectories, tests/test_paths.c holds them to it).
+ * below is that path's (kern_isa.h). The paths differ only in the order of the sums (and the
+ * Gaussian batches in the last bits of their normals): double's are the same on avx2 and
+ * avx512 (the paired kernel's are the AVX2 kernel's bit for bit) but for kern_dot3's, single's
+ * too (tests/test_kern_f32.c), the portable loops' are other orders (docs/building.md states the
+ * bound between the paths' trajectories, tests/test_paths.c holds them to it).
  */
 #ifndef AIMSWEEP_KERN_H
 #define AIMSWEEP_KERN_H
@@ -117,7 +118,7 @@ static inline double kern_dot4(const double *restrict a, const double *restrict 
 
 /* a . b over m entries, with independent partial sums (for the step's short dot products). */
 double kern_dot(const double *a, const double *b, int m);
-/* sum_j a_j b_j c_j over m entries, in eight lanes on every path but the portable one. */
+/* sum_j a_j b_j c_j over m entries, in the path's order (not the same on avx2 and avx512). */
 double kern_dot3(const double *a, const double *b, const double *c, int m);
 
 /* The portable loops, of the path (compiled with its flags) (the reference in tests). */
