@@ -87,6 +87,26 @@ double kern_dot3(const double *restrict a, const double *restrict b, const doubl
     return t;
 }
 
+/* The step's elementwise loops (kern.h), vectorized as wide as the path allows; each entry is one
+ * correctly rounded operation (a product and a sum apart), so every path gives the same bits. */
+void kern_axpy(double *restrict y, const double *restrict x, double a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+void kern_div(double *y, const double *x, double c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] / c;
+}
+
+void kern_scal(double *v, double s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] *= s;
+}
+
 /* The portable loops of kern_generic.h (below) that take the vector kernels' last columns. */
 static void update_project_rows2(double *restrict r0, double *restrict r1, int m, double a0,
                                  double b0, double a1, double b1, const double *restrict x0,

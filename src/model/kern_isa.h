@@ -45,7 +45,10 @@ struct rng;
       (M, n, m, T, C, X, Y, O))                                                                    \
     X(project_f32_portable,                                                                        \
       (const float *M, int n, int m, int T, const float *Y, double *O, int ldo),                   \
-      (M, n, m, T, Y, O, ldo))
+      (M, n, m, T, Y, O, ldo))                                                                     \
+    X(axpy, (double *y, const double *x, double a, size_t n), (y, x, a, n))                        \
+    X(div, (double *y, const double *x, double c, size_t n), (y, x, c, n))                         \
+    X(scal, (double *v, double s, size_t n), (v, s, n))
 
 /* The kernels of kern.h that return a value: X(type, name, parameters, arguments). */
 #define KERN_OPS_VALUE(X)                                                                          \

@@ -35,3 +35,6 @@
 #define kern_fma_burst KERN_ISA(kern_fma_burst)
 #define kern_fma_chains KERN_ISA(kern_fma_chains)
 #define kern_fma_loads KERN_ISA(kern_fma_loads)
+#define kern_axpy KERN_ISA(kern_axpy)
+#define kern_div KERN_ISA(kern_div)
+#define kern_scal KERN_ISA(kern_scal)

@@ -118,6 +118,11 @@ static inline double kern_dot4(const double *restrict a, const double *restrict 
 
 /* a . b over m entries, with independent partial sums (for the step's short dot products). */
 double kern_dot(const double *a, const double *b, int m);
+/* The SGD step's elementwise loops around the kernels, in the path's vectors, the same bits on
+ * every path: y += a x, y = x / c (y may be x), v *= s, over n entries. */
+void kern_axpy(double *y, const double *x, double a, size_t n);
+void kern_div(double *y, const double *x, double c, size_t n);
+void kern_scal(double *v, double s, size_t n);
 /* sum_j a_j b_j c_j over m entries, in the path's order (not the same on avx2 and avx512). */
 double kern_dot3(const double *a, const double *b, const double *c, int m);
 
