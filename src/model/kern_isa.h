@@ -19,6 +19,7 @@
 
 struct rng;
 
+// NOLINTBEGIN(bugprone-macro-parentheses): lists of declarations, names and types as arguments
 /* The kernels of kern.h that return nothing: X(name, parameters, arguments), the public name
  * kern_##name. */
 #define KERN_OPS_VOID(X)                                                                           \
@@ -110,6 +111,7 @@ struct rng;
 
 #define KERN_OP_FIELD_VOID(name, params, args) void(*name) params;
 #define KERN_OP_FIELD_VALUE(type, name, params, args) type(*name) params;
+// NOLINTEND(bugprone-macro-parentheses)
 
 /* One path's kernels and Gaussian batch (rng.c: the words of nb Philox blocks, the normals of
  * nb blocks). */
