@@ -16,7 +16,7 @@ passed=0
 # single with AVX2 (the kernels the table's first line names); with --half off, never
 kernels=$("$AIMSWEEP" bench --d 40 --decomposition tied --seconds 0.01 | head -1)
 want_half=0
-case "$kernels" in *portable*) ;; *AVX-512*) want_half=2 ;; *AVX2*) want_half=1 ;; esac
+case "$kernels" in "kernels: portable"*) ;; "kernels: avx512"*) want_half=2 ;; "kernels: avx2"*) want_half=1 ;; *) fail "bench's first line does not name the kernels: $kernels" ;; esac
 for half in on off; do
 "$AIMSWEEP" bench --d 40,41 --precision double,single --half $half --seconds 0.05 --format csv \
     >"$W/b.csv" || fail "aimsweep bench exited $?"

@@ -65,7 +65,7 @@ static double grad_step_check(const struct params *p, grad_step_loss loss, int c
     CHECK(maxerr <= 1e-6 * (1 + maxg) && maxg > 0,
           "%s: max |grad - finite difference| %.3g (max |grad| %.3g)", what, maxerr, maxg);
     /* the fused step and the reference step agree to rounding */
-    sgd_reference_step(p, &s, m->teacher, x);
+    CHECK(sgd_reference_step(p, &s, m->teacher, x) == 0, "sgd_reference_step: out of memory");
     double dmax = 0;
     for (size_t i = 0; i < n; i++) {
         dmax = fmax(dmax, fabs(s.A[i] - after->A[i]));

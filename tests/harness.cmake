@@ -67,7 +67,7 @@ set_tests_properties(test_mpicheck PROPERTIES LABELS mpi PROCESSORS 1 TIMEOUT 60
 add_test(NAME install_jobs COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install_jobs.sh ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_jobs)
 set_tests_properties(install_jobs PROPERTIES LABELS unit TIMEOUT 120 ENVIRONMENT "${HARNESS_ENV}")
 
-# Databases of schema versions 1 to 5 (tests/data/schema_v*.sql) opened by the current store: migrated to 6.
+# Databases of schema versions 1 to 6 (tests/data/schema_v*.sql) opened by the current store: migrated to 7.
 add_executable(test_store_migrate test_store_migrate.c)
 target_link_libraries(test_store_migrate PRIVATE aimsweep_harness)
 aimsweep_warnings(test_store_migrate)

@@ -16,6 +16,7 @@
 #include "aimsweep/run/ckpt.h"
 #include "aimsweep/run/worker.h"
 #include "check.h"
+#include "paths.h"
 
 /* decomp "untied+index": untied with the general index (correlated tokens, the uncentred index),
  * whose token mixing and mean must survive a checkpoint too; "X+single": precision single, whose
@@ -120,6 +121,7 @@ static int interrupted(const struct task_result *r)
 
 int main(void)
 {
+    test_path_start();
     char dir[] = "/tmp/aimsweep-ckpt-XXXXXX", path[256], copy[256];
     if (!mkdtemp(dir))
         return 1;

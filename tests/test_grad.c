@@ -79,7 +79,7 @@ static void many(const char *decomp, const char *act, double wd, int steps)
     int bad = -1;
     for (int k = 1; k <= steps; k++) {
         rng_normals(&g, x, (size_t)T * d);
-        sgd_reference_step(&p, &s, m->teacher, x);
+        CHECK(sgd_reference_step(&p, &s, m->teacher, x) == 0, "sgd_reference_step: out of memory");
         sgd_steps(st, 1);
         if (k % 25 && k != steps)
             continue;

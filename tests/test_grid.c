@@ -409,7 +409,7 @@ static void test_view(void)
         pts[i].recovery_threshold = 0.3;
         task_make(&pts[i], &tasks[i]);
     }
-    struct store_provenance pv = {"t", "t", "h", "c", "b", "m", 1};
+    struct store_provenance pv = {"t", "t", "h", "c", "b", "m", 1, NULL};
     CHECK(store_add_sweep(s, "v", "text", &pv, pts, tasks, 3, err, sizeof err) > 0, "%s", err);
     for (int i = 0; i < 3; i++) {
         struct task_result r;

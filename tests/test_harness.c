@@ -239,7 +239,7 @@ static void test_store(const char *dir)
     struct task *tasks = calloc(n, sizeof *tasks);
     for (size_t i = 0; i < n; i++)
         task_make(&pts[i], &tasks[i]);
-    struct store_provenance pv = {"v", "c", "h", "cc", "blas", "mpi", 1};
+    struct store_provenance pv = {"v", "c", "h", "cc", "blas", "mpi", 1, "avx512"};
     struct store *st = store_open(path, err, sizeof err);
     CHECK_TRUE(st != NULL);
     if (!st) {
@@ -270,7 +270,7 @@ static void test_store(const char *dir)
     struct task_result r;
     enum task_status out;
     fake_result(&r, 5, 1.0);
-    CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node") == 0);
+    CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[0].id, 3, "node", "avx2") == 0);
     CHECK_TRUE(store_put_result(st, tasks[0].id, &r, NULL, &out, err, sizeof err) == 0 &&
                out == TASK_DIVERGED);
     /* the same task again: rows replaced, never duplicated */
@@ -294,7 +294,7 @@ static void test_store(const char *dir)
                out == TASK_ERROR);
     CHECK_TRUE(store_mark_interrupted(st, tasks[3].id) == 0);
     /* handed out, given back unstarted: pending again, the attempt not counted */
-    CHECK_TRUE(store_mark_running(st, tasks[5].id, 1, "node") == 0 &&
+    CHECK_TRUE(store_mark_running(st, tasks[5].id, 1, "node", NULL) == 0 &&
                store_mark_pending(st, tasks[5].id) == 0);
     CHECK_TRUE(
         count(
@@ -333,7 +333,8 @@ static void test_store(const char *dir)
     CHECK_TRUE(store_note_death(st, tasks[0].id) == 0 && store_commit(st) == 0);
     CHECK_TRUE(count(store_db(st), "SELECT attempts FROM tasks WHERE status = 'diverged'") == 1);
     int ninter = count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'interrupted'");
-    CHECK_TRUE(store_begin(st) == 0 && store_mark_running(st, tasks[8].id, 2, "node") == 0 &&
+    CHECK_TRUE(store_begin(st) == 0 &&
+               store_mark_running(st, tasks[8].id, 2, "node", "portable") == 0 &&
                store_commit(st) == 0);
     CHECK_TRUE(store_note_stop(st, 15, "pid 1 (test)") == 0);
     CHECK_TRUE(count(store_db(st), "SELECT count(*) FROM tasks WHERE status = 'running'") == 0);

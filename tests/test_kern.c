@@ -11,6 +11,7 @@
 #include "aimsweep/model/model.h"
 #include "aimsweep/model/rng.h"
 #include "check.h"
+#include "paths.h"
 
 /* Rows updated and projected in long double: the reference. */
 static void naive(double *M, int n, int m, int T, const double *C, const double *X, const double *Y,
@@ -476,6 +477,7 @@ out:
 
 int main(void)
 {
+    test_path_start();
     struct rng g;
     rng_init(&g, 7, STREAM_TEST, 0);
     int ns[] = {1, 2, 3, 5, 8, 33};

@@ -1,8 +1,8 @@
-/* The single-precision inner loops (kern_f32.c) against a long-double evaluation of what they
+/* The single-precision inner loops (kern_f32_body.h) against a long-double evaluation of what they
  * compute from the same float inputs, over shapes that exercise every tail (odd row counts, row
  * lengths that are not multiples of 8 or 16, one token and several, rows longer than a block).
  *
- * Tolerances, from kern_f32.c's bound: an updated entry is r - a x0 - b x1 rounded to float
+ * Tolerances, from kern_f32_body.h's bound: an updated entry is r - a x0 - b x1 rounded to float
  * after at most two float operations, so within 2 eps_f (|r| + |a x0| + |b x1|) of the exact
  * value (eps_f = 2^-24); a projection of float rows sums products in float over at most
  * q = KERN_F32_TERMS = 32 terms per partial sum and then in double, so within q u sum_j |M_j Y_j|
@@ -23,6 +23,7 @@
 #include "aimsweep/model/model.h"
 #include "aimsweep/model/rng.h"
 #include "check.h"
+#include "paths.h"
 
 #define KERN_F32_TOL 48.0
 
@@ -494,7 +495,7 @@ static void block_ld(struct rng *g, int N, int r0, int rows, double dg)
  * alone, the first alone, the projection alone; dg with the first two): the entries bit for bit,
  * each sum bit for bit the lane order written out below (a float partial sum over each
  * BAND_TERMS = 128 columns in their order, fmaf, then added in double), and within
- * BAND_TOL = 1.5 BAND_TERMS units of u sum |M Y| of the exact sum (kern_f32.c's bound for the
+ * BAND_TOL = 1.5 BAND_TERMS units of u sum |M Y| of the exact sum (kern_f32_body.h's bound for the
  * bands). Blocks of 2 to 32 rows (whole and partial vectors of 8 and 16 lanes), rows of one
  * column to several partial sums, the tokens' and coefficients' rows apart by more than the
  * block. (Planted: the second token's sums written to the first's place fails 710 checks, dg
@@ -560,6 +561,7 @@ static void band_one(struct rng *g, int rows, int m, int which, double dg)
 
 int main(void)
 {
+    test_path_start();
     struct rng g;
     rng_init(&g, 11, STREAM_TEST, 0);
     int ns[] = {1, 2, 3, 5, 8, 33};

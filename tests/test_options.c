@@ -141,7 +141,7 @@ static void test_two_phase_steps(const char *decomp)
     for (long k = 0; k < n; k++) {
         q.lr = k < n1 ? 0.15 : 0.05;
         rng_normals(&g, x, (size_t)p.tokens * p.d);
-        sgd_reference_step(&q, &s, m->teacher, x);
+        CHECK(sgd_reference_step(&q, &s, m->teacher, x) == 0, "sgd_reference_step: out of memory");
     }
     struct order_params o;
     model_order_params(m, &s, &o);
@@ -156,7 +156,7 @@ static void test_two_phase_steps(const char *decomp)
     q.lr = 0.05;
     for (long k = 0; k < n; k++) {
         rng_normals(&g, x, (size_t)p.tokens * p.d);
-        sgd_reference_step(&q, &c, m->teacher, x);
+        CHECK(sgd_reference_step(&q, &c, m->teacher, x) == 0, "sgd_reference_step: out of memory");
     }
     struct order_params oc;
     model_order_params(m, &c, &oc);

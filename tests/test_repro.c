@@ -8,6 +8,7 @@
 #include "aimsweep/run/worker.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "paths.h"
 
 static void params_for(struct params *p, const char *decomp, uint64_t seed)
 {
@@ -34,6 +35,7 @@ static int same(const struct task_result *a, const struct task_result *b)
 
 int main(void)
 {
+    test_path_start();
     const char *decomps[] = {"direct", "tied", "untied"};
     for (int i = 0; i < 3; i++) {
         struct params p, q;
@@ -68,7 +70,7 @@ int main(void)
     rng_init(&g, p.seed, STREAM_SGD, (uint32_t)m->d);
     rng_seek_normal(&g, 7 * 2 * 40);
     rng_normals(&g, x, 80);
-    sgd_reference_step(&p, &s, m->teacher, x);
+    CHECK(sgd_reference_step(&p, &s, m->teacher, x) == 0, "sgd_reference_step: out of memory");
     sgd_steps(a, 1);
     double dmax = 0;
     for (size_t i = 0; i < n; i++)

@@ -84,10 +84,11 @@ static int run(void *ctx, uint64_t id, const char *text, int (*stop)(void *), vo
     return 0;
 }
 
-static int started(void *ctx, size_t i, int rank, const char *host)
+static int started(void *ctx, size_t i, int rank, const char *host, const char *kernels)
 {
     (void)ctx;
     (void)host;
+    (void)kernels;
     if (i < NTASK && nstarted[i] < 4)
         started_by[i][nstarted[i]++] = rank;
     return 0;

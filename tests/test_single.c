@@ -29,6 +29,7 @@
 #include "aimsweep/model/model.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "paths.h"
 
 #define C_ROUND 4.0
 #define C_GROWTH 2.718281828459045
@@ -120,6 +121,7 @@ static void one_x(const char *dec, const char *act, int d, int T, double width, 
 
 int main(void)
 {
+    test_path_start();
     const char *decs[] = {"direct", "tied", "untied"};
     const char *acts[] = {"h1", "h2", "hermite(0,1,0.5,0.2)", "relu", "tanh", "erf", "softmax(1)"};
     for (int i = 0; i < 3; i++) {

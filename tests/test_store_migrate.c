@@ -3,7 +3,7 @@
  * schema_v2.sql, written by the builds before the general index, schema_v3.sql, before
  * precision and the views recovery and curves, schema_v4.sql, before the operations'
  * columns, schema_v5.sql, before the signed weak recovery, and schema_v6.sql, before the signed
- * curves and the traceless goe_mean) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
+ * kernels' path, the signed curves and the traceless goe_mean) opened by the current store: migrated to STORE_SCHEMA_VERSION in place,
  * its rows kept, the new columns holding what the old tasks ran with (token_corr 0, centred,
  * offdiag, ...; mu = sqrt(d) trace), the sweeps' new columns (command, part, stop_signal,
  * stop_sender, stopped_at) present and NULL, the status timeout accepted by tasks' CHECK, its
@@ -308,8 +308,12 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(value(store_db(ro), "SELECT count(*) FROM results") == nsum, "v1 results view");
     if (ro && from == 5)
         check_wr(store_db(ro), ex, nex, "read-only");
-    if (ro && from == 6)
+    if (ro && from == 6) {
         check_signed_curves(store_db(ro), "v6 read-only");
+        CHECK(value(store_db(ro), "SELECT count(*) FROM pragma_table_info('tasks')"
+                                  " WHERE name = 'kernels'") == 0,
+              "v6 read-only: a kernels column added without a migration");
+    }
     store_close(&ro);
 
     for (int pass = 0; pass < 2;
@@ -318,6 +322,11 @@ static void migrate(const char *srcdir, const char *builddir, int from)
         CHECK(st != NULL, "open v%d (pass %d): %s", from, pass, err);
         if (!st)
             return;
+        /* version 7: the kernels' path, not recorded before */
+        if (pass == 0)
+            CHECK(value(store_db(st), "SELECT count(*) FROM tasks WHERE kernels IS NULL") == ntasks &&
+                      value(store_db(st), "SELECT count(*) FROM sweeps WHERE kernels IS NOT NULL") == 0,
+                  "v%d: old rows with a kernels' path", from);
         sqlite3 *db = store_db(st);
         CHECK(value(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION,
               "user_version after migration");
@@ -398,7 +407,7 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     /* the ids: each old task's stored text, parsed now, gives the same canonical text and id */
     struct store *st = store_open(path, err, sizeof err);
     sqlite3_stmt *q = NULL;
-    int seen = 0;
+    int seen = 0, marked = 0;
     if (st && sqlite3_prepare_v2(store_db(st), "SELECT task_id, params FROM tasks", -1, &q, NULL) ==
                   SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
@@ -428,6 +437,10 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             task_id_hex(t.id, id);
             CHECK(!strcmp(id, hex), "task id changed: %s -> %s", hex, id);
             CHECK(!strcmp(t.text, text), "canonical text changed:\n%s\n%s", text, t.text);
+            CHECK(store_begin(st) == 0 && store_mark_running(st, t.id, 1, "node", "avx2") == 0 &&
+                      store_commit(st) == 0,
+                  "store_mark_running into the migrated database");
+            marked++;
             /* a run writes into the migrated database: the new columns are filled */
             struct task_result r;
             enum task_status status;
@@ -443,6 +456,9 @@ static void migrate(const char *srcdir, const char *builddir, int from)
     }
     sqlite3_finalize(q);
     CHECK(seen == ntasks, "old tasks seen: %d", seen);
+    if (st)
+        CHECK(value(store_db(st), "SELECT count(*) FROM tasks WHERE kernels = 'avx2'") == marked,
+              "v%d: the kernels' path of a task handed out after the migration", from);
     if (st && from != 6) { /* v6: the goe_mean_v1 tasks are not run again */
         CHECK(value(store_db(st), "SELECT count(*) FROM summary WHERE mu_star IS NOT NULL") == nsum,
               "mu_star written");

@@ -45,6 +45,7 @@
 #include "aimsweep/model/model.h"
 #include "aimsweep/solvers/sgd.h"
 #include "check.h"
+#include "paths.h"
 
 #define C_GROWTH 2.718281828459045
 
@@ -334,6 +335,7 @@ static void turned(const char *decomp, const char *act, int d, const char *extra
 
 int main(void)
 {
+    test_path_start();
     long n = 10000; /* past two resyncs (SGD_RESYNC = 4096) */
     one("direct", "tanh", 24, 0.5, n, NULL);
     one("direct", "softmax(1)", 24, 0.5, n, NULL);

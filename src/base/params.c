@@ -265,7 +265,6 @@ int params_rank(const struct params *p)
  *          = n1 + (tau - tau_sw) d^2/lr = tau d^2/lr + n1 (1 - eta1/lr)   (tau > tau_sw),
  * continuous at tau_sw; with eta1 = lr, eta1/lr is exactly 1 and both branches are tau d^2/lr
  * to the last bit, so two_phase(lr, t) reproduces constant. */
-double params_samples_per_tau(const struct params *p) { return (double)p->d * p->d / p->lr; }
 
 long params_switch_steps(const struct params *p)
 {
@@ -388,32 +387,13 @@ static void lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n, i
     snprintf(buf, n, "two_phase(%s,%s)", a, b);
 }
 
-void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n)
-{
-    lr_schedule_name(s, buf, n, 0);
-}
-
-const char *params_index_name(enum index_kind k) { return index_words[k == INDEX_UNCENTRED]; }
-const char *params_outputs_name(enum outputs_kind k) { return outputs_words[k == OUTPUTS_ALL]; }
-const char *params_init_name(enum init_kind k) { return init_words[k == INIT_ORTHOGONAL]; }
-const char *params_ode_mean_name(enum ode_mean_kind k)
-{
-    return ode_mean_words[k == ODE_MEAN_SLAVED];
-}
-
 int params_general_index(const struct params *p)
 {
     return p->token_corr != 0 || p->index != INDEX_CENTRED || p->outputs != OUTPUTS_OFFDIAG;
 }
 
-void params_act_name(const struct act *a, char *buf, size_t n) { act_name(a, buf, n, 0); }
-
-void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n)
-{
-    teacher_name(t, buf, n, 0);
-}
-
-void params_solvers_name(unsigned s, char *buf, size_t n)
+/* The solvers' text: sgd,flow,ode or the part of it chosen. */
+static void solvers_name(unsigned s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s%s%s%s%s", s & SOLVER_SGD ? "sgd" : "",
              (s & SOLVER_SGD) && (s & (SOLVER_FLOW | SOLVER_ODE)) ? "," : "",
@@ -459,7 +439,7 @@ static int get_value(const struct params *p, const char *key, char *buf, size_t 
             else if (!strcmp(k->key, "teacher"))
                 teacher_name(&p->teacher, buf, n, legacy);
             else if (!strcmp(k->key, "solvers"))
-                params_solvers_name(p->solvers, buf, n);
+                solvers_name(p->solvers, buf, n);
             else if (!strcmp(k->key, "lr_schedule"))
                 lr_schedule_name(&p->lr_schedule, buf, n, legacy);
             else if (!strcmp(k->key, "log_grid")) {

@@ -358,12 +358,14 @@ int cli_bench(int argc, char **argv)
     if (csv)
         printf(
             "decomposition,d,precision,steps_per_s,us_per_step,bytes_per_step,bandwidth_gbs,memory_us,"
-            "fma_per_step,gfma_per_s,compute_us,roofline_us,ratio_to_roofline,param_entries\n");
+            "fma_per_step,gfma_per_s,compute_us,roofline_us,ratio_to_roofline,param_entries,"
+            "kernels\n");
     else
-        printf("SGD kernels: %s\n%-7s %5s %-6s %10s %8s %10s %8s %8s %9s %8s %8s %6s\n",
-               kern_vector() == 2 ? "AVX-512 (double, T = 2), AVX2/FMA"
-               : kern_vector()    ? "AVX2/FMA"
-                                  : "portable loops (built without AVX2/FMA)",
+        printf("kernels: %s (%s)\n%-7s %5s %-6s %10s %8s %10s %8s %8s %9s %8s %8s %6s\n",
+               kern_path(),
+               kern_vector() == 2 ? "AVX-512 for T = 2, AVX2/FMA otherwise"
+               : kern_vector()    ? "AVX2/FMA for T = 2, portable loops otherwise"
+                                  : "portable loops",
                "decomp", "d", "prec", "steps/s", "us/step", "bytes/step", "BW GB/s", "mem us",
                "FMA/step", "GFMA/s", "comp us", "ratio");
     const char *names[] = {"direct", "tied", "untied"};
@@ -441,9 +443,10 @@ int cli_bench(int argc, char **argv)
                 double us = best_us, mem = 1e6 * bytes / bw, comp = 1e6 * fmas / rate,
                        roof = fmax(mem, comp);
                 if (csv)
-                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.6g,%.6g,%.6g,%.4g,%zu\n",
+                    printf("%s,%d,%s,%.1f,%.6g,%.0f,%.2f,%.6g,%.0f,%.6g,%.6g,%.6g,%.4g,%zu,%s\n",
                            names[di], m->d, single ? "single" : "double", 1e6 / us, us, bytes,
-                           bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof, par);
+                           bw / 1e9, mem, fmas, rate / 1e9, comp, roof, us / roof, par,
+                           kern_path());
                 else
                     printf(
                         "%-7s %5d %-6s %10.1f %8.2f %10.0f %8.1f %8.2f %9.0f %8.1f %8.2f %6.2f\n",

@@ -695,14 +695,24 @@ int cli_status(int argc, char **argv)
     task_status_sql_list(TASK_STATUS_TO_RUN, to_run, sizeof to_run);
     task_status_sql_list(TASK_STATUS_BIT(TASK_DIVERGED) | TASK_STATUS_BIT(TASK_ODE_DIVERGED),
                          diverged, sizeof diverged);
+    /* the kernels' path of each run and task: columns since schema 7 (NULL before) */
+    sqlite3_stmt *q = NULL;
+    int has_kernels = sqlite3_prepare_v2(db,
+                                         "SELECT count(*) FROM pragma_table_info('tasks')"
+                                         " WHERE name = 'kernels'",
+                                         -1, &q, NULL) == SQLITE_OK &&
+                      sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+    sqlite3_finalize(q);
+    q = NULL;
+    const char *wk = has_kernels ? "w.kernels" : "NULL", *tk = has_kernels ? "t.kernels" : "NULL";
     printf("sweeps\n");
     snprintf(
         sql, sizeof sql,
         "SELECT w.sweep_id AS id, w.name, w.created_at, w.ranks, w.version, w.git_commit,"
-        " count(t.task_id) AS tasks, sum(t.status IN (%s)) AS finished, sum(t.status IN (%s)) AS to_run"
+        " %s AS kernels, count(t.task_id) AS tasks, sum(t.status IN (%s)) AS finished, sum(t.status IN (%s)) AS to_run"
         " FROM sweeps w LEFT JOIN sweep_tasks l ON l.sweep_id = w.sweep_id"
         " LEFT JOIN tasks t ON t.task_id = l.task_id GROUP BY w.sweep_id ORDER BY w.sweep_id",
-        finished, to_run);
+        wk, finished, to_run);
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     printf("\ntasks by status\n");
     rc |= print_query(
@@ -710,15 +720,15 @@ int cli_status(int argc, char **argv)
         "SELECT status, count(*) AS tasks, round(sum(wall_s), 1) AS wall_s,"
         " max(finished_at) AS last_finished FROM tasks GROUP BY status ORDER BY count(*) DESC",
         OUT_TABLE, 1, stdout);
-    printf("\nby build (the run that computed each task)\n");
+    printf("\nby build and kernels (the run that computed each task, the path of its rank)\n");
     snprintf(
         sql, sizeof sql,
-        "SELECT w.version, w.git_commit, count(*) AS tasks, sum(t.status = '%s') AS %s,"
+        "SELECT w.version, w.git_commit, %s AS kernels, count(*) AS tasks, sum(t.status = '%s') AS %s,"
         " sum(t.status IN (%s)) AS diverged, sum(t.status = '%s') AS %s, sum(t.status IN (%s)) AS to_run,"
         " min(t.finished_at) AS first_finished, max(t.finished_at) AS last_finished"
-        " FROM tasks t JOIN sweeps w ON w.sweep_id = t.sweep_id GROUP BY w.version, w.git_commit"
+        " FROM tasks t JOIN sweeps w ON w.sweep_id = t.sweep_id GROUP BY w.version, w.git_commit, %s"
         " ORDER BY max(t.finished_at)",
-        done, done, diverged, error, error, to_run);
+        tk, done, done, diverged, error, error, to_run, tk);
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     printf("\nby decomposition and activation\n");
     snprintf(
@@ -730,7 +740,6 @@ int cli_status(int argc, char **argv)
     rc |= print_query(db, sql, OUT_TABLE, 1, stdout);
     /* the messages of the tasks that ended in error or timeout (the two of run's exit 3) */
     const char *timeout = task_status_name(TASK_TIMEOUT);
-    sqlite3_stmt *q = NULL;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM tasks WHERE status IN ('%s', '%s')", error,
              timeout);
     int qrc = sqlite3_prepare_v2(db, sql, -1, &q, NULL);

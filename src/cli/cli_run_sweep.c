@@ -25,6 +25,7 @@
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/grid.h"
 #include "aimsweep/harness/mpicheck.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/run/result.h"
 #include "aimsweep/run/worker.h"
 #include "aimsweep/version.h"
@@ -161,12 +162,13 @@ static int maybe_commit(struct run_ctx *c, int force)
     return 0;
 }
 
-static int on_started(void *ctx, size_t i, int rank, const char *host)
+static int on_started(void *ctx, size_t i, int rank, const char *host, const char *kernels)
 {
     struct run_ctx *c = ctx;
     if (c->failed)
         return -1;
-    if (store_begin(c->store) || store_mark_running(c->store, c->tasks[i].id, rank, host)) {
+    if (store_begin(c->store) ||
+        store_mark_running(c->store, c->tasks[i].id, rank, host, kernels)) {
         return run_fail(c, "cannot mark a task %s: %s", task_status_name(TASK_RUNNING),
                         store_errmsg(c->store));
     }
@@ -314,6 +316,7 @@ static void provenance(struct store_provenance *pv, char *host, size_t hn, char 
     pv->blas = openblas_get_config();
     pv->mpi = mpi;
     pv->ranks = ranks;
+    pv->kernels = kern_path();
 }
 
 int run_load_spec(const char *path, const char *const *sets, int nsets, struct sweep_spec **spec,

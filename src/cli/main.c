@@ -7,6 +7,7 @@
 
 #include "aimsweep/base/text.h"
 #include "aimsweep/cli/cli.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/version.h"
 
 /* OpenBLAS (threads would compete with the MPI ranks sharing a node). */
@@ -76,6 +77,13 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    /* The kernels' path, once, before any work: a path AIMSWEEP_KERNELS names that this CPU
+     * lacks is the user's error, not a crash in a task. */
+    char kerr[256];
+    if (kern_choose(kerr, sizeof kerr)) {
+        fprintf(stderr, "aimsweep: %s\n", kerr);
+        return 2;
+    }
     /* aimsweep help CMD is aimsweep CMD --help */
     char help_flag[] = "--help";
     char *help_argv[] = {argv[0], argv[argc > 2 ? 2 : 1], help_flag, NULL};
@@ -84,7 +92,7 @@ int main(int argc, char **argv)
         argv = help_argv;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("aimsweep %s %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT);
+        printf("aimsweep %s %s\nkernels: %s\n", AIMSWEEP_VERSION, AIMSWEEP_GIT_COMMIT, kern_path());
         return 0;
     }
     /* One BLAS thread per process unless asked otherwise: a sweep runs one rank per core. */

@@ -2,7 +2,7 @@
  * sched.c: the rank-0 scheduler (see sched.h); the workers' side is in sched_worker.c.
  *
  * Protocol (rank 0 <-> worker w):
- *   w -> 0  HELLO   i64 pid, hostname
+ *   w -> 0  HELLO   i64 pid, hostname (NUL-terminated), the kernels' path (kern.h, NUL-terminated)
  *   0 -> w  TASK    u64 index, u64 id, text (NUL-terminated); up to SCHED_DEPTH held at once
  *   w -> 0  RESULT  u64 index, u32 kind (bytes, lost, unstarted), f64 seconds, bytes
  *                   (each result also asks for the next task)
@@ -35,6 +35,7 @@
 #include "aimsweep/harness/sched.h"
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/mpicheck.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/model/obs.h"
 #include "sched_impl.h"
 
@@ -302,7 +303,7 @@ static int run_serial(struct root *R)
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     while ((check_signal(R), i = next_task(R)) != (size_t)-1) {
-        if (R->ops->started(R->ops->ctx, i, 0, host)) {
+        if (R->ops->started(R->ops->ctx, i, 0, host, kern_path())) {
             R->st->aborted = 1;
             return -1;
         }
@@ -340,6 +341,7 @@ struct wstate {
     long pid;
     double heard; /* when rank 0 last heard from it (moved on over rank 0's own gaps) */
     char host[256];
+    char kernels[16]; /* its kernels' path, "" when its HELLO did not say */
 };
 
 /* The tasks being computed: one per worker that holds any (a worker's second task waits in its
@@ -397,7 +399,7 @@ static int fill(MPI_Comm comm, struct root *R, struct wstate *w, int src, int *a
         size_t i = next_task(R);
         if (i == (size_t)-1)
             break;
-        if (R->ops->started(R->ops->ctx, i, src, w->host)) {
+        if (R->ops->started(R->ops->ctx, i, src, w->host, w->kernels[0] ? w->kernels : NULL)) {
             abort_sweep(R);
             break;
         }
@@ -717,6 +719,9 @@ static int run_root(MPI_Comm comm, int size, struct root *R)
             w->pid = (long)pid;
             buf[count] = 0;
             snprintf(w->host, sizeof w->host, "%s", (char *)buf + 8);
+            size_t hl = strlen((char *)buf + 8);
+            if (8 + (int)hl + 1 < count)
+                snprintf(w->kernels, sizeof w->kernels, "%s", (char *)buf + 8 + hl + 1);
         } else if (ms.MPI_TAG == TAG_RESULT && count >= RESULT_HEADER) {
             uint64_t idx;
             uint32_t kind;

@@ -9,10 +9,12 @@
  */
 #include "aimsweep/base/clock.h"
 #include "aimsweep/harness/mpicheck.h"
+#include "aimsweep/model/kern.h"
 #include "aimsweep/model/obs.h"
 #include "sched_impl.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -128,11 +130,14 @@ int sched_run_worker(MPI_Comm comm, const struct sched_ops *ops, const struct sc
                              sched_beat_s(opts),
                              clock_now_s(),
                              MPI_REQUEST_NULL};
-    unsigned char hello[8 + 256] = {0};
+    unsigned char hello[8 + 256 + 16] = {0};
     int64_t pid = (int64_t)getpid();
     memcpy(hello, &pid, 8);
     gethostname((char *)hello + 8, 255);
-    MPICHECK(MPI_Send(hello, 8 + (int)strlen((char *)hello + 8) + 1, MPI_BYTE, 0, TAG_HELLO, comm),
+    int hl = (int)strlen((char *)hello + 8) + 1; /* the host, then the kernels' path */
+    snprintf((char *)hello + 8 + hl, 16, "%s", kern_path());
+    MPICHECK(MPI_Send(hello, 8 + hl + (int)strlen((char *)hello + 8 + hl) + 1, MPI_BYTE, 0,
+                      TAG_HELLO, comm),
              -1);
     unsigned char *buf = NULL;
     size_t cap = 0;

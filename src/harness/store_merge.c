@@ -198,7 +198,7 @@ int store_reset(struct store *s, const char *where, long *count, char *err, size
     " closure, tau_end, seed, status, attempts, rank, host, started_at, finished_at, wall_s, error," \
     " info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,"       \
     " token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,"          \
-    " sign_symmetric, ode_init"
+    " sign_symmetric, kernels, ode_init"
 
 /* The study's sweeps row that is part.sweeps row ?1: the same run (name, sweep file, start
  * time to the millisecond, build, host, command line and part), merged before. */
@@ -263,9 +263,9 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
             store_run_stmt(
                 s,
                 "INSERT INTO main.sweeps(name, spec, created_at, version, git_commit, host, compiler, blas, mpi,"
-                " ranks, command, part, stop_signal, stop_sender, stopped_at)"
+                " ranks, command, part, stop_signal, stop_sender, stopped_at, kernels)"
                 " SELECT name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks, command,"
-                " part, stop_signal, stop_sender, stopped_at FROM part.sweeps WHERE sweep_id = ?4",
+                " part, stop_signal, stop_sender, stopped_at, kernels FROM part.sweeps WHERE sweep_id = ?4",
                 NULL, NULL, NULL, old)) {
             sqlite3_finalize(q);
             goto dberr;
@@ -329,7 +329,11 @@ int store_merge(struct store *s, const char *part, struct store_merge_stats *ms,
     sqlite3_finalize(q);
     if (store_commit(s))
         goto dberr;
-    sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL);
+    /* merged; a part left attached would refuse the next merge's ATTACH, so say so */
+    if (sqlite3_exec(s->db, "DETACH DATABASE part", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: merged, but cannot detach it: %s", part, sqlite3_errmsg(s->db));
+        return -1;
+    }
     return 0;
 dberr:
     snprintf(err, errlen, "%s: merge failed: %s", part, sqlite3_errmsg(s->db));

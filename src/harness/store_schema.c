@@ -14,8 +14,11 @@
  *           they ran with), and the views recovery and curves are added.
  *   4 -> 5  the status timeout and the run's provenance and stop (migrate_4_5).
  *   5 -> 6  weak recovery with the sign for activations that are not even (migrate_5_6).
- *   6 -> 8  the signed overlap in the curves view, and the tasks of the earlier goe_mean teacher
- *           renamed (migrate_to_8; 7 is another step's number, applied before it).
+ *   6 -> 7  the kernels' path (kern.h) in the open: sweeps and tasks gain kernels, the path of
+ *           rank 0 and of the rank that ran the task (old rows: NULL, not recorded)
+ *           (migrate_6_7_sql).
+ *   7 -> 8  the signed overlap in the curves view, and the tasks of the earlier goe_mean teacher
+ *           renamed (migrate_to_8).
  *
  * A read-only open of an older file gets the views of the current version as temporary views,
  * summary among them (store_schema_temp_views); it renames nothing.
@@ -171,7 +174,7 @@ static const char *const schema_fmt =
     "CREATE TABLE sweeps("
     " sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL,"
     " version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER,"
-    " command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT);"
+    " command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT, kernels TEXT);"
     "CREATE TABLE tasks("
     " task_id TEXT PRIMARY KEY, sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " decomposition TEXT NOT NULL, activation TEXT NOT NULL, d INTEGER NOT NULL, lr REAL NOT NULL,"
@@ -189,7 +192,7 @@ static const char *const schema_fmt =
     " outputs TEXT NOT NULL DEFAULT 'offdiag', lr_schedule TEXT NOT NULL DEFAULT 'constant',"
     " init TEXT NOT NULL DEFAULT 'gaussian', init_trace REAL NOT NULL DEFAULT 0,"
     " ode_mean TEXT NOT NULL DEFAULT 'stiff', precision TEXT NOT NULL DEFAULT 'double',"
-    " sign_symmetric INTEGER, ode_init TEXT NOT NULL DEFAULT 'matched');"
+    " sign_symmetric INTEGER, kernels TEXT, ode_init TEXT NOT NULL DEFAULT 'matched');"
     "CREATE TABLE sweep_tasks(sweep_id INTEGER NOT NULL REFERENCES sweeps(sweep_id),"
     " task_id TEXT NOT NULL REFERENCES tasks(task_id), PRIMARY KEY (sweep_id, task_id)) WITHOUT ROWID;"
     "CREATE TABLE trajectory("
@@ -230,6 +233,11 @@ static const char *const migrate_3_4_sql =
     "ALTER TABLE tasks ADD COLUMN precision TEXT NOT NULL DEFAULT 'double';"
     "CREATE VIEW " RECOVERY_VIEW_BODY("NULL") "CREATE VIEW " CURVES_VIEW_BODY
                                               "PRAGMA user_version = 4; COMMIT;";
+
+/* 6 -> 7 (see the top of the file): the kernels' path of each run and task, NULL before. */
+static const char *const migrate_6_7_sql =
+    "BEGIN IMMEDIATE; ALTER TABLE sweeps ADD COLUMN kernels TEXT;"
+    " ALTER TABLE tasks ADD COLUMN kernels TEXT; PRAGMA user_version = 7; COMMIT;";
 
 /* Columns that hold counts: INTEGER since schema version 2 (REAL before, with values such as
  * 28000.000000000004 computed as tau d^2 / eta). */
@@ -300,6 +308,8 @@ static const struct store_column_doc column_docs[] = {
     {"sweeps", "compiler", "", "compiler of the binary"},
     {"sweeps", "blas", "", "OpenBLAS configuration"},
     {"sweeps", "mpi", "", "MPI library"},
+    {"sweeps", "kernels", "",
+     "the kernels' path of rank 0: portable, avx2 or avx512 (docs/building.md); NULL before schema 7"},
     {"sweeps", "ranks", "", "MPI ranks of the run (rank 0 schedules and stores)"},
     {"sweeps", "command", "", "the command line of the run"},
     {"sweeps", "part", "",
@@ -320,6 +330,9 @@ static const struct store_column_doc column_docs[] = {
     {NULL, "attempts", "", "times the task's own rank crashed or stalled while running it"},
     {NULL, "rank", "", "MPI rank that ran it last"},
     {NULL, "host", "", "host of that rank"},
+    {"tasks", "kernels", "",
+     "the kernels' path of that rank: portable, avx2 or avx512 (docs/building.md); NULL before "
+     "schema 7"},
     {NULL, "started_at", "UTC", "when it was handed to a rank (ISO 8601)"},
     {NULL, "finished_at", "UTC", "when its result was stored (ISO 8601)"},
     {"tasks", "wall_s", "s", "wall-clock seconds of the whole task"},
@@ -797,6 +810,10 @@ static int schema_update_steps(sqlite3 *db, int version, const char *path, char 
         return -1;
     if (version >= 1 && version <= 5 && migrate_5_6(db, path, err, errlen))
         return -1;
+    if (version >= 1 && version <= 6 && store_exec(db, migrate_6_7_sql, err, errlen, path)) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
     if (version >= 1 && version <= 7 && migrate_to_8(db, path, err, errlen))
         return -1;
     if (version == 0) {
@@ -849,7 +866,7 @@ int store_schema_temp_views(sqlite3 *db, int version, const char *path, char *er
      * is shadowed by a temporary view of the same name whose tau_wr and samples_wr are
      * recomputed the way migrate_5_6 recomputes them (queries that name summary, results or
      * recovery see the values of version 6; main.summary holds the stored ones). */
-    if (version >= STORE_SCHEMA_VERSION)
+    if (version >= STORE_SCHEMA_VERSION) /* 7 changed no view; 8 the curves */
         return 0;
 #define WR_SIGN_OLD "act_sign_symmetric(t.activation)"
     if (store_exec(db, "CREATE TEMP VIEW " STORE_RECOVERY_SEGMENTS_BODY(WR_SIGN_OLD), err, errlen,

@@ -25,7 +25,7 @@ const char *const store_stmt_sql[ST_COUNT] = {
     "?26,?27,?28,?29,?30,?31,?32,?33)",
     "INSERT OR IGNORE INTO sweep_tasks(sweep_id, task_id) VALUES (?1, ?2)",
     "SELECT status, attempts FROM tasks WHERE task_id = ?1",
-    "UPDATE tasks SET status = ?6, rank = ?2, host = ?3,"
+    "UPDATE tasks SET status = ?6, rank = ?2, host = ?3, kernels = ?7,"
     " started_at = ?4, finished_at = NULL, sweep_id = coalesce(?5, sweep_id) WHERE task_id = ?1",
     "DELETE FROM trajectory WHERE task_id = ?1",
     "DELETE FROM summary WHERE task_id = ?1",
@@ -34,7 +34,7 @@ const char *const store_stmt_sql[ST_COUNT] = {
     "INSERT INTO summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,"
     " status, wall_s, diverged_at_samples, error, mu_star) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
     "UPDATE tasks SET status = ?2, finished_at = ?3, wall_s = ?4, error = ?5 WHERE task_id = ?1",
-    "UPDATE tasks SET status = ?2, rank = NULL, host = NULL,"
+    "UPDATE tasks SET status = ?2, rank = NULL, host = NULL, kernels = NULL,"
     " started_at = NULL WHERE task_id = ?1 AND status IN (?3, ?4)",
 };
 
@@ -50,11 +50,12 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         goto fail;
     if (store_begin(s))
         goto fail;
-    STORE_CALL(s, sqlite3_prepare_v2(
-                      s->db,
-                      "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host,"
-                      " compiler, blas, mpi, ranks) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                      -1, &q, NULL));
+    STORE_CALL(
+        s, sqlite3_prepare_v2(
+               s->db,
+               "INSERT INTO sweeps(name, spec, created_at, version, git_commit, host,"
+               " compiler, blas, mpi, ranks, kernels) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11)",
+               -1, &q, NULL));
     STORE_CALL(s, sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 2, spec_text, -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_text(q, 3, now, -1, SQLITE_TRANSIENT));
@@ -63,6 +64,8 @@ int64_t store_add_sweep(struct store *s, const char *name, const char *spec_text
         if (pvs[i] && *pvs[i])
             STORE_CALL(s, sqlite3_bind_text(q, 4 + i, pvs[i], -1, SQLITE_TRANSIENT));
     STORE_CALL(s, sqlite3_bind_int(q, 10, pv->ranks));
+    if (pv->kernels && *pv->kernels)
+        STORE_CALL(s, sqlite3_bind_text(q, 11, pv->kernels, -1, SQLITE_TRANSIENT));
     if (store_step_done(s, q))
         goto fail;
     sweep_id = s->sweep_id = sqlite3_last_insert_rowid(s->db);
@@ -167,7 +170,8 @@ fail:
     return -1;
 }
 
-int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
+int store_mark_running(struct store *s, uint64_t id, int rank, const char *host,
+                       const char *kernels)
 {
     char hex[17], now[40];
     task_id_hex(id, hex);
@@ -180,6 +184,8 @@ int store_mark_running(struct store *s, uint64_t id, int rank, const char *host)
     if (s->sweep_id > 0)
         STORE_CALL(s, sqlite3_bind_int64(q, 5, s->sweep_id));
     STORE_CALL(s, sqlite3_bind_text(q, 6, task_status_name(TASK_RUNNING), -1, SQLITE_STATIC));
+    if (kernels && *kernels)
+        STORE_CALL(s, sqlite3_bind_text(q, 7, kernels, -1, SQLITE_TRANSIENT));
     return store_step_done(s, q);
 fail:
     return -1;

@@ -1,5 +1,5 @@
 /*
- * kern_generic.h: the loops of the SGD step that double (kern.c) and float (kern_f32.c) share
+ * kern_generic.h: the loops of the SGD step that double (kern_f64_body.h) and float (kern_f32_body.h) share
  * to the letter, written once for an element type: the portable loops (two rows at a time for
  * T = 2, one row otherwise), the public portable entry points, and the dispatch that sends pairs
  * of rows to the file's vector kernels and the rest to the portable loops. It is not a header:
@@ -13,13 +13,13 @@
  *   KERN_HAVE_VECTOR   1 when the file has its vector kernels: KERN_NAME(update_project_pair),
  *                      KERN_NAME(project_pair) and KERN_NAME(update_project_pair_f)
  *
- * For double every cast below is the identity, so kern.c compiles to the code it had when it
+ * For double every cast below is the identity, so kern_f64_body.h compiles to the code it had when it
  * spelled these loops out. What the two files do not share is their vector kernels (AVX2 on
  * doubles with two partial sums per product, AVX2 on floats with partial sums folded into
  * double every KERN_F32_TERMS products and masked tails) and their row dot products.
  */
 #ifndef KERN_T
-#error "kern_generic.h is included by kern.c and kern_f32.c only, after defining KERN_T"
+#error "kern_generic.h is included by kern_f64_body.h and kern_f32_body.h only, after KERN_T"
 #endif
 
 static void KERN_NAME(update_project_rows2)(KERN_T *restrict r0, KERN_T *restrict r1, int m,
@@ -199,3 +199,11 @@ int KERN_NAME(kern_update_project_fused)(KERN_T *M, int n, int m, int T, const d
 #endif
     return done;
 }
+
+/* The next inclusion (the float body after the double one, in one path's file) defines its own. */
+#undef KERN_T
+#undef KERN_NAME
+#undef KERN_PORTABLE
+#undef KERN_WIDE
+#undef KERN_DOT
+#undef KERN_HAVE_VECTOR

@@ -38,7 +38,7 @@
  * Qf, Ftf), and so is a copy of each sample's tokens for the kernels (xf, xnf); the samples are
  * drawn in double as always, so a single and a double run see the same samples. Everything
  * else stays double: the scales, the coefficients of the correction, the projections (summed in
- * double, kern_f32.c), the indices, the loss and its derivatives, the norms kept in closed form
+ * double, kern_f32_body.h), the indices, the loss and its derivatives, the norms kept in closed form
  * and the traces of the resync (float entries, double sums). What changes is where the
  * parameters are rounded: each entry is rounded to float after each update, a relative error
  * of at most u = 2^-24 per entry per step (tests/test_single.c bounds what that adds up to).
@@ -470,13 +470,11 @@ static int indices(const struct sgd_state *st, double *h, double *hs)
     const double *sg = st->m->tsign, *ci = st->m->cidx;
     for (int a = 0; a < T; a++)
         for (int b = 0; b < T; b++) {
-            double v = dot(L + (size_t)a * len, R + (size_t)b * len, len), t = 0;
+            double v = dot(L + (size_t)a * len, R + (size_t)b * len, len);
             if (st->sym) /* x_a^T (K + K^T) x_b (sgd_sym.c) */
                 v += dot(L + (size_t)b * len, R + (size_t)a * len, len);
             const double *za = st->z + (size_t)a * k, *zb = st->z + (size_t)b * k;
-#pragma omp simd reduction(+ : t)
-            for (int j = 0; j < k; j++)
-                t += sg[j] * za[j] * zb[j];
+            double t = kern_dot3(sg, za, zb, k);
             h[a * T + b] = (v * scale - ci[a * T + b] * st->trS) / st->sqd;
             hs[a * T + b] = (t - ci[a * T + b] * st->trP) / st->sqd;
             if (!(fabs(h[a * T + b]) <= LIMIT_INDEX_MAX))

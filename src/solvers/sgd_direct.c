@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "aimsweep/model/kern.h"
 #include "sgd_impl.h"
 
 /* e_b = mu/sqrt(d) sum_a D_ab x_a into e (T x d); returns diag. */
@@ -23,9 +24,7 @@ static double coefficients(const struct sgd_state *st, const double *D, double t
         memset(eb, 0, sizeof(double) * (size_t)d);
         for (int a = 0; a < T; a++) {
             double f = st->mu * D[a * T + b] / st->sqd;
-            const double *xa = st->x + (size_t)a * d;
-            for (int i = 0; i < d; i++)
-                eb[i] += f * xa[i];
+            kern_axpy(eb, st->x + (size_t)a * d, f, (size_t)d);
         }
     }
     return st->mu * trD / st->sqd;

@@ -10,11 +10,15 @@
 
 #include "aimsweep/solvers/sgd.h"
 
-void sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
-                        const double *x)
+int sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
+                       const double *x)
 {
-    int d = s->d, r = s->r, T = p->tokens;
+    int d = s->d, r = s->r, T = p->tokens, rc = 0;
     double *S = malloc(sizeof(double) * (size_t)d * d), *g = calloc((size_t)d * d, sizeof(double));
+    if (!S || !g) {
+        rc = -1;
+        goto out;
+    }
     double h[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS], hs[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS],
         D[PARAMS_MAX_TOKENS * PARAMS_MAX_TOKENS];
     model_form_S(s, S);
@@ -40,6 +44,12 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     } else if (s->decomposition == DECOMP_TIED) {
         double *H = malloc(sizeof(double) * (size_t)d * d),
                *HW = malloc(sizeof(double) * (size_t)d * r);
+        if (!H || !HW) {
+            free(H);
+            free(HW);
+            rc = -1;
+            goto out;
+        }
         for (int i = 0; i < d; i++)
             for (int j = 0; j < d; j++)
                 H[(size_t)i * d + j] = g[(size_t)i * d + j] + g[(size_t)j * d + i];
@@ -52,6 +62,12 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
     } else {
         double *gV = malloc(sizeof(double) * (size_t)d * r),
                *gU = malloc(sizeof(double) * (size_t)d * r);
+        if (!gV || !gU) {
+            free(gV);
+            free(gU);
+            rc = -1;
+            goto out;
+        }
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->B, r, 0.0, gV,
                     r);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, d, r, d, 1.0, g, d, s->A, r, 0.0, gU,
@@ -63,6 +79,8 @@ void sgd_reference_step(const struct params *p, struct student *s, const double 
         free(gV);
         free(gU);
     }
+out:
     free(S);
     free(g);
+    return rc;
 }

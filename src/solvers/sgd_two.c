@@ -3,7 +3,7 @@
  * with the AVX-512 kernel (T = 2, the paired layout) and in single precision with the float
  * vector kernels (T = 2, kern_update2_project2_f32: the rows bit for bit two one-step passes',
  * direct's diagonal term added in double and rounded as the one-step path adds it, every sum in
- * the one order of kern_f32.c).
+ * the one order of kern_f32_body.h).
  *
  * Every step is a scaling plus a rank-T correction of the rows of each stored matrix M (S for
  * direct, W^T for tied, P = (U + V)^T and Q = (U - V)^T for untied; sgd.c): with a factor alpha,
@@ -90,11 +90,7 @@ void sgd_scale_and_diag(struct sgd_state *st, double alpha, double diag)
         }
 }
 
-static void times(double *v, size_t n, double s)
-{
-    for (size_t i = 0; i < n; i++)
-        v[i] *= s;
-}
+static void times(double *v, size_t n, double s) { kern_scal(v, s, n); }
 
 /* The stored matrices of the two-step path: P (direct's S, tied's W^T, untied's (U + V)^T) and,
  * for untied, Q = (U - V)^T, each with its scale, its deferred correction, and the projections
@@ -240,21 +236,15 @@ static void defer(struct sgd_state *st, double *const e[2], double diag, const d
                 sgd_sym_closed(st, o, e[k], st->x, y, alpha[k], diag);
                 continue;
             }
-            for (int i = 0; i < n; i++) /* the terms in this order, each loop along i */
-                o[i] *= alpha[k];
-            for (int b = 0; b < T; b++) {
-                const double gb = g[c * T + b], *eb = e[k] + (size_t)b * n;
-                for (int i = 0; i < n; i++)
-                    o[i] -= gb * eb[i];
-            }
+            kern_scal(o, alpha[k], (size_t)n); /* the terms in this order, each loop along i */
+            for (int b = 0; b < T; b++)        /* o - g e_b as o + (-g) e_b: the same bits */
+                kern_axpy(o, e[k] + (size_t)b * n, -g[c * T + b], (size_t)n);
             if (direct)
-                for (int i = 0; i < n; i++)
-                    o[i] += diag * y[i];
+                kern_axpy(o, y, diag, (size_t)n);
         }
         scale(st, &m[k], k, alpha[k], diag);
         double sc = *m[k].s, *cp = m[k].cp; /* locals: a store through cp could alias the scale */
-        for (size_t i = 0; i < Tn; i++)
-            cp[i] = e[k][i] / sc;
+        kern_div(cp, e[k], sc, Tn);
     }
     if (nm == 2)
         sgd_uv_from_pq(st->pan, st->pbn, Tn);
@@ -288,8 +278,7 @@ static void two_pass(struct sgd_state *st, double *const e[2], double diag, cons
             scale(st, &m[k], k, alpha[k], diag);
         }
         double sc = *m[k].s;
-        for (size_t i = 0; i < Tn; i++)
-            e[k][i] /= sc;
+        kern_div(e[k], e[k], sc, Tn);
         kernel(st, &m[k], st->pending ? m[k].cp : NULL, dg, e[k], 2, m[k].on, m[k].onn);
         times(m[k].on, Tn, sc);
         times(m[k].onn, Tn, sc);

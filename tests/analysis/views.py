@@ -162,9 +162,10 @@ def main():
     con = sqlite3.connect(old)
     # version 3 had neither the two views nor tasks.precision (both came with version 4), nor
     # the sweeps' operations columns (version 5), nor tasks.sign_symmetric (version 6), nor
-    # tasks.ode_init (version 8)
+    # tasks.kernels, sweeps.kernels (version 7), nor tasks.ode_init (version 8)
     con.executescript("DROP VIEW recovery; DROP VIEW curves; ALTER TABLE tasks DROP COLUMN precision;"
-                      " ALTER TABLE tasks DROP COLUMN ode_init;"
+                      " ALTER TABLE tasks DROP COLUMN ode_init; ALTER TABLE tasks DROP COLUMN kernels;"
+                      " ALTER TABLE sweeps DROP COLUMN kernels;"
                       " DROP VIEW recovery_segments; ALTER TABLE tasks DROP COLUMN sign_symmetric;"
                       " CREATE VIEW recovery_segments AS SELECT task_id, solver, k, lag(tau) OVER w AS"
                       " tau_prev, tau, lag(abs(overlap)) OVER w AS m_prev, abs(overlap) AS m,"

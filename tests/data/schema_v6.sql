@@ -1,8 +1,8 @@
--- A results database of schema version 6, as aimsweep wrote it before version 8 (the build of
--- commit 9fcb608, whose goe_mean teacher kept the goe draw's own trace; its sweeps row names the
--- commit the build's checkout reported): `aimsweep run` of the sweep in the sweeps row, then
--- sqlite3's .dump (.dump leaves out user_version, added at the end). Direct, h1 and h2, teachers
--- goe and goe_mean(0.5). test_store_migrate opens it with the current store.
+-- A results database of schema version 6, as aimsweep wrote it before versions 7 (the kernels'
+-- path) and 8 (the signed curves; the build of commit 9fcb608, whose goe_mean teacher kept the
+-- goe draw's own trace; its sweeps row names the commit the build's checkout reported):
+-- `aimsweep run` of the sweep in the sweeps row, then sqlite3's .dump (.dump leaves out
+-- user_version, added at the end). Direct, h1 and h2, teachers goe and goe_mean(0.5). test_store_migrate opens it with the current store.
 PRAGMA foreign_keys=OFF;
 BEGIN TRANSACTION;
 CREATE TABLE sweeps( sweep_id INTEGER PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at TEXT NOT NULL, version TEXT, git_commit TEXT, host TEXT, compiler TEXT, blas TEXT, mpi TEXT, ranks INTEGER, command TEXT, part TEXT, stop_signal INTEGER, stop_sender TEXT, stopped_at TEXT);

@@ -199,17 +199,9 @@ int params_canonical(const struct params *p, char *buf, size_t n);
  * so that a point keeps its id: the task id. The seed is part of the text. */
 uint64_t params_task_id(const struct params *p);
 
-/* Text names. */
+/* Text names (the other parameters' texts: params_get). */
 const char *params_decomp_name(enum decomp d);
 const char *params_closure_name(enum closure c);
-void params_act_name(const struct act *a, char *buf, size_t n);
-void params_teacher_name(const struct teacher_spec *t, char *buf, size_t n);
-void params_solvers_name(unsigned solvers, char *buf, size_t n);
-const char *params_index_name(enum index_kind k);
-const char *params_outputs_name(enum outputs_kind k);
-const char *params_init_name(enum init_kind k);
-const char *params_ode_mean_name(enum ode_mean_kind k);
-void params_lr_schedule_name(const struct lr_schedule *s, char *buf, size_t n);
 
 /* 1 when the point uses the general index of docs/model.md §10 (token_corr != 0, uncentred, or
  * outputs all), 0 for the special case of §1-9. */
@@ -234,15 +226,13 @@ int params_act_sign_symmetric(const struct act *a);
 int params_rank(const struct params *p);
 
 /* The time scale of docs/model.md: tau counts samples in units of d^2/eta, n = tau d^2 / eta, and
- * the learning-rate schedule (docs/model.md §11; derivation in params.c). params_samples_per_tau is
- * d^2/lr. params_samples(p, tau) is the samples after time tau: tau d^2/lr (rounded in that
+ * the learning-rate schedule (docs/model.md §11; derivation in params.c). params_samples(p, tau) is the samples after time tau: tau d^2/lr (rounded in that
  * order, so every caller gets the same double for the same tau) for constant, and for
  * two_phase tau d^2/eta1 up to the switch, then tau d^2/lr + n1 (1 - eta1/lr), equal to the
  * constant form bit for bit when eta1 = lr. SGD takes llround of it as its step target.
  * params_switch_steps is n1, the SGD steps taken at eta1 (0 for constant); params_switch_tau
  * the time the rate changes, n1 eta1/d^2 (+inf for constant); params_rate the rate in force at
  * tau (eta1 before the switch, lr from it on). */
-double params_samples_per_tau(const struct params *p);
 double params_samples(const struct params *p, double tau);
 /* params_samples as the moment ODE rounds it: tau d^2/eta as (tau d) d/eta, where
  * params_samples takes tau (d^2/eta). The two may differ in the last bit; the ODE's samples

@@ -65,8 +65,9 @@ struct sched_ops {
      * Returns 0, or -1 when no bytes could be made at all (the task then counts as lost). */
     int (*run)(void *ctx, uint64_t id, const char *text, int (*stop)(void *), void *stop_ctx,
                unsigned char **out, size_t *len);
-    /* Rank 0 only: task `index` was handed to `rank` on `host`. Nonzero return aborts. */
-    int (*started)(void *ctx, size_t index, int rank, const char *host);
+    /* Rank 0 only: task `index` was handed to `rank` on `host`, whose kernels' path (kern.h) is
+     * `kernels` (NULL: not known). Nonzero return aborts. */
+    int (*started)(void *ctx, size_t index, int rank, const char *host, const char *kernels);
     /* Rank 0 only: bytes of task `index` (NULL, 0 when the task was lost: never finished).
      * Nonzero return aborts the sweep (running tasks are stopped, nothing more handed out). */
     int (*finished)(void *ctx, size_t index, int rank, const unsigned char *bytes, size_t len);

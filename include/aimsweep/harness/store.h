@@ -4,13 +4,15 @@
  * Schema (version STORE_SCHEMA_VERSION, kept in PRAGMA user_version; created whole, with its
  * indexes, when the file is new; older versions migrated by store_open, see store.c):
  *   sweeps(sweep_id, name, spec, created_at, version, git_commit, host, compiler, blas, mpi, ranks,
- *          command, part, stop_signal, stop_sender, stopped_at)       (the last five: version 4)
+ *          command, part, stop_signal, stop_sender, stopped_at,       (these five: version 4)
+ *          kernels)                                                    (version 7)
  *   tasks(task_id PRIMARY KEY, sweep_id, decomposition, activation, d, lr, init_scale, tokens,
  *         teacher, width, weight_decay, order_m, closure, tau_end, seed, status, attempts, rank,
  *         host, started_at, finished_at, wall_s, error,
  *         info_exponent, records, log_grid, recovery_threshold, ode_noise, solvers, cost, params,
  *         token_corr, index_kind, outputs, lr_schedule, init, init_trace, ode_mean, precision,
- *         sign_symmetric)                                              (the last: version 6)
+ *         sign_symmetric,                                              (version 6)
+ *         kernels)                                                     (version 7)
  *   sweep_tasks(sweep_id, task_id)      which sweeps asked for which task
  *   trajectory(task_id, solver, k, tau, samples, omega11, psi11, omega12, trace, overlap, loss, mu)
  *   summary(task_id, solver, tau_wr, samples_wr, final_overlap, final_loss, max_gap_to_sgd,
@@ -23,7 +25,9 @@
  *        recovered seeds, n_wr_per_d2lnd (median n_wr / (d^2 ln d)), frac_diverged
  *   view curves = per point, solver and record k: tau, samples, seeds, abs_m_mean/sd/min/max,
  *        m_mean/sd/min/max (the signed m, version 8), omega12_mean/sd, loss_mean/sd over the seeds
- * Version 8 (7 is another change's step): the signed m in curves, and the tasks of the goe_mean
+ * Version 7: sweeps.kernels and tasks.kernels, the kernels' path (kern.h: portable, avx2, avx512)
+ * of rank 0 and of the rank that ran the task; NULL in rows written before.
+ * Version 8: the signed m in curves, and the tasks of the goe_mean
  * teacher before its own trace was removed renamed goe_mean_v1 (store_schema.c, migrate_to_8).
  * Version 6: weak recovery on the signed overlap for activations whose sign is identifiable
  * (tasks.sign_symmetric = 0; docs/model.md §8): recovery_segments' m is signed for them, the
@@ -39,7 +43,7 @@
  * and docs/model.md §12.
  *
  * Every `aimsweep run` adds one sweeps row with its provenance (version, commit, host,
- * compiler, BLAS, MPI, ranks); sweep_tasks links it to every task it asked for, and
+ * compiler, BLAS, MPI, ranks, kernels); sweep_tasks links it to every task it asked for, and
  * tasks.sweep_id names the run that computed the task (the one that registered it until then).
  * task_id is the 16-hex-digit id of task.h; `params` is the task's canonical text, enough to
  * rebuild it. Task status (tasks.status) is enum task_status (task_status.h, which says what
@@ -82,6 +86,7 @@ const char *store_fs_network(unsigned long magic);
 struct store_provenance {
     const char *version, *git_commit, *host, *compiler, *blas, *mpi;
     int ranks;
+    const char *kernels; /* the kernels' path of rank 0 (kern.h), NULL: not known */
 };
 
 /* Opens (creating if needed) a database for a run: checks it is an aimsweep database of a
@@ -146,8 +151,10 @@ int store_commit(struct store *s);
 /* Drops the open batch (after a failed write, so that no half-written result is kept). */
 void store_rollback(struct store *s);
 
-/* In the open batch: the task is handed to a rank. */
-int store_mark_running(struct store *s, uint64_t id, int rank, const char *host);
+/* In the open batch: the task is handed to a rank, on host, whose kernels' path is kernels
+ * (NULL: not known). */
+int store_mark_running(struct store *s, uint64_t id, int rank, const char *host,
+                       const char *kernels);
 
 /* In the open batch: stores a result (r may be NULL when task_error says why), replacing the
  * task's earlier rows, and sets the task's status from its solvers. Interrupted tasks keep no

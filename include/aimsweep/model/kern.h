@@ -7,16 +7,35 @@
  * reduce to kern_update_project; the teacher's index of a sample needs only kern_project.
  * A row is read once and written once, and its dot products stay in registers.
  *
- * With AVX2 and FMA (-march=native on x86-64) T = 2 runs a hand-scheduled kernel; every other
- * case, and every machine without them, runs the portable loops, which the tests compare it
- * with. The two differ only in the order of the sums. With AVX-512 the double-precision SGD
- * step keeps its matrices in the paired layout below and runs an 8-lane kernel whose results
- * are the AVX2 kernel's bit for bit (kern.c).
+ * Three builds of the kernels are in every binary, one per path: portable (plain C loops, the
+ * baseline x86-64-v2), avx2 (hand-scheduled AVX2 and FMA kernels for T = 2) and avx512 (8- and
+ * 16-lane kernels, the double step on the paired layout below). One path is chosen once, at the
+ * first call: the one AIMSWEEP_KERNELS names, else the widest this CPU runs; every function
+ * below is that path's (kern_isa.h). The paths differ only in the order of the sums (and the
+ * Gaussian batches in the last bits of their normals): double's are the same on avx2 and
+ * avx512 (the paired kernel's are the AVX2 kernel's bit for bit) but for kern_dot3's, single's
+ * too (tests/test_kern_f32.c), the portable loops' are other orders (docs/building.md states the
+ * bound between the paths' trajectories, tests/test_paths.c holds them to it).
  */
 #ifndef AIMSWEEP_KERN_H
 #define AIMSWEEP_KERN_H
 
 #include <stddef.h>
+
+/* The path of the kernels: AIMSWEEP_KERNELS when set (portable, avx2 or avx512), else the widest
+ * this CPU runs. kern_choose makes the choice (the first kernel called makes it otherwise, and
+ * exits with status 2 and the message of kern_choose on an error); it returns 0, or
+ * KERN_UNKNOWN for a name that is no path and KERN_LACKING for a path this CPU lacks, with a
+ * message in err. kern_path() names the chosen path; kern_path_runs(name) is 1 when this CPU runs
+ * that path, 0 when it lacks it, -1 for a name that is no path. */
+enum { KERN_UNKNOWN = 1, KERN_LACKING = 2 };
+int kern_choose(char *err, size_t errlen);
+const char *kern_path(void);
+int kern_path_runs(const char *name);
+/* For tests that compare the paths in one process: from here on the path `name` (0, or
+ * KERN_UNKNOWN, KERN_LACKING as kern_choose). A state made on one path (an SGD state keeps the
+ * layout of its path's kernels) must not step on another: switch between states only. */
+int kern_use(const char *name);
 
 /* For each row i of the n x m matrix M: M_i <- M_i - sum_a C[a n + i] X_a, then
  * O[b n + i] = M_i . Y_b with the new row (a, b < T; X and Y are T x m, C and O are T x n). */
@@ -37,7 +56,7 @@ int kern_update_project_fused(double *M, int n, int m, int T, const double *C, c
 size_t kern_paired_index(int n, int m, int i, int j);
 void kern_paired_pack(const double *A, double *P, int n, int m);
 void kern_paired_unpack(const double *P, double *A, int n, int m);
-/* 1 when this build runs kern_update_project_fused_paired for T tokens (AVX-512 and T = 2). */
+/* 1 when the path runs kern_update_project_fused_paired for T tokens (AVX-512 and T = 2). */
 int kern_paired(int T);
 /* kern_update_project_fused on M in the paired layout, with results bit for bit those of
  * kern_update_project_fused on the same matrix row-major. Returns what that returns, or -1 (M
@@ -99,16 +118,23 @@ static inline double kern_dot4(const double *restrict a, const double *restrict 
 
 /* a . b over m entries, with independent partial sums (for the step's short dot products). */
 double kern_dot(const double *a, const double *b, int m);
+/* The SGD step's elementwise loops around the kernels, in the path's vectors, the same bits on
+ * every path: y += a x, y = x / c (y may be x), v *= s, over n entries. */
+void kern_axpy(double *y, const double *x, double a, size_t n);
+void kern_div(double *y, const double *x, double c, size_t n);
+void kern_scal(double *v, double s, size_t n);
+/* sum_j a_j b_j c_j over m entries, in the path's order (not the same on avx2 and avx512). */
+double kern_dot3(const double *a, const double *b, const double *c, int m);
 
-/* The portable loops, whatever the build (the reference in tests). */
+/* The portable loops, of the path (compiled with its flags) (the reference in tests). */
 void kern_update_project_portable(double *M, int n, int m, int T, const double *C, const double *X,
                                   const double *Y, double *O);
 void kern_project_portable(const double *M, int n, int m, int T, const double *Y, double *O,
                            int ldo);
 
-/* The same loops in single precision (kern_f32.c, precision single): M, X, Y and F float, the
+/* The same loops in single precision (kern_f32_body.h, precision single): M, X, Y and F float, the
  * coefficients C in double (rounded to float per row), the projections O and Z summed in double
- * (in float over 32 products at a time in the vector kernel; kern_f32.c bounds the error). */
+ * (in float over 32 products at a time in the vector kernel; kern_f32_body.h bounds the error). */
 void kern_update_project_f32(float *M, int n, int m, int T, const double *C, const float *X,
                              const float *Y, double *O);
 int kern_update_project_fused_f32(float *M, int n, int m, int T, const double *C, const float *X,
@@ -132,7 +158,7 @@ int kern_project_fused_order_f32(const float *F, int nf, int m, int K, const flo
  * (when Y2, Y given), T x n each, every sum made as kern_update_project_ahead_f32 makes it. The
  * cases: both corrections and both projections, the second correction and both projections
  * (these two with or without dg), the first correction alone, the projection Y alone. Returns
- * 0, or -1 (M untouched) for another case or when the build has no float vector kernels
+ * 0, or -1 (M untouched) for another case or on a path with no float vector kernels
  * (kern_vector() == 0). */
 int kern_update2_project2_f32(float *M, int n, int m, const double *C1, const float *X1, double dg,
                               const double *C2, const float *X2, const float *Y, const float *Y2,
@@ -146,10 +172,10 @@ int kern_update2_project2_f32_ld(float *M, int rows, int m, size_t ld, int ldx, 
 /* kern_update2_project2_f32_ld on a block of rows <= 32 rows kept column by column: entry
  * (r, j) at B[j rows + r] (sgd_sym.c's bands of direct's K, sgd_two.c's of tied's and untied's
  * float matrices). The entries end bit for bit as that kernel leaves them; each projection is
- * summed in the order of the columns, 128 products at a time in float (kern_f32.c's
- * KERN_F32_BAND_TERMS) and those sums in double, alike in every build with float vector
+ * summed in the order of the columns, 128 products at a time in float (kern_f32_body.h's
+ * KERN_F32_BAND_TERMS) and those sums in double, alike on every path with float vector
  * kernels. The same cases; returns 0, or -1 (B untouched) for another case, rows > 32, or a
- * build without float vector kernels. */
+ * path without float vector kernels. */
 int kern_band2_project2_f32(float *B, int rows, int m, int ldx, int ldc, const double *C1,
                             const float *X1, double dg, const double *C2, const float *X2,
                             const float *Y, const float *Y2, double *O, double *O2);
@@ -160,12 +186,11 @@ void kern_update_project_f32_portable(float *M, int n, int m, int T, const doubl
 void kern_project_f32_portable(const float *M, int n, int m, int T, const float *Y, double *O,
                                int ldo);
 
-/* 2 when this build has the AVX-512 kernels (and the AVX2 ones), 1 when it has the AVX2 and FMA
- * kernels only, else 0. */
+/* 2 on the avx512 path (which has the AVX2 kernels too), 1 on the avx2 path, 0 on the portable. */
 int kern_vector(void);
 
 /* n rounds of kern_fma_chains() independent vector multiply-adds (16, or 12 with AVX2) in the
- * widest vectors of this build, in float (single = 1) or double: the machine's multiply-add rate,
+ * widest vectors of the path, in float (single = 1) or double: the machine's multiply-add rate,
  * timed by the caller. Sets *fmas to the scalar multiply-adds done; returns the sum over the
  * chains of the first lane of each, chain q having run a <- 0.9999 a + c (c = 1e-6 in float,
  * 1e-9 in double) n times from a = q (for the caller to keep, so that the loop is not removed). */

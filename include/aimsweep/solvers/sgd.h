@@ -64,8 +64,9 @@ int sgd_state_restore(struct sgd_state *st, const unsigned char *buf, size_t n);
 void sgd_set_lr(struct sgd_state *st, double lr);
 
 /* One step's update given a sample, without the fused machinery: the reference used by the
- * tests. x is T x d tokens. Updates s in place. */
-void sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
-                        const double *x);
+ * tests. x is T x d tokens. Updates s in place; returns 0, or -1 (s untouched) when memory for
+ * the d x d gradient is lacking. */
+int sgd_reference_step(const struct params *p, struct student *s, const double *teacher,
+                       const double *x);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * kern_f32.c: the inner loops of the SGD step in single precision (kern.h, precision single).
+ * kern_f32_body.h: the inner loops of the SGD step in single precision (kern.h, precision single),
+ * compiled once per path of the run-time dispatch with kern_f64_body.h (kern_isa.h). Not a header.
  *
- * The same two loops as kern.c on float rows: M_i <- M_i - sum_a C[a n + i] X_a, then the
+ * The same two loops as kern_f64_body.h on float rows: M_i <- M_i - sum_a C[a n + i] X_a, then the
  * projections M_i . Y_b with the new row. The rows, the tokens and the teacher's factor are
  * float, which halves the bytes a step moves; the update is done in float (the stored value is
  * float whatever the arithmetic), the coefficients C come in double and are rounded once per row.
@@ -20,10 +21,10 @@
  * pass and the teacher's rows, update_project_rows_f32): two float partial sums of eight lanes per
  * sum, over columns 16c + l and 16c + 8 + l, folded every 16 q columns into a total of eight double
  * lanes (one conversion and one addition per partial sum), the lanes added at the end. An 8-lane
- * register per partial sum with AVX2; with AVX-512 (a build for a machine that has it) one 16-lane
+ * register per partial sum with AVX2; with AVX-512 (the AVX-512 path) one 16-lane
  * register over 16 columns of a row is both partial sums, unshuffled, and the total is one 8-lane
  * double register: the two builds add the same products in the same order, bit for bit
- * (tests/test_kern_f32.c holds both to one scalar statement of that order). AVX2 takes two rows at
+ * (tests/test_kern_f32_body.h holds both to one scalar statement of that order). AVX2 takes two rows at
  * a time (sixteen registers: eight accumulators, the two tokens x, the four coefficients), AVX-512
  * four in the look-ahead's pass (each load of x0, x1, y0, y1 serves four rows) and two teacher rows
  * against the tokens of four samples. Two kinds of sums are made otherwise: the two-step pass
@@ -36,12 +37,15 @@
  * two rows shared a 16-lane register: an insert per load, two stores per register): the step in
  * single at d = 400 took 1.3 times as long.
  *
- * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern.c;
+ * The portable loops and the dispatch to the kernels are kern_generic.h, shared with kern_f64_body.h;
  * this file holds what is particular to float: the row dot product and the vector kernels.
- * These look like kern.c's but are other algorithms (the float partial sums folded into double
+ * These look like kern_f64_body.h's but are other algorithms (the float partial sums folded into double
  * every KERN_F32_TERMS products, the last columns in one masked step), so the two are written
  * apart on purpose.
  */
+#ifndef KERN_ISA
+#error "kern_f32_body.h is included by kern_portable.c, kern_avx2.c and kern_avx512.c only"
+#endif
 #include "aimsweep/model/kern.h"
 
 #include <stddef.h>
