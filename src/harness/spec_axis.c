@@ -384,6 +384,28 @@ int spec_check_expr_refs(const struct sweep_spec *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The sweep's text with "# --set ASSIGNMENT" appended (malloc'd), for an override of KEY whose
+ * grid axis is g (or NULL); NULL with the message when g is part of a zip block, or on memory. */
+static char *set_text(const struct sweep_spec *s, const char *assignment, const char *key,
+                      const struct spec_axis *g, char *err, size_t errlen)
+{
+    if (g && g->zip) {
+        snprintf(err, errlen,
+                 "--set %s: %s is part of a zip block (%s line %d); edit the sweep file instead",
+                 assignment, key, s->path, g->line);
+        return NULL;
+    }
+    size_t tl = strlen(s->text);
+    char *nt = malloc(tl + strlen(assignment) + 32);
+    if (!nt) {
+        snprintf(err, errlen, "--set %s: out of memory", assignment);
+        return NULL;
+    }
+    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text,
+             tl && s->text[tl - 1] != '\n' ? "\n" : "", assignment);
+    return nt;
+}
+
 /* Removes the axis KEY from one list of axes, if it is there. */
 static void drop_axis(struct spec_axis *arr, size_t *n, const char *key)
 {
@@ -411,21 +433,10 @@ static int override_seeds(struct sweep_spec *s, const char *assignment, const ch
                  assignment, SPEC_MAX_SEEDS);
         return -1;
     }
-    struct spec_axis *g = spec_find_axis(s->grid, s->ngrid, "seed");
-    if (g && g->zip) {
-        snprintf(err, errlen,
-                 "--set %s: seed is part of a zip block (%s line %d); edit the sweep file instead",
-                 assignment, s->path, g->line);
+    char *nt =
+        set_text(s, assignment, "seed", spec_find_axis(s->grid, s->ngrid, "seed"), err, errlen);
+    if (!nt)
         return -1;
-    }
-    size_t tl = strlen(s->text);
-    char *nt = malloc(tl + strlen(assignment) + 32);
-    if (!nt) {
-        snprintf(err, errlen, "--set %s: out of memory", assignment);
-        return -1;
-    }
-    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text,
-             tl && s->text[tl - 1] != '\n' ? "\n" : "", assignment);
     drop_axis(s->grid, &s->ngrid, "seed");
     drop_axis(s->fixed, &s->nfixed, "seed");
     char msg[256] = "";
@@ -480,21 +491,10 @@ int spec_override(struct sweep_spec *s, const char *assignment, char *err, size_
         return -1;
     }
     struct spec_axis *g = spec_find_axis(s->grid, s->ngrid, key);
-    if (g && g->zip) {
-        snprintf(err, errlen,
-                 "--set %s: %s is part of a zip block (%s line %d); edit the sweep file instead",
-                 assignment, key, s->path, g->line);
-        return -1;
-    }
     /* the new text first, so that a failure leaves the spec as it was */
-    size_t tl = strlen(s->text);
-    char *nt = malloc(tl + strlen(assignment) + 32);
-    if (!nt) {
-        snprintf(err, errlen, "--set %s: out of memory", assignment);
+    char *nt = set_text(s, assignment, key, g, err, errlen);
+    if (!nt)
         return -1;
-    }
-    snprintf(nt, tl + strlen(assignment) + 32, "%s%s# --set %s\n", s->text,
-             tl && s->text[tl - 1] != '\n' ? "\n" : "", assignment);
     struct spec_axis *f = spec_find_axis(s->fixed, s->nfixed, key);
     if (!f) {
         f = spec_axis_new(&w, &s->fixed, &s->nfixed, key, 0);
