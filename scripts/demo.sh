@@ -38,8 +38,14 @@ echo "h3 (k = 3) escapes the uninformative start more slowly than h1 and h2, so 
 echo "recovered by tau_end = 1; a few of its SGD runs blow up (status diverged: a result, counted"
 echo "as not recovered)."
 echo
+figs=$(dirname "$db")/figs
+say "drawing its figures into $figs (analysis/figures.py)"
+if /usr/bin/python3 analysis/figures.py "$db" --out "$figs" --no-pdf >/dev/null; then
+    echo "Figures: $figs/curves-*.png (m, Omega12 and the loss against tau: SGD, flow, ODE) and"
+    echo "$figs/nwr-*.png (samples to weak recovery against d, by information exponent)."
+fi
+echo
 echo "Next:"
 echo "  build/aimsweep status $db                              # what the database holds"
-echo "  /usr/bin/python3 analysis/figures.py $db --out figs    # its figures (PNG and PDF)"
 echo "  /usr/bin/python3 analysis/report.py $db --out report   # one HTML page of the study"
 echo "  build/aimsweep query $db \"SELECT * FROM recovery\"      # any SQL over the results"
