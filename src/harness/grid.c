@@ -11,6 +11,7 @@
  */
 #include "aimsweep/harness/grid.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,17 +111,31 @@ static void describe(const struct sweep_spec *s, const size_t *digit, const size
         snprintf(buf, n, "fixed values only");
 }
 
-/* 1 when key = value alone (over the defaults) fails the rules with the point's own message
- * why: then the value itself is at fault, and the error belongs to its line rather than to the
- * combination. (A value that fails alone for another reason, index uncentred over the default
- * tied, is not blamed for a point that fails on something else, untied's order_m.) */
+/* 1 when key = value alone (over the defaults) fails the rules and the point's own message
+ * `why` names the key: then the value itself is at fault, and the error belongs to its line
+ * rather than to the combination. (A value that fails alone for another reason, index uncentred
+ * over the default tied, is not blamed for a point that fails on something else, untied's
+ * order_m.) */
+/* Whether text names key as a word (not inside another name: d in 'decomposition'). */
+static int names_key(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *at = strstr(text, key); at; at = strstr(at + 1, key)) {
+        char before = at > text ? at[-1] : ' ', after = at[kl];
+        if (!isalnum((unsigned char)before) && before != '_' && !isalnum((unsigned char)after) &&
+            after != '_')
+            return 1;
+    }
+    return 0;
+}
+
 static int alone_invalid(const char *key, const char *value, const char *why)
 {
     struct params p;
     char msg[512];
     params_default(&p);
-    return params_set(&p, key, value, msg, sizeof msg) == 0 &&
-           worker_check(&p, msg, sizeof msg) != 0 && !strcmp(msg, why);
+    return names_key(why, key) && params_set(&p, key, value, msg, sizeof msg) == 0 &&
+           worker_check(&p, msg, sizeof msg) != 0;
 }
 
 static int lookup(void *ctx, const char *name, double *v) { return params_number(ctx, name, v); }
