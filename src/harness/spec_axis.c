@@ -433,8 +433,8 @@ static int override_seeds(struct sweep_spec *s, const char *assignment, const ch
                  assignment, SPEC_MAX_SEEDS);
         return -1;
     }
-    char *nt =
-        set_text(s, assignment, "seed", spec_find_axis(s->grid, s->ngrid, "seed"), err, errlen);
+    const struct spec_axis *seed_axis = spec_find_axis(s->grid, s->ngrid, "seed");
+    char *nt = set_text(s, assignment, "seed", seed_axis, err, errlen);
     if (!nt)
         return -1;
     drop_axis(s->grid, &s->ngrid, "seed");
