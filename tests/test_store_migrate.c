@@ -324,9 +324,11 @@ static void migrate(const char *srcdir, const char *builddir, int from)
             return;
         /* version 7: the kernels' path, not recorded before */
         if (pass == 0)
-            CHECK(value(store_db(st), "SELECT count(*) FROM tasks WHERE kernels IS NULL") == ntasks &&
-                      value(store_db(st), "SELECT count(*) FROM sweeps WHERE kernels IS NOT NULL") == 0,
-                  "v%d: old rows with a kernels' path", from);
+            CHECK(
+                value(store_db(st), "SELECT count(*) FROM tasks WHERE kernels IS NULL") == ntasks &&
+                    value(store_db(st), "SELECT count(*) FROM sweeps WHERE kernels IS NOT NULL") ==
+                        0,
+                "v%d: old rows with a kernels' path", from);
         sqlite3 *db = store_db(st);
         CHECK(value(db, "PRAGMA user_version") == STORE_SCHEMA_VERSION,
               "user_version after migration");
